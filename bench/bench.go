@@ -1,0 +1,225 @@
+// Package bench runs T-YCSB workloads against a protocol in the simulator and summarises them
+// per datacenter: commit latency, throughput, abort rate, the latency lower bound and the
+// checker's verdict over the recorded history. `meridian bench` is a thin layer over it.
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/meridian-kv/meridian/checker"
+	"github.com/meridian-kv/meridian/client"
+	"github.com/meridian-kv/meridian/history"
+	"github.com/meridian-kv/meridian/lowerbound"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/workload"
+)
+
+// Options describe a benchmark run; Defaults gives the main job's settings.
+type Options struct {
+	Topology     *topology.Topology
+	Protocols    []string
+	ClientsPerDC int
+	Workload     workload.Config
+	// RatePerClient > 0 makes clients open-loop: each starts a transaction every
+	// 1/RatePerClient seconds, or at once when the previous one overran its slot (spec
+	// GAP-E13). 0 means closed loop, back to back.
+	RatePerClient float64
+	DurationUs    int64
+	WarmupUs      int64 // transactions that start earlier are checked but not measured
+	Seed          uint64
+	Jitter        float64 // scale of the topology's RTT standard deviations (1 = as measured)
+	ClockOffsetUs []int64 // per datacenter; nil = synchronised
+	Faults        []sim.Fault
+	Params        protocol.Params
+	Service       sim.Service
+	ClientHopUs   int64
+	// KeepHistory keeps the recorded history in the Result (for --history).
+	KeepHistory bool
+	// Progress, if set, is called about once per virtual second.
+	Progress func(protocolName string, virtualUs, totalUs int64)
+}
+
+// Defaults returns the main job: aws-helios, 12 closed-loop clients per datacenter, T-YCSB
+// (50,000 keys, Zipfian 0.99, 5 ops, 50% reads), the five core protocols, 60 virtual seconds.
+func Defaults() Options {
+	topo, _ := topology.Preset("aws-helios")
+	return Options{
+		Topology:     topo,
+		Protocols:    []string{"helios-0", "helios-1", "helios-2", "helios-b", "mf"},
+		ClientsPerDC: 12,
+		Workload:     workload.DefaultConfig(),
+		DurationUs:   60_000_000,
+		WarmupUs:     2_000_000,
+		Seed:         1,
+		Jitter:       1,
+		ClientHopUs:  sim.DefaultClientHopUs,
+	}
+}
+
+// Validate reports the first invalid option.
+func (o *Options) Validate() error {
+	switch {
+	case o.Topology == nil:
+		return errors.New("bench: no topology")
+	case len(o.Protocols) == 0:
+		return errors.New("bench: no protocols")
+	case o.ClientsPerDC < 1:
+		return fmt.Errorf("bench: clients per datacenter must be at least 1, got %d", o.ClientsPerDC)
+	case o.DurationUs <= 0:
+		return errors.New("bench: duration must be positive")
+	case o.WarmupUs < 0 || o.WarmupUs >= o.DurationUs:
+		return errors.New("bench: warm-up must be at least 0 and shorter than the duration")
+	case o.RatePerClient < 0:
+		return errors.New("bench: rate must not be negative")
+	case o.Jitter < 0:
+		return errors.New("bench: jitter must not be negative")
+	}
+	for _, p := range o.Protocols {
+		if _, err := registry.Lookup(p); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	return o.Workload.Validate()
+}
+
+// Latency summarises commit latencies in milliseconds.
+type Latency struct {
+	Mean, P50, P99, StdDev float64
+}
+
+// DCResult is one datacenter's measurements.
+type DCResult struct {
+	Name         string
+	Latency      Latency
+	LowerBoundMs float64
+	CommittedTPS float64
+	OpsPerSec    float64
+	AbortRate    float64
+	Committed    int
+	Aborted      int
+}
+
+// Result is one protocol's run.
+type Result struct {
+	Protocol   string
+	Topology   string
+	Seed       uint64
+	DCs        []DCResult
+	Checker    checker.Report
+	Unfinished int // transactions still waiting for a decision when the run stopped
+	Sim        sim.Stats
+	WallTime   time.Duration
+	VirtualUs  int64
+	History    *history.History // only with Options.KeepHistory
+	Replay     string           // the sim configuration, for reproducing the run
+}
+
+// maxQuiesceUs bounds how long a run waits, after its clients stop, for replicas to converge.
+const maxQuiesceUs = 120_000_000
+
+// Run runs one protocol with opts in the simulator and checks the history.
+func Run(opts Options, protocolName string) (*Result, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	entry, err := registry.Lookup(protocolName)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := workload.NewGenerator(opts.Workload)
+	if err != nil {
+		return nil, err
+	}
+	bound, err := lowerbound.MAO(opts.Topology.RTTMs)
+	if err != nil {
+		return nil, fmt.Errorf("bench: lower bound: %w", err)
+	}
+	cfg := sim.Config{Topology: opts.Topology, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
+		Jitter: opts.Jitter, ClockOffsetUs: opts.ClockOffsetUs, ClientHopUs: opts.ClientHopUs,
+		Faults: opts.Faults, Service: opts.Service}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	wallStart := time.Now()
+	run := &runState{opts: &opts, gen: gen, stats: newCollector(opts.Topology.N(), opts.WarmupUs, opts.DurationUs)}
+	for _, nd := range s.Nodes() {
+		for i := range opts.ClientsPerDC {
+			id := nd.DC*opts.ClientsPerDC + i + 1
+			conn, err := s.Connect(clientID(id), nd.ID)
+			if err != nil {
+				return nil, err
+			}
+			w := &worker{run: run, dc: nd.DC, conn: conn,
+				rng: rand.New(rand.NewPCG(opts.Seed, uint64(id)))}
+			w.sess = client.NewSession(conn, clientID(id), opts.Topology.DCs[nd.DC],
+				fmt.Sprintf("%s/%d", opts.Topology.DCs[nd.DC], i), run.record)
+			run.workers = append(run.workers, w)
+			conn.After(0, w.next)
+		}
+	}
+	for t := int64(0); t < opts.DurationUs; {
+		t = min(t+1_000_000, opts.DurationUs)
+		s.RunUntil(t)
+		if opts.Progress != nil {
+			opts.Progress(protocolName, t, opts.DurationUs)
+		}
+	}
+	quiesce(s, run)
+	res := &Result{Protocol: protocolName, Topology: opts.Topology.Name, Seed: opts.Seed,
+		Sim: s.Stats(), VirtualUs: s.NowUs(), Replay: describe(cfg, opts)}
+	for _, w := range run.workers {
+		if w.busy {
+			res.Unfinished++
+		}
+	}
+	h := &history.History{Txns: run.txns}
+	for _, nd := range s.Nodes() {
+		h.Replicas = append(h.Replicas, history.Replica{Name: opts.Topology.DCs[nd.DC], VersionOrder: s.Store(nd.ID).VersionOrder()})
+	}
+	res.Checker = checker.Check(h)
+	if opts.KeepHistory {
+		res.History = h
+	}
+	res.DCs = run.stats.summarise(opts.Topology, bound.LatencyMs, opts.Workload.OpsPerTxn)
+	res.WallTime = time.Since(wallStart)
+	return res, nil
+}
+
+// quiesce lets outstanding transactions finish and the logs settle after the clients stop
+// starting new transactions: it runs until every client is idle and every replica has installed
+// the same number of transactions (then one more second for stragglers), or gives up after
+// maxQuiesceUs (a datacenter that never returns blocks Helios-0 and MF forever).
+func quiesce(s *sim.Sim, run *runState) {
+	deadline := s.NowUs() + maxQuiesceUs
+	for s.NowUs() < deadline {
+		s.RunUntil(s.NowUs() + 100_000)
+		if run.idle() && converged(s) {
+			s.RunUntil(s.NowUs() + 1_000_000)
+			return
+		}
+	}
+}
+
+func converged(s *sim.Sim) bool {
+	nodes := s.Nodes()
+	for _, nd := range nodes[1:] {
+		if s.Store(nd.ID).Seq() != s.Store(nodes[0].ID).Seq() {
+			return false
+		}
+	}
+	return true
+}
+
+func describe(cfg sim.Config, opts Options) string {
+	return fmt.Sprintf("topology=%s seed=%d clients-per-dc=%d duration=%s warmup=%s rate=%g jitter=%g clock-offsets-us=%v faults=%v params=%v service=%+v workload=%+v",
+		cfg.Topology.Name, cfg.Seed, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond,
+		time.Duration(opts.WarmupUs)*time.Microsecond, opts.RatePerClient, cfg.Jitter, cfg.ClockOffsetUs,
+		cfg.Faults, cfg.Params, cfg.Service, opts.Workload)
+}

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"math"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meridian-kv/meridian/client"
+	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/txn"
+)
+
+// collector accumulates per-datacenter measurements of the transactions that start inside the
+// measurement window [warmupUs, durationUs). Latency and throughput count committed
+// transactions only (spec GAP-E2, the Chapter 4 convention); the abort rate counts both.
+type collector struct {
+	warmupUs, durationUs int64
+	dcs                  []dcStats
+}
+
+type dcStats struct {
+	hist               *hdrhistogram.Histogram // commit latency, µs
+	sumUs, sumSquareUs float64
+	committed, aborted int
+}
+
+func newCollector(n int, warmupUs, durationUs int64) *collector {
+	c := &collector{warmupUs: warmupUs, durationUs: durationUs, dcs: make([]dcStats, n)}
+	for i := range c.dcs {
+		c.dcs[i].hist = hdrhistogram.New(1, 3_600_000_000, 3)
+	}
+	return c
+}
+
+func (c *collector) add(dc int, startUs, endUs int64, res client.Result) {
+	if startUs < c.warmupUs || endUs > c.durationUs {
+		return
+	}
+	d := &c.dcs[dc]
+	if res.Status != txn.Committed {
+		d.aborted++
+		return
+	}
+	d.committed++
+	lat := res.CommitLatencyUs
+	_ = d.hist.RecordValue(max(lat, 1)) // in range: latencies are below an hour
+	d.sumUs += float64(lat)
+	d.sumSquareUs += float64(lat) * float64(lat)
+}
+
+func (c *collector) summarise(topo *topology.Topology, boundMs []float64, opsPerTxn int) []DCResult {
+	windowS := float64(c.durationUs-c.warmupUs) / 1e6
+	out := make([]DCResult, len(c.dcs))
+	for i, d := range c.dcs {
+		r := DCResult{Name: topo.DCs[i], LowerBoundMs: boundMs[i], Committed: d.committed, Aborted: d.aborted}
+		if d.committed > 0 {
+			n := float64(d.committed)
+			mean := d.sumUs / n
+			r.Latency = Latency{
+				Mean:   mean / 1000,
+				P50:    float64(d.hist.ValueAtQuantile(50)) / 1000,
+				P99:    float64(d.hist.ValueAtQuantile(99)) / 1000,
+				StdDev: math.Sqrt(max(0, d.sumSquareUs/n-mean*mean)) / 1000,
+			}
+		}
+		if total := d.committed + d.aborted; total > 0 {
+			r.AbortRate = float64(d.aborted) / float64(total)
+		}
+		r.CommittedTPS = float64(d.committed) / windowS
+		r.OpsPerSec = r.CommittedTPS * float64(opsPerTxn)
+		out[i] = r
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+// Package client is Meridian's transaction API: begin, get, put (buffered), commit, and
+// snapshot reads. It is asynchronous (each call takes a completion callback) so that the same
+// code runs inside the single-goroutine simulator and, over a network Transport, against real
+// servers. A Session also records every finished transaction for the checker.
+package client
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/meridian-kv/meridian/history"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/txn"
+)
+
+// Transport carries one client's requests to its replica. Call must invoke done exactly once,
+// on the client's own event loop (in the simulator: in virtual time).
+type Transport interface {
+	Call(req protocol.Request, done func(protocol.Reply))
+	// NowUs reads the client's clock, used for latencies and history timestamps.
+	NowUs() int64
+}
+
+// Session is one client: it runs one transaction at a time, as T-YCSB's closed-loop clients do.
+type Session struct {
+	tr      Transport
+	id      txn.ClientID
+	dc      string
+	name    string
+	nextTxn uint32
+	nextSeq uint64
+	record  func(history.Txn)
+}
+
+// NewSession returns a client named name (e.g. "V/3") in datacenter dc. If record is not nil it
+// receives every finished transaction.
+func NewSession(tr Transport, id txn.ClientID, dc, name string, record func(history.Txn)) *Session {
+	return &Session{tr: tr, id: id, dc: dc, name: name, record: record}
+}
+
+// Name returns the client's name.
+func (s *Session) Name() string { return s.name }
+
+func (s *Session) call(req protocol.Request, done func(protocol.Reply)) {
+	s.nextSeq++
+	req.Seq = s.nextSeq
+	s.tr.Call(req, done)
+}
+
+// Tx is one read-write transaction. Reads go to the replica and record the version seen; writes
+// are buffered until Commit.
+type Tx struct {
+	s        *Session
+	id       txn.ID
+	startUs  int64
+	reads    []txn.Read
+	values   map[string][]byte // what this transaction has read or written, by key
+	writes   []txn.Write
+	finished bool
+}
+
+// Begin starts a new transaction with a globally unique id.
+func (s *Session) Begin() *Tx {
+	s.nextTxn++
+	return &Tx{s: s, id: txn.NewID(s.id, s.nextTxn), startUs: s.tr.NowUs(), values: map[string][]byte{}}
+}
+
+// ID returns the transaction's id.
+func (t *Tx) ID() txn.ID { return t.id }
+
+// ErrFinished is returned when a finished transaction is used again.
+var ErrFinished = errors.New("client: transaction already committed or aborted")
+
+// Get reads key: from the transaction's own earlier read or write if there is one (repeatable
+// reads, read-your-writes), otherwise from the replica, recording the version seen.
+func (t *Tx) Get(key string, done func(value []byte, err error)) {
+	switch {
+	case t.finished:
+		done(nil, ErrFinished)
+		return
+	case key == "":
+		done(nil, errors.New("client: empty key"))
+		return
+	}
+	if v, ok := t.values[key]; ok {
+		done(v, nil)
+		return
+	}
+	t.s.call(protocol.Request{Kind: protocol.Get, Key: key}, func(r protocol.Reply) {
+		if r.Err != "" {
+			done(nil, errors.New(r.Err))
+			return
+		}
+		t.reads = append(t.reads, txn.Read{Key: key, Version: r.Version})
+		t.values[key] = r.Value
+		done(r.Value, nil)
+	})
+}
+
+// Put buffers a write of key.
+func (t *Tx) Put(key string, value []byte) error {
+	switch {
+	case t.finished:
+		return ErrFinished
+	case key == "":
+		return errors.New("client: empty key")
+	}
+	if _, ok := t.values[key]; ok {
+		for i := range t.writes {
+			if t.writes[i].Key == key {
+				t.writes[i].Value = value
+				t.values[key] = value
+				return nil
+			}
+		}
+	}
+	t.writes = append(t.writes, txn.Write{Key: key, Value: value})
+	t.values[key] = value
+	return nil
+}
+
+// Result is the outcome of a commit.
+type Result struct {
+	Status          txn.Status
+	Reason          txn.AbortReason
+	CommitLatencyUs int64 // from sending the commit request to receiving the decision
+	Err             error // the request itself failed; Status is Aborted then
+}
+
+// Commit submits the transaction. A transaction with only reads also goes through the commit
+// path, so it is serializable with everything else.
+func (t *Tx) Commit(done func(Result)) {
+	if t.finished {
+		done(Result{Status: txn.Aborted, Err: ErrFinished})
+		return
+	}
+	t.finished = true
+	sentUs := t.s.tr.NowUs()
+	ct := &txn.Txn{ID: t.id, Reads: t.reads, Writes: t.writes}
+	t.s.call(protocol.Request{Kind: protocol.Commit, Txn: ct}, func(r protocol.Reply) {
+		res := Result{Status: r.Status, Reason: r.Reason, CommitLatencyUs: t.s.tr.NowUs() - sentUs}
+		if r.Err != "" || (r.Status != txn.Committed && r.Status != txn.Aborted) {
+			res.Status, res.Err = txn.Aborted, fmt.Errorf("client: commit of %s failed: %s", t.id, r.Err)
+		}
+		t.s.recordTxn(t, res)
+		done(res)
+	})
+}
+
+func (s *Session) recordTxn(t *Tx, res Result) {
+	if s.record == nil {
+		return
+	}
+	keys := make([]string, len(t.writes))
+	for i, w := range t.writes {
+		keys[i] = w.Key
+	}
+	s.record(history.Txn{ID: t.id, DC: s.dc, Client: s.name, Status: res.Status, Reason: res.Reason,
+		StartUs: t.startUs, EndUs: s.tr.NowUs(), Reads: t.reads, Writes: keys})
+}
+
+// ReadSnapshot reads keys from one consistent snapshot of the local replica: the opt-in
+// "per-DC snapshot" read-only path. It is not serializable across datacenters (two datacenters
+// may apply independent transactions in different orders); use a transaction of Gets and Commit
+// for that.
+func (s *Session) ReadSnapshot(keys []string, done func([]protocol.SnapshotRead, error)) {
+	for _, k := range keys {
+		if k == "" {
+			done(nil, errors.New("client: empty key"))
+			return
+		}
+	}
+	s.call(protocol.Request{Kind: protocol.ReadSnapshot, Keys: keys}, func(r protocol.Reply) {
+		if r.Err != "" {
+			done(nil, errors.New(r.Err))
+			return
+		}
+		done(r.Snapshot, nil)
+	})
+}

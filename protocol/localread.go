@@ -1,0 +1,49 @@
+package protocol
+
+// ServeLocalRead answers Get and ReadSnapshot requests from env's store and reports whether it
+// did. Protocols whose reads are purely local (Message Futures, Helios) call it first in
+// HandleRequest. A ReadSnapshot is answered within one handler call, so all its reads see the
+// same installation position: a consistent snapshot of this replica.
+func ServeLocalRead(env Env, req Request) bool {
+	switch req.Kind {
+	case Get:
+		v := env.Store().Get(req.Key)
+		env.Reply(Reply{Client: req.Client, Seq: req.Seq, Value: v.Value, Version: v.Writer})
+		return true
+	case ReadSnapshot:
+		st := env.Store()
+		at := st.Seq()
+		out := make([]SnapshotRead, len(req.Keys))
+		for i, k := range req.Keys {
+			v := st.GetAt(k, at)
+			out[i] = SnapshotRead{Key: k, Value: v.Value, Version: v.Writer}
+		}
+		env.Reply(Reply{Client: req.Client, Seq: req.Seq, Snapshot: out})
+		return true
+	}
+	return false
+}
+
+// ValidateCommit returns a description of what is wrong with a Commit request, or "" if it is
+// well formed: a transaction is present and no key is empty or repeated within its reads or
+// within its writes.
+func ValidateCommit(req Request) string {
+	if req.Txn == nil {
+		return "commit request without a transaction"
+	}
+	seen := make(map[string]bool, len(req.Txn.Reads))
+	for _, r := range req.Txn.Reads {
+		if r.Key == "" || seen[r.Key] {
+			return "empty or repeated key " + `"` + r.Key + `"` + " in read set"
+		}
+		seen[r.Key] = true
+	}
+	clear(seen)
+	for _, w := range req.Txn.Writes {
+		if w.Key == "" || seen[w.Key] {
+			return "empty or repeated key " + `"` + w.Key + `"` + " in write set"
+		}
+		seen[w.Key] = true
+	}
+	return ""
+}

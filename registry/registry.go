@@ -1,0 +1,48 @@
+// Package registry maps protocol names to their implementations: the one place where the CLI,
+// the benchmarks and (later) the servers look up a protocol by name.
+package registry
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/meridian-kv/meridian/helios"
+	"github.com/meridian-kv/meridian/mf"
+	"github.com/meridian-kv/meridian/protocol"
+)
+
+// Entry describes one registered protocol.
+type Entry struct {
+	Name        string
+	Description string
+	New         protocol.Factory
+}
+
+var entries = map[string]Entry{
+	"helios-0": {Description: "Helios, no failure tolerance: commit offsets from the lower bound (Rule 2)", New: helios.New(0, false)},
+	"helios-1": {Description: "Helios tolerating 1 datacenter outage: acknowledgements and grace time (Rule 3)", New: helios.New(1, false)},
+	"helios-2": {Description: "Helios tolerating 2 datacenter outages (Rule 3)", New: helios.New(2, false)},
+	"helios-b": {Description: "Helios-0 with every commit offset 0 (no RTT estimates, no linear program)", New: helios.New(0, true)},
+	"mf":       {Description: "Message Futures: commit once every datacenter has heard the last send", New: mf.New},
+}
+
+// Lookup returns the protocol called name.
+func Lookup(name string) (Entry, error) {
+	e, ok := entries[name]
+	if !ok {
+		return Entry{}, fmt.Errorf("unknown protocol %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	e.Name = name
+	return e, nil
+}
+
+// Names lists every registered protocol, sorted.
+func Names() []string {
+	names := make([]string, 0, len(entries))
+	for n := range entries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

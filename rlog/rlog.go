@@ -1,0 +1,189 @@
+// Package rlog is the causally ordered replicated log with an N×N timetable that Message Futures
+// and Helios are built on (Wuu and Bernstein's replicated dictionary; the dissertation's RLog,
+// RDict and awareness table; spec §1).
+//
+// Each of n sites appends records it creates, periodically sends every peer the records that peer
+// may lack together with its timetable, and incorporates what it receives. Entry T[j][k] = τ means
+// "this site knows that site j holds every record created at site k with timestamp ≤ τ". The log
+// keeps these invariants, which the tests check:
+//
+//   - prefix knowledge: the k-records a site holds are exactly those with ts ≤ T[self][k]
+//     (minus garbage-collected ones);
+//   - dominance: T[j][k] ≤ T[self][k], and no entry ever decreases;
+//   - causality: records are forwarded in log order and a message's table is merged only after
+//     its records are incorporated, so T[self][k] ≥ τ implies this site holds everything k held
+//     at k-time τ.
+//
+// Stale, duplicated or reordered messages are harmless. A lost message is repaired by the next
+// one, which carries every record the receiver is not known to hold.
+package rlog
+
+import "fmt"
+
+// Record is one log entry: created at site Host with timestamp TS (unique per host, increasing).
+type Record[P any] struct {
+	Host    int
+	TS      int64
+	Payload P
+}
+
+// Message is the partial log one site sends another: every record the receiver is not known to
+// hold, in log order, and a copy of the sender's timetable (row-major n×n).
+type Message[P any] struct {
+	From    int
+	SendTS  int64
+	Records []Record[P]
+	Table   []int64
+}
+
+// Log is one site's replica of the log. It is not safe for concurrent use.
+type Log[P any] struct {
+	self, n int
+	last    int64 // highest timestamp this site has used or advertised
+	table   []int64
+	records []Record[P]
+}
+
+// New returns site self's empty log in a system of n sites.
+func New[P any](self, n int) *Log[P] {
+	if n < 1 || self < 0 || self >= n {
+		panic(fmt.Sprintf("rlog: site %d out of range for %d sites", self, n))
+	}
+	return &Log[P]{self: self, n: n, table: make([]int64, n*n)}
+}
+
+// T returns T[j][k].
+func (l *Log[P]) T(j, k int) int64 { return l.table[j*l.n+k] }
+
+// Self returns this site's index.
+func (l *Log[P]) Self() int { return l.self }
+
+// Sites returns the number of sites.
+func (l *Log[P]) Sites() int { return l.n }
+
+// Last returns the highest timestamp this site has assigned.
+func (l *Log[P]) Last() int64 { return l.last }
+
+// next returns a timestamp strictly greater than every earlier one: max(nowTS, last+1). Pass
+// the local clock for physical timestamps (Helios) or 0 for a logical counter.
+func (l *Log[P]) next(nowTS int64) int64 {
+	l.last = max(nowTS, l.last+1)
+	l.table[l.self*l.n+l.self] = l.last
+	return l.last
+}
+
+// Append creates a local record with a fresh timestamp not below nowTS and returns it.
+func (l *Log[P]) Append(nowTS int64, p P) Record[P] {
+	r := Record[P]{Host: l.self, TS: l.next(nowTS), Payload: p}
+	l.records = append(l.records, r)
+	return r
+}
+
+// Broadcast takes one heartbeat timestamp σ (not below nowTS) and calls send once per peer with
+// that peer's partial log stamped σ. One σ serves all peers, so that "everyone has heard my send
+// at σ" is a single condition (Message Futures' LPT). It returns σ.
+func (l *Log[P]) Broadcast(nowTS int64, send func(to int, m *Message[P])) int64 {
+	sigma := l.next(nowTS)
+	for to := 0; to < l.n; to++ {
+		if to != l.self {
+			send(to, l.messageTo(to, sigma))
+		}
+	}
+	return sigma
+}
+
+func (l *Log[P]) messageTo(to int, sigma int64) *Message[P] {
+	m := &Message[P]{From: l.self, SendTS: sigma, Table: append([]int64(nil), l.table...)}
+	row := l.table[to*l.n : (to+1)*l.n]
+	for _, r := range l.records {
+		if row[r.Host] < r.TS {
+			m.Records = append(m.Records, r)
+		}
+	}
+	return m
+}
+
+// Receive incorporates m: every record not yet known is appended to the log and passed to
+// incorporate (which may itself Append local records), then the sender's timetable is merged.
+// Callers evaluate commit conditions only after Receive returns (spec §1.4: records, then merge,
+// then commit check). A malformed message is rejected whole, before any state changes.
+func (l *Log[P]) Receive(m *Message[P], incorporate func(Record[P])) error {
+	if err := l.validate(m); err != nil {
+		return err
+	}
+	mine := l.table[l.self*l.n : (l.self+1)*l.n]
+	for _, r := range m.Records {
+		if mine[r.Host] >= r.TS {
+			continue // already known
+		}
+		l.records = append(l.records, r)
+		mine[r.Host] = r.TS
+		incorporate(r)
+	}
+	theirs := m.Table[m.From*l.n : (m.From+1)*l.n]
+	for k := range mine {
+		mine[k] = max(mine[k], theirs[k])
+	}
+	for j := 0; j < l.n; j++ {
+		if j == l.self {
+			continue
+		}
+		for k := 0; k < l.n; k++ {
+			i := j*l.n + k
+			l.table[i] = max(l.table[i], m.Table[i])
+		}
+	}
+	return nil
+}
+
+func (l *Log[P]) validate(m *Message[P]) error {
+	if m.From < 0 || m.From >= l.n || m.From == l.self {
+		return fmt.Errorf("rlog: message from invalid site %d at site %d of %d", m.From, l.self, l.n)
+	}
+	if len(m.Table) != l.n*l.n {
+		return fmt.Errorf("rlog: message from site %d has %d table entries, want %d", m.From, len(m.Table), l.n*l.n)
+	}
+	for _, r := range m.Records {
+		if r.Host < 0 || r.Host >= l.n {
+			return fmt.Errorf("rlog: message from site %d carries a record of invalid site %d", m.From, r.Host)
+		}
+		if r.Host == l.self && r.TS > l.last {
+			return fmt.Errorf("rlog: message from site %d carries our own record at %d, beyond our clock %d", m.From, r.TS, l.last)
+		}
+	}
+	for j := 0; j < l.n; j++ {
+		if ts := m.Table[j*l.n+l.self]; ts > l.last {
+			return fmt.Errorf("rlog: site %d claims site %d knows our records up to %d, beyond our clock %d", m.From, j, ts, l.last)
+		}
+	}
+	return nil
+}
+
+// GC drops every record that all sites are known to hold (spec §1.6) and returns how many.
+func (l *Log[P]) GC() int {
+	kept := l.records[:0]
+	for _, r := range l.records {
+		if !l.everyoneHas(r) {
+			kept = append(kept, r)
+		}
+	}
+	dropped := len(l.records) - len(kept)
+	clear(l.records[len(kept):])
+	l.records = kept
+	return dropped
+}
+
+func (l *Log[P]) everyoneHas(r Record[P]) bool {
+	for j := 0; j < l.n; j++ {
+		if l.table[j*l.n+r.Host] < r.TS {
+			return false
+		}
+	}
+	return true
+}
+
+// Len returns the number of records currently held.
+func (l *Log[P]) Len() int { return len(l.records) }
+
+// Records returns the held records in log order. The slice is owned by the log.
+func (l *Log[P]) Records() []Record[P] { return l.records }
