@@ -297,14 +297,14 @@ const (
 	ParamGrace     = "gt"         // grace time for Helios-f (default 500ms)
 	ParamLatencies = "latency_ms" // target latencies per DC in topology order (default: MAO, rounded up)
 	ParamKappa     = "kappa"      // "row" (T_A[A][C], default) or "diagonal" (T_A[C][C])
-	// ParamUnsafeOffsetShift subtracts a duration from every offset and skips the Rule 1 check.
-	// It exists only so tests can show that the checker catches an unsafe Helios.
-	ParamUnsafeOffsetShift = "unsafe_offset_shift"
+	// ParamUnsafeSkipRule1 accepts offsets that violate Rule 1. It exists only so that tests can
+	// show that such a Helios loses serializability and that the checker notices.
+	ParamUnsafeSkipRule1 = "unsafe_skip_rule1"
 )
 
 func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error) {
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamInterval, ParamGrace, ParamLatencies, ParamKappa, ParamUnsafeOffsetShift}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamInterval, ParamGrace, ParamLatencies, ParamKappa, ParamUnsafeSkipRule1}, nil); err != nil {
 		return settings{}, fmt.Errorf("helios: %w", err)
 	}
 	topo := pc.Topology
@@ -336,7 +336,7 @@ func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error
 	default:
 		return s, fmt.Errorf("helios: parameter %s must be row or diagonal, not %q", ParamKappa, p[ParamKappa])
 	}
-	shiftUs, err := p.Duration(ParamUnsafeOffsetShift, 0)
+	skipRule1, err := p.Bool(ParamUnsafeSkipRule1, false)
 	if err != nil {
 		return s, fmt.Errorf("helios: %w", err)
 	}
@@ -344,7 +344,7 @@ func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error
 	if err != nil {
 		return s, err
 	}
-	if shiftUs == 0 {
+	if !skipRule1 {
 		if err := lowerbound.CheckRule1(coMs, topo.DCs); err != nil {
 			return s, fmt.Errorf("helios: refusing to start: %w", err)
 		}
@@ -354,7 +354,7 @@ func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error
 		s.offsetsUs[a] = make([]int64, n)
 		for b := range n {
 			if a != b {
-				s.offsetsUs[a][b] = int64(math.Round(coMs[a][b]*1000)) - shiftUs
+				s.offsetsUs[a][b] = int64(math.Round(coMs[a][b] * 1000))
 			}
 		}
 	}

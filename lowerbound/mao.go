@@ -48,8 +48,17 @@ func MAO(rttMs [][]float64) (Solution, error) {
 	n := len(rttMs)
 	tol := tolerance(rttMs)
 
+	scale := tolerance(rttMs) / 1e-11
+	scaled := make([][]float64, n)
+	for i := range scaled {
+		scaled[i] = make([]float64, n)
+		for j := range scaled[i] {
+			scaled[i][j] = rttMs[i][j] / scale
+		}
+	}
+	tol = 1e-11
 	// Variables are L_0..L_{n-1} and z, the latter bounded below by every L_A.
-	rows := append(pairRows(rttMs, n+1), capRows(n)...)
+	rows := append(pairRows(scaled, n+1), capRows(n)...)
 	objectives := [][]float64{make([]float64, n+1), unit(n+1, n)}
 	for i := range n {
 		objectives[0][i] = 1
@@ -63,6 +72,9 @@ func MAO(rttMs [][]float64) (Solution, error) {
 		}
 		// Hold this objective at its optimum (within tol) for the following tie-break stages.
 		rows = append(rows, halfspace{a: negate(c), b: -(dot(c, x) + tol)})
+	}
+	for i := range n {
+		x[i] *= scale
 	}
 	return newSolution(snap(x[:n])), nil
 }

@@ -1,16 +1,30 @@
 package lowerbound
-import ("testing";"gonum.org/v1/gonum/optimize/convex/lp")
-func TestScratchOne(t *testing.T){
-  rtt := [][]float64{{0, 284, 353}, {284, 0, 637}, {353, 637, 0}}
-  n := 3
-  tol := tolerance(rtt)
-  rows := append(pairRows(rtt, n+1), capRows(n)...)
-  objectives := [][]float64{{1,1,1,0}, unit(4,3), unit(4,0), unit(4,1), unit(4,2)}
-  for k, c := range objectives {
-    x, err := simplexMin(c, rows)
-    t.Log(k, x, err)
-    if err != nil { break }
-    rows = append(rows, halfspace{a: negate(c), b: -(dot(c, x) + tol)})
+import ("testing";"math";"math/rand/v2")
+func TestScratchMany(t *testing.T){
+  fails := 0
+  for seed := uint64(0); seed < 40000; seed++ {
+    r := rand.New(rand.NewPCG(seed, 99))
+    n := 2 + r.IntN(5)
+    integer := seed%3 != 0
+    rtt := randomMetric(r, n, []float64{3, 10, 30, 400, 1000}[seed%5], integer)
+    if seed%7 == 0 { // non-metric random
+      for i := range n { for j := i+1; j < n; j++ { v := math.Round(r.Float64()*100); rtt[i][j], rtt[j][i] = v, v } }
+    }
+    a, e1 := MAO(rtt); b, e2 := MAOByVertices(rtt)
+    if e1 != nil || e2 != nil { t.Log(seed, rtt, e1, e2); fails++; continue }
+    for i := range a.LatencyMs { if math.Abs(a.LatencyMs[i]-b.LatencyMs[i]) > 1e-6 || (integer && a.LatencyMs[i] != b.LatencyMs[i]) { t.Log("mismatch", seed, rtt, a, b); fails++; break } }
   }
-  _ = lp.ErrBland
+  t.Log("fails", fails)
+}
+func TestScratchLarge(t *testing.T){
+  fails := 0
+  for seed := uint64(0); seed < 300; seed++ {
+    r := rand.New(rand.NewPCG(seed, 7))
+    n := 7 + r.IntN(20)
+    rtt := randomMetric(r, n, []float64{3, 10, 30, 400, 1000}[seed%5], seed%2 == 0)
+    a, e1 := MAO(rtt)
+    if e1 != nil { t.Log(seed, n, e1); fails++; continue }
+    if err := Feasible(a.LatencyMs, rtt); err != nil { t.Log(seed, err); fails++ }
+  }
+  t.Log("fails", fails)
 }

@@ -50,6 +50,9 @@ type Replica struct {
 	ptIndex     txn.WriterIndex
 	remote      map[txn.ID]*txn.Txn // remote Ep records without their Ec yet
 	remoteIndex txn.WriterIndex
+	// unsafeCommitFirst runs Algorithm 2 before Algorithm 1 on each message, the order §2.5.2
+	// forbids. Only tests set it, to show that the checker catches the resulting anomaly.
+	unsafeCommitFirst bool
 }
 
 // Parameter names Message Futures accepts.
@@ -157,6 +160,16 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	msg, ok := m.(*Message)
 	if !ok || msg.From < 0 || msg.From >= r.n || r.nodeOf[msg.From] != from {
+		return
+	}
+	if r.unsafeCommitFirst {
+		var records []rlog.Record[Entry]
+		if r.log.Receive((*rlog.Message[Entry])(msg), func(rec rlog.Record[Entry]) { records = append(records, rec) }) == nil {
+			r.tryCommit()
+			for _, rec := range records {
+				r.processRemote(rec)
+			}
+		}
 		return
 	}
 	if err := r.log.Receive((*rlog.Message[Entry])(msg), r.processRemote); err != nil {
