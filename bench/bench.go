@@ -33,8 +33,9 @@ type Options struct {
 	DurationUs    int64
 	WarmupUs      int64 // transactions that start earlier are checked but not measured
 	Seed          uint64
-	Jitter        float64 // scale of the topology's RTT standard deviations (1 = as measured)
-	ClockOffsetUs []int64 // per datacenter; nil = synchronised
+	Jitter        float64   // scale of the topology's RTT standard deviations (1 = as measured)
+	ClockOffsetUs []int64   // per datacenter; nil = synchronised
+	ClockDriftPPM []float64 // per datacenter; nil = no drift
 	Faults        []sim.Fault
 	Params        protocol.Params
 	Service       sim.Service
@@ -141,7 +142,7 @@ func Run(opts Options, protocolName string) (*Result, error) {
 		return nil, fmt.Errorf("bench: lower bound: %w", err)
 	}
 	cfg := sim.Config{Topology: opts.Topology, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
-		Jitter: opts.Jitter, ClockOffsetUs: opts.ClockOffsetUs, ClientHopUs: opts.ClientHopUs,
+		Jitter: opts.Jitter, ClockOffsetUs: opts.ClockOffsetUs, ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs,
 		Faults: opts.Faults, Service: opts.Service}
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -218,8 +219,8 @@ func converged(s *sim.Sim) bool {
 }
 
 func describe(cfg sim.Config, opts Options) string {
-	return fmt.Sprintf("topology=%s seed=%d clients-per-dc=%d duration=%s warmup=%s rate=%g jitter=%g clock-offsets-us=%v faults=%v params=%v service=%+v workload=%+v",
+	return fmt.Sprintf("topology=%s seed=%d clients-per-dc=%d duration=%s warmup=%s rate=%g jitter=%g clock-offsets-us=%v clock-drift-ppm=%v faults=%v params=%v service=%+v workload=%+v",
 		cfg.Topology.Name, cfg.Seed, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond,
-		time.Duration(opts.WarmupUs)*time.Microsecond, opts.RatePerClient, cfg.Jitter, cfg.ClockOffsetUs,
+		time.Duration(opts.WarmupUs)*time.Microsecond, opts.RatePerClient, cfg.Jitter, cfg.ClockOffsetUs, cfg.ClockDriftPPM,
 		cfg.Faults, cfg.Params, cfg.Service, opts.Workload)
 }
