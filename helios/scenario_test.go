@@ -163,7 +163,7 @@ func TestHeliosRequestTimeAborts(t *testing.T) {
 	t.Run("stale-read", func(t *testing.T) {
 		w := newFigure42(t, nil, nil)
 		runTicks(w, 1, 12, map[int64]func(){
-			1: func() { w.Request(dcB, "u", nil, []string{"x"}) },
+			1:  func() { w.Request(dcB, "u", nil, []string{"x"}) },
 			12: func() { w.Request(dcA, "t", []string{"x=init"}, []string{"y"}) },
 		})
 		wantOutcome(t, w, "u", txn.Committed, 6)
@@ -199,7 +199,7 @@ func TestHeliosRequestTimeAborts(t *testing.T) {
 		// before t requests, and writes only y, which t does not access.
 		runTicks(w, 1, 14, map[int64]func(){
 			1: func() { w.Request(dcB, "u", []string{"x"}, []string{"y"}) }, // reads x
-			5: func() { w.Request(dcA, "t", nil, []string{"x"}) },            // writes x only
+			5: func() { w.Request(dcA, "t", nil, []string{"x"}) },           // writes x only
 		})
 		wantOutcome(t, w, "u", txn.Committed, 6)
 		wantOutcome(t, w, "t", txn.Committed, 8)
