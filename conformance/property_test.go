@@ -45,7 +45,7 @@ func swarm(proto string, seed uint64) bench.Options {
 	opts.Topology = topo
 	opts.Seed = seed
 	opts.ClientsPerDC = 1 + r.IntN(3)
-	keys := 3 + r.IntN(10)
+	keys := 4 + r.IntN(60)
 	opts.Workload = workload.Config{Keys: keys, Distribution: workload.DistUniform, OpsPerTxn: 1 + r.IntN(min(4, keys)), ReadRatio: 0.2 + 0.6*r.Float64()}
 	opts.DurationUs, opts.WarmupUs = 3_000_000, 0
 	opts.Jitter = 1
@@ -66,7 +66,13 @@ func swarm(proto string, seed uint64) bench.Options {
 	case proto != "helios-b":
 		opts.Params["latency_ms"] = randomLatencies(r, topo)
 		if f > 0 {
-			opts.Params["gt"] = fmt.Sprintf("%dms", 50+r.IntN(450))
+			// Around the largest one-way delay: mostly long enough to acknowledge, sometimes
+			// too short, so both acknowledgements and NACKs get exercised.
+			maxOneWayMs := 0
+			for dc := range n {
+				maxOneWayMs = max(maxOneWayMs, int(topo.MaxRTTMs(dc)/2))
+			}
+			opts.Params["gt"] = fmt.Sprintf("%dms", max(20, maxOneWayMs-50+r.IntN(450)))
 		}
 	}
 	opts.Faults = randomFaults(r, topo, max(f, 1), opts.DurationUs)
@@ -91,14 +97,14 @@ func mustPreset(name string) *topology.Topology {
 	return t
 }
 
-// randomLatencies draws target latencies from [0, 2·maxRTT] and raises the smaller of every
+// randomLatencies draws target latencies from [0, maxRTT] and raises the smaller of every
 // violated pair until L_A + L_B ≥ RTT(A,B), so Rule 1 holds for the derived offsets while the
 // offsets themselves range over large positive and negative values (spec §7.3).
 func randomLatencies(r *rand.Rand, topo *topology.Topology) string {
 	n := topo.N()
 	l := make([]float64, n)
 	for a := range n {
-		l[a] = float64(r.IntN(int(2*topo.MaxRTTMs(a)) + 1))
+		l[a] = float64(r.IntN(int(topo.MaxRTTMs(a)) + 1))
 	}
 	for a := range n {
 		for b := range n {

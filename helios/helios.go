@@ -59,6 +59,7 @@ type Replica struct {
 	log      *rlog.Log[Entry]
 	ptPool   []*pending // local preparing transactions, in q order
 	ptIndex  txn.WriterIndex
+	ptAccess txn.AccessIndex     // keys PTPool reads or writes: a quick no-conflict test
 	eptPool  map[txn.ID]*txn.Txn // remote preparing transactions
 	eptIndex txn.WriterIndex
 }
@@ -82,6 +83,7 @@ func New(f int, zeroOffsets bool) protocol.Factory {
 			n:        len(nodeOf),
 			log:      rlog.New[Entry](self, len(nodeOf)),
 			ptIndex:  txn.WriterIndex{},
+			ptAccess: txn.AccessIndex{},
 			eptPool:  map[txn.ID]*txn.Txn{},
 			eptIndex: txn.WriterIndex{},
 		}, nil
@@ -143,6 +145,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	}
 	r.ptPool = append(r.ptPool, p)
 	r.ptIndex.Add(t)
+	r.ptAccess.Add(t)
 	r.tryCommit()
 }
 
@@ -190,6 +193,9 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 // abortConflicting aborts every local preparing transaction whose read or write set meets w's
 // writes.
 func (r *Replica) abortConflicting(w *txn.Txn) {
+	if !r.ptAccess.MetBy(w.Writes) {
+		return
+	}
 	r.ptPool = slices.DeleteFunc(r.ptPool, func(p *pending) bool {
 		if !p.t.WriteConflicts(w) {
 			return false
@@ -208,6 +214,7 @@ func (r *Replica) finish(p *pending, status txn.Status, reason txn.AbortReason) 
 	}
 	r.log.Append(r.env.NowUs(), e)
 	r.ptIndex.Remove(p.t)
+	r.ptAccess.Remove(p.t)
 	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Status: status, Reason: reason})
 }
 

@@ -48,6 +48,7 @@ type Replica struct {
 	lpt         int64 // timestamp of this replica's latest send
 	pt          []*pending
 	ptIndex     txn.WriterIndex
+	ptAccess    txn.AccessIndex     // keys PT reads or writes: a quick no-conflict test
 	remote      map[txn.ID]*txn.Txn // remote Ep records without their Ec yet
 	remoteIndex txn.WriterIndex
 	// unsafeCommitFirst runs Algorithm 2 before Algorithm 1 on each message, the order §2.5.2
@@ -96,6 +97,7 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		n:           len(nodeOf),
 		log:         rlog.New[Entry](self, len(nodeOf)),
 		ptIndex:     txn.WriterIndex{},
+		ptAccess:    txn.AccessIndex{},
 		remote:      map[txn.ID]*txn.Txn{},
 		remoteIndex: txn.WriterIndex{},
 	}, nil
@@ -150,6 +152,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	}
 	r.pt = append(r.pt, &pending{t: t, lpt: r.lpt, client: req.Client, seq: req.Seq})
 	r.ptIndex.Add(t)
+	r.ptAccess.Add(t)
 	r.log.Append(r.env.NowUs(), Entry{Txn: &txn.Txn{ID: t.ID, Writes: t.Writes}})
 	r.tryCommit() // Immediate Commit Zone: the condition may already hold
 }
@@ -180,7 +183,7 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 
 func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	e := rec.Payload
-	if !e.Finished || e.Committed { // an aborted Ec aborts nobody
+	if (!e.Finished || e.Committed) && r.ptAccess.MetBy(e.Txn.Writes) { // an aborted Ec aborts nobody
 		r.pt = slices.DeleteFunc(r.pt, func(p *pending) bool {
 			if !p.t.WriteConflicts(e.Txn) {
 				return false
@@ -238,5 +241,6 @@ func (r *Replica) finish(p *pending, status txn.Status, reason txn.AbortReason) 
 	}
 	r.log.Append(r.env.NowUs(), e)
 	r.ptIndex.Remove(p.t)
+	r.ptAccess.Remove(p.t)
 	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Status: status, Reason: reason})
 }

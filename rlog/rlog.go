@@ -14,11 +14,23 @@
 //     its records are incorporated, so T[self][k] ≥ τ implies this site holds everything k held
 //     at k-time τ.
 //
-// Stale, duplicated or reordered messages are harmless. A lost message is repaired by the next
-// one, which carries every record the receiver is not known to hold.
+// Incremental sends. The spec's sender includes every record the receiver is not known to hold,
+// so each record travels in every message to a peer until that peer's acknowledgement returns
+// (about one round trip of periodic sends). To avoid that resending, messages on each directed
+// link are numbered. An incremental message carries only the records appended since the
+// previous message to that peer (and still not known to it); a full message carries every record
+// the peer is not known to hold, as in the spec. A receiver accepts an incremental message only
+// if it accepted the previous one on that link, so it never incorporates records past a gap; it
+// accepts full messages always. Every FullEvery-th message is full, which repairs any loss within
+// FullEvery sends. Either way an accepted message leaves the receiver holding everything the
+// sender held and it lacked, which is all the invariants need. Stale, duplicated or reordered
+// messages are harmless.
 package rlog
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Record is one log entry: created at site Host with timestamp TS (unique per host, increasing).
 type Record[P any] struct {
@@ -27,14 +39,26 @@ type Record[P any] struct {
 	Payload P
 }
 
-// Message is the partial log one site sends another: every record the receiver is not known to
-// hold, in log order, and a copy of the sender's timetable (row-major n×n).
+// Message is the partial log one site sends another, with a copy of the sender's timetable
+// (row-major n×n). Seq numbers the messages of one directed link from 1; Full says the message
+// carries every record the receiver is not known to hold, not only those since message Seq−1.
 type Message[P any] struct {
 	From    int
 	SendTS  int64
+	Seq     uint64
+	Full    bool
 	Records []Record[P]
 	Table   []int64
 }
+
+// FullEvery is how often (in messages per link) a sender sends a full message; the first
+// message on every link is full.
+const FullEvery = 16
+
+// ErrGap is returned by Receive for an incremental message whose predecessor on the link was not
+// accepted (lost, reordered or sent before this site restarted). The message is ignored; the
+// next full message repairs the link.
+var ErrGap = errors.New("rlog: incremental message after a gap; waiting for a full message")
 
 // Log is one site's replica of the log. It is not safe for concurrent use.
 type Log[P any] struct {
@@ -42,6 +66,10 @@ type Log[P any] struct {
 	last    int64 // highest timestamp this site has used or advertised
 	table   []int64
 	records []Record[P]
+	// Per peer j: every record before known[j] is known to j; every record before sentTo[j] went
+	// to j in a message numbered up to sentSeq[j]; recvSeq[j] is the last message accepted from j.
+	known, sentTo    []int
+	sentSeq, recvSeq []uint64
 }
 
 // New returns site self's empty log in a system of n sites.
@@ -49,7 +77,8 @@ func New[P any](self, n int) *Log[P] {
 	if n < 1 || self < 0 || self >= n {
 		panic(fmt.Sprintf("rlog: site %d out of range for %d sites", self, n))
 	}
-	return &Log[P]{self: self, n: n, table: make([]int64, n*n)}
+	return &Log[P]{self: self, n: n, table: make([]int64, n*n),
+		known: make([]int, n), sentTo: make([]int, n), sentSeq: make([]uint64, n), recvSeq: make([]uint64, n)}
 }
 
 // T returns T[j][k].
@@ -93,9 +122,29 @@ func (l *Log[P]) Broadcast(nowTS int64, send func(to int, m *Message[P])) int64 
 }
 
 func (l *Log[P]) messageTo(to int, sigma int64) *Message[P] {
-	m := &Message[P]{From: l.self, SendTS: sigma, Table: append([]int64(nil), l.table...)}
+	l.sentSeq[to]++
+	m := &Message[P]{From: l.self, SendTS: sigma, Seq: l.sentSeq[to], Full: l.sentSeq[to]%FullEvery == 1,
+		Table: append([]int64(nil), l.table...)}
 	row := l.table[to*l.n : (to+1)*l.n]
-	for _, r := range l.records {
+	for l.known[to] < len(l.records) && row[l.records[l.known[to]].Host] >= l.records[l.known[to]].TS {
+		l.known[to]++
+	}
+	start := l.known[to]
+	if !m.Full {
+		start = max(start, l.sentTo[to])
+	}
+	l.sentTo[to] = len(l.records)
+	missing := 0
+	for _, r := range l.records[start:] {
+		if row[r.Host] < r.TS {
+			missing++
+		}
+	}
+	if missing == 0 {
+		return m
+	}
+	m.Records = make([]Record[P], 0, missing)
+	for _, r := range l.records[start:] {
 		if row[r.Host] < r.TS {
 			m.Records = append(m.Records, r)
 		}
@@ -106,11 +155,16 @@ func (l *Log[P]) messageTo(to int, sigma int64) *Message[P] {
 // Receive incorporates m: every record not yet known is appended to the log and passed to
 // incorporate (which may itself Append local records), then the sender's timetable is merged.
 // Callers evaluate commit conditions only after Receive returns (spec §1.4: records, then merge,
-// then commit check). A malformed message is rejected whole, before any state changes.
+// then commit check). A malformed message, or an incremental one after a gap (ErrGap), is
+// rejected whole, before any state changes.
 func (l *Log[P]) Receive(m *Message[P], incorporate func(Record[P])) error {
 	if err := l.validate(m); err != nil {
 		return err
 	}
+	if !m.Full && m.Seq != l.recvSeq[m.From]+1 {
+		return ErrGap
+	}
+	l.recvSeq[m.From] = max(l.recvSeq[m.From], m.Seq)
 	mine := l.table[l.self*l.n : (l.self+1)*l.n]
 	for _, r := range m.Records {
 		if mine[r.Host] >= r.TS {
@@ -143,6 +197,9 @@ func (l *Log[P]) validate(m *Message[P]) error {
 	if len(m.Table) != l.n*l.n {
 		return fmt.Errorf("rlog: message from site %d has %d table entries, want %d", m.From, len(m.Table), l.n*l.n)
 	}
+	if m.Seq == 0 {
+		return fmt.Errorf("rlog: message from site %d has sequence number 0", m.From)
+	}
 	for _, r := range m.Records {
 		if r.Host < 0 || r.Host >= l.n {
 			return fmt.Errorf("rlog: message from site %d carries a record of invalid site %d", m.From, r.Host)
@@ -162,15 +219,30 @@ func (l *Log[P]) validate(m *Message[P]) error {
 // GC drops every record that all sites are known to hold (spec §1.6) and returns how many.
 func (l *Log[P]) GC() int {
 	kept := l.records[:0]
-	for _, r := range l.records {
+	for i, r := range l.records {
+		l.remap(i, len(kept))
 		if !l.everyoneHas(r) {
 			kept = append(kept, r)
 		}
 	}
+	l.remap(len(l.records), len(kept))
 	dropped := len(l.records) - len(kept)
 	clear(l.records[len(kept):])
 	l.records = kept
 	return dropped
+}
+
+// remap moves the per-peer positions that point at old index i to its index after GC. Positions
+// only move down (to ≤ i), so a moved position is never matched again by a later i.
+func (l *Log[P]) remap(i, newIndex int) {
+	for j := range l.n {
+		if l.known[j] == i {
+			l.known[j] = newIndex
+		}
+		if l.sentTo[j] == i {
+			l.sentTo[j] = newIndex
+		}
+	}
 }
 
 func (l *Log[P]) everyoneHas(r Record[P]) bool {

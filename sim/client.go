@@ -38,7 +38,9 @@ func (c *Conn) Call(req protocol.Request, done func(protocol.Reply)) {
 	req.Client = c.id
 	c.pending[req.Seq] = done
 	s := c.sim
-	s.push(&event{at: s.nowUs + s.cfg.ClientHopUs, kind: evRequest, dc: c.dc, node: c.node, req: req})
+	e := s.newEvent()
+	e.at, e.kind, e.dc, e.node, e.req = s.nowUs+s.cfg.ClientHopUs, evRequest, c.dc, c.node, req
+	s.push(e)
 }
 
 // NowUs is the client's clock: virtual time.

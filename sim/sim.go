@@ -69,20 +69,23 @@ const (
 	evMessage eventKind = iota + 1
 	evRequest
 	evTimer
-	evCall // a callback: client code, a reply to a client, a fault transition
+	evReply // a reply reaching a client
+	evCall  // a callback: client code, a fault transition
 )
 
 type event struct {
-	at   int64
-	seq  uint64
-	kind eventKind
-	dc   int // the datacenter whose outage freezes this event; -1 for none
-	node protocol.NodeID
-	from protocol.NodeID
-	msg  protocol.Message
-	req  protocol.Request
-	tmr  protocol.TimerID
-	fn   func()
+	at    int64
+	seq   uint64
+	kind  eventKind
+	dc    int // the datacenter whose outage freezes this event; -1 for none
+	node  protocol.NodeID
+	from  protocol.NodeID
+	msg   protocol.Message
+	req   protocol.Request
+	tmr   protocol.TimerID
+	fn    func()
+	conn  *Conn // evReply
+	reply protocol.Reply
 }
 
 // Sim is one simulated run.
@@ -91,6 +94,7 @@ type Sim struct {
 	nowUs    int64
 	seq      uint64
 	queue    eventQueue
+	free     []*event // dispatched events, reused to spare the garbage collector
 	netRand  *rand.Rand
 	nodes    []*node
 	linkLast [][]int64 // last delivery time per directed node pair (FIFO)
@@ -108,7 +112,6 @@ type Stats struct {
 	Events          uint64
 	Messages        uint64 // peer messages sent
 	MessagesDropped uint64 // lost to partitions and outages
-	MessageBytes    uint64
 }
 
 // New builds the replicas of cfg and starts them at virtual time 0.
@@ -167,7 +170,8 @@ func New(cfg Config) (*Sim, error) {
 		s.nodes = append(s.nodes, env)
 	}
 	for _, nd := range s.nodes {
-		nd.handle(func() { nd.replica.Start() }, 0)
+		nd.busyUntil, nd.outAt = 0, 0
+		nd.replica.Start()
 	}
 	return s, nil
 }
@@ -204,7 +208,19 @@ func (s *Sim) Down(dc int) bool { return s.down[dc] }
 // After runs fn after delayUs of virtual time. If dc ≥ 0, fn belongs to datacenter dc (client
 // code there) and waits out that datacenter's outages.
 func (s *Sim) After(dc int, delayUs int64, fn func()) {
-	s.push(&event{at: s.nowUs + max(delayUs, 0), kind: evCall, dc: dc, fn: fn})
+	e := s.newEvent()
+	e.at, e.kind, e.dc, e.fn = s.nowUs+max(delayUs, 0), evCall, dc, fn
+	s.push(e)
+}
+
+// newEvent returns a zeroed event, recycled when possible.
+func (s *Sim) newEvent() *event {
+	if n := len(s.free); n > 0 {
+		e := s.free[n-1]
+		s.free = s.free[:n-1]
+		return e
+	}
+	return &event{}
 }
 
 func (s *Sim) push(e *event) {
@@ -219,44 +235,50 @@ func (s *Sim) RunUntil(tUs int64) {
 		e := s.queue.pop()
 		s.nowUs = e.at
 		s.stats.Events++
-		s.dispatch(e)
+		if !s.dispatch(e) {
+			*e = event{}
+			s.free = append(s.free, e)
+		}
 	}
 	s.nowUs = max(s.nowUs, tUs)
 }
 
-func (s *Sim) dispatch(e *event) {
+// dispatch runs e and reports whether e was kept (deferred or requeued) rather than done.
+func (s *Sim) dispatch(e *event) (kept bool) {
 	if e.dc >= 0 && s.down[e.dc] {
 		if e.kind == evMessage {
 			s.stats.MessagesDropped++ // the datacenter is unreachable
-			return
+			return false
 		}
 		s.deferred = append(s.deferred, e)
-		return
+		return true
 	}
 	switch e.kind {
 	case evCall:
 		e.fn()
+	case evReply:
+		e.conn.deliver(e.reply)
 	case evMessage:
-		nd := s.nodes[e.node]
-		cost := s.cfg.Service.PerMessageUs + s.cfg.Service.PerKBUs*int64(e.msg.SizeBytes())/1024
-		nd.run(e, cost, func() { nd.replica.HandleMessage(e.from, e.msg) })
+		cost := s.cfg.Service.PerMessageUs
+		if s.cfg.Service.PerKBUs > 0 { // SizeBytes walks the message: only when it matters
+			cost += s.cfg.Service.PerKBUs * int64(e.msg.SizeBytes()) / 1024
+		}
+		return s.nodes[e.node].run(e, cost)
 	case evRequest:
-		nd := s.nodes[e.node]
 		cost := s.cfg.Service.PerRequestUs
 		if e.req.Kind == protocol.Commit {
 			cost += s.cfg.Service.PerCommitUs
 		}
-		nd.run(e, cost, func() { nd.replica.HandleRequest(e.req) })
+		return s.nodes[e.node].run(e, cost)
 	case evTimer:
-		nd := s.nodes[e.node]
-		nd.run(e, 0, func() { nd.replica.HandleTimer(e.tmr) })
+		return s.nodes[e.node].run(e, 0)
 	}
+	return false
 }
 
 // sendMessage puts m on the link from → to, leaving the sender at atUs.
 func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int64) {
 	s.stats.Messages++
-	s.stats.MessageBytes += uint64(m.SizeBytes())
 	a, b := s.cfg.Nodes[from].DC, s.cfg.Nodes[to].DC
 	if s.cutLinks[a][b] > 0 || s.down[b] {
 		s.stats.MessagesDropped++
@@ -265,7 +287,9 @@ func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int
 	deliver := atUs + s.oneWayUs(a, b)
 	deliver = max(deliver, s.linkLast[from][to]) // FIFO per directed link
 	s.linkLast[from][to] = deliver
-	s.push(&event{at: deliver, kind: evMessage, dc: b, node: to, from: from, msg: m})
+	e := s.newEvent()
+	e.at, e.kind, e.dc, e.node, e.from, e.msg = deliver, evMessage, b, to, from, m
+	s.push(e)
 }
 
 // oneWayUs draws one message's delay between datacenters a and b.
@@ -297,21 +321,26 @@ type node struct {
 	outAt     int64 // when the current handler's effects leave the node
 }
 
-// run handles e now, or requeues it until the node is free (service model).
-func (nd *node) run(e *event, costUs int64, handler func()) {
+// run hands e to the replica now, or requeues it until the node is free (service model) and
+// reports that it did.
+func (nd *node) run(e *event, costUs int64) (requeued bool) {
 	s := nd.sim
 	if nd.busyUntil > s.nowUs {
 		e.at = nd.busyUntil
 		s.push(e)
-		return
+		return true
 	}
-	nd.handle(handler, costUs)
-}
-
-func (nd *node) handle(handler func(), costUs int64) {
-	nd.busyUntil = nd.sim.nowUs + costUs
+	nd.busyUntil = s.nowUs + costUs
 	nd.outAt = nd.busyUntil
-	handler()
+	switch e.kind {
+	case evMessage:
+		nd.replica.HandleMessage(e.from, e.msg)
+	case evRequest:
+		nd.replica.HandleRequest(e.req)
+	case evTimer:
+		nd.replica.HandleTimer(e.tmr)
+	}
+	return false
 }
 
 // NowUs is the datacenter's local clock: virtual time plus offset plus drift.
@@ -329,7 +358,9 @@ func (nd *node) Send(to protocol.NodeID, m protocol.Message) {
 
 func (nd *node) SetTimer(afterUs int64, id protocol.TimerID) {
 	globalUs := int64(float64(afterUs) / (1 + nd.driftPPM/1e6))
-	nd.sim.push(&event{at: nd.outAt + max(globalUs, 0), kind: evTimer, dc: nd.dc, node: nd.id, tmr: id})
+	e := nd.sim.newEvent()
+	e.at, e.kind, e.dc, e.node, e.tmr = nd.outAt+max(globalUs, 0), evTimer, nd.dc, nd.id, id
+	nd.sim.push(e)
 }
 
 func (nd *node) Reply(r protocol.Reply) {
@@ -337,5 +368,7 @@ func (nd *node) Reply(r protocol.Reply) {
 	if !ok {
 		return // no such client: nothing to deliver to
 	}
-	nd.sim.push(&event{at: nd.outAt + nd.sim.cfg.ClientHopUs, kind: evCall, dc: c.dc, fn: func() { c.deliver(r) }})
+	e := nd.sim.newEvent()
+	e.at, e.kind, e.dc, e.conn, e.reply = nd.outAt+nd.sim.cfg.ClientHopUs, evReply, c.dc, c, r
+	nd.sim.push(e)
 }

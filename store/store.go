@@ -22,25 +22,29 @@ type Version struct {
 // goroutine. Every version ever installed is kept: the checker needs the full order, and runs are
 // bounded. (Pruning old versions belongs to the durable store of the real servers.)
 type Store struct {
-	versions map[string][]Version
+	versions map[string]*[]Version // a pointer, so that installing is one map lookup
 	seq      uint64
 }
 
 // New returns an empty store: every key holds only its initial version.
-func New() *Store { return &Store{versions: make(map[string][]Version)} }
+func New() *Store { return &Store{versions: make(map[string]*[]Version)} }
 
 // Get returns the latest version of key.
 func (s *Store) Get(key string) Version {
-	vs := s.versions[key]
-	if len(vs) == 0 {
+	vs, ok := s.versions[key]
+	if !ok {
 		return Version{}
 	}
-	return vs[len(vs)-1]
+	return (*vs)[len(*vs)-1]
 }
 
 // GetAt returns the latest version of key installed at or before position seq.
 func (s *Store) GetAt(key string, seq uint64) Version {
-	vs := s.versions[key]
+	p, ok := s.versions[key]
+	if !ok {
+		return Version{}
+	}
+	vs := *p
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].Seq > seq })
 	if i == 0 {
 		return Version{}
@@ -56,7 +60,12 @@ func (s *Store) Seq() uint64 { return s.seq }
 func (s *Store) Apply(writer txn.ID, writes []txn.Write) {
 	s.seq++
 	for _, w := range writes {
-		s.versions[w.Key] = append(s.versions[w.Key], Version{Writer: writer, Value: w.Value, Seq: s.seq})
+		v := Version{Writer: writer, Value: w.Value, Seq: s.seq}
+		if vs, ok := s.versions[w.Key]; ok {
+			*vs = append(*vs, v)
+		} else {
+			s.versions[w.Key] = &[]Version{v}
+		}
 	}
 }
 
@@ -75,8 +84,8 @@ func (s *Store) Stale(reads []txn.Read) bool {
 func (s *Store) VersionOrder() map[string][]txn.ID {
 	out := make(map[string][]txn.ID, len(s.versions))
 	for k, vs := range s.versions {
-		ids := make([]txn.ID, len(vs))
-		for i, v := range vs {
+		ids := make([]txn.ID, len(*vs))
+		for i, v := range *vs {
 			ids[i] = v.Writer
 		}
 		out[k] = ids

@@ -164,9 +164,7 @@ func (w WriterIndex) Add(t *Txn) {
 // Remove forgets t's writes; t must have been added.
 func (w WriterIndex) Remove(t *Txn) {
 	for _, wr := range t.Writes {
-		if w[wr.Key]--; w[wr.Key] <= 0 {
-			delete(w, wr.Key)
-		}
+		decrement(w, wr.Key)
 	}
 }
 
@@ -179,6 +177,50 @@ func (w WriterIndex) Meets(t *Txn) bool {
 	}
 	for _, wr := range t.Writes {
 		if w[wr.Key] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// AccessIndex counts, per key, how many transactions of a set read or write it, so that "does
+// this write set meet any transaction in the set" costs one lookup per written key. Protocols
+// use it to skip scanning their pending transactions for the common case of no conflict.
+type AccessIndex map[string]int
+
+// Add records every key t reads or writes.
+func (a AccessIndex) Add(t *Txn) {
+	for _, r := range t.Reads {
+		a[r.Key]++
+	}
+	for _, w := range t.Writes {
+		a[w.Key]++
+	}
+}
+
+// Remove forgets t's keys; t must have been added.
+func (a AccessIndex) Remove(t *Txn) {
+	for _, r := range t.Reads {
+		decrement(a, r.Key)
+	}
+	for _, w := range t.Writes {
+		decrement(a, w.Key)
+	}
+}
+
+// decrement lowers a key's count, deleting the key at zero so indexes stay small.
+func decrement[M ~map[string]int](m M, key string) {
+	if n := m[key]; n > 1 {
+		m[key] = n - 1
+	} else {
+		delete(m, key)
+	}
+}
+
+// MetBy reports whether some indexed transaction accesses a key that writes writes.
+func (a AccessIndex) MetBy(writes []Write) bool {
+	for _, w := range writes {
+		if a[w.Key] > 0 {
 			return true
 		}
 	}

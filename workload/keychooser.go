@@ -70,7 +70,7 @@ func NewZipfian(n uint64, theta float64) (*Zipfian, error) {
 }
 
 // zetaExactTerms bounds the terms zeta sums one by one; beyond it the tail is integrated.
-const zetaExactTerms = 1 << 20
+const zetaExactTerms = 1 << 16
 
 // zeta returns Σ_{i=1..n} 1/i^theta, adding the small terms first to limit rounding error. For
 // n above zetaExactTerms it sums the first zetaExactTerms terms exactly and the rest with the

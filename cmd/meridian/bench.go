@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,6 +48,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	jsonFile := fs.String("json", "", "write the results as JSON to this file")
 	historyFile := fs.String("history", "", "write the recorded history as JSON Lines (single protocol only)")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the simulation to this file (go tool pprof)")
 	var faults, params listFlag
 	fs.Var(&faults, "fault", "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s")
 	fs.Var(&params, "set", "protocol parameter, repeatable: name=value (e.g. gt=500ms, interval=10ms, interval.C=50ms)")
@@ -90,6 +93,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*quiet {
 		opts.Progress = progressPrinter(stderr, len(opts.Protocols))
+	}
+	if os.Getenv("GOGC") == "" {
+		// A simulation is a batch job with a small, short-lived heap: trading memory for fewer
+		// collections makes it about 15% faster (docs/BENCHMARKS.md).
+		debug.SetGCPercent(400)
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	var results []*bench.Result
 	for _, p := range opts.Protocols {
@@ -261,4 +276,16 @@ func writeHistory(path string, h *history.History) error {
 		return err
 	}
 	return f.Close()
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("cannot write %s: %w", path, err)}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
