@@ -91,6 +91,10 @@ func (t *Tx) Get(key string, done func(value []byte, err error)) {
 			done(nil, errors.New(r.Err))
 			return
 		}
+		if v, ok := t.values[key]; ok { // a concurrent Get of the key answered first
+			done(v, nil)
+			return
+		}
 		t.reads = append(t.reads, txn.Read{Key: key, Version: r.Version})
 		t.values[key] = r.Value
 		done(r.Value, nil)

@@ -1,6 +1,7 @@
 package rlog
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -50,6 +51,14 @@ type world struct {
 	maxDelay     int64
 	appendInRecv float64 // probability that incorporate itself appends a local record
 	net          []inflight
+
+	// Per directed link [from][to]: the last sequence number sent, what the sender held then,
+	// and the highest sequence number the receiver accepted.
+	sentSeq  [][]uint64
+	sentHave [][][]int
+	recvSeq  [][]uint64
+	rejected int    // incremental messages rejected after a gap
+	dirty    []bool // site i's log changed since the last check
 }
 
 func newWorld(t *testing.T, seed uint64, n int) *world {
@@ -74,6 +83,13 @@ func newWorld(t *testing.T, seed uint64, n int) *world {
 		w.gcdHost = append(w.gcdHost, make([]int, n))
 		w.heldAt = append(w.heldAt, nil)
 		w.offset = append(w.offset, rng.Int64N(101)-50)
+		w.dirty = append(w.dirty, true)
+		w.sentSeq = append(w.sentSeq, make([]uint64, n))
+		w.recvSeq = append(w.recvSeq, make([]uint64, n))
+		w.sentHave = append(w.sentHave, make([][]int, n))
+		for range n {
+			w.sentHave[i] = append(w.sentHave[i], make([]int, n))
+		}
 	}
 	return w
 }
@@ -120,6 +136,7 @@ func (w *world) appendAt(i int) Record[int] {
 	if len(recs) == 0 || recs[len(recs)-1] != r {
 		w.fatalf("site %d: appended record %+v is not last in the log", i, r)
 	}
+	w.dirty[i] = true
 	w.hostTS[i] = append(w.hostTS[i], r.TS)
 	w.payload[recKey{i, r.TS}] = p
 	w.have[i][i]++
@@ -160,16 +177,28 @@ func (w *world) broadcast(i int, lossy bool) {
 				}
 			}
 		}
-		// The partial log: exactly the held records the receiver is not known to hold, in log order.
+		// Messages on a link are numbered from 1; every FullEvery-th, starting with the first, is full.
+		w.sentSeq[i][to]++
+		if m.Seq != w.sentSeq[i][to] || m.Full != (m.Seq%FullEvery == 1) {
+			w.fatalf("site %d: message to %d has Seq %d Full %v, want Seq %d Full %v", i, to, m.Seq, m.Full, w.sentSeq[i][to], w.sentSeq[i][to]%FullEvery == 1)
+		}
+		// The partial log: the held records the receiver is not known to hold, in log order; an
+		// incremental message only those the sender did not hold at its previous message.
 		var wantRecs []Record[int]
+		prev := w.sentHave[i][to]
 		for _, r := range l.Records() {
-			if l.T(to, r.Host) < r.TS {
-				wantRecs = append(wantRecs, r)
+			if l.T(to, r.Host) >= r.TS {
+				continue
 			}
+			if idx := sort.Search(len(w.hostTS[r.Host]), func(x int) bool { return w.hostTS[r.Host][x] >= r.TS }); !m.Full && idx < prev[r.Host] {
+				continue
+			}
+			wantRecs = append(wantRecs, r)
 		}
 		if !slices.Equal(m.Records, wantRecs) {
-			w.fatalf("site %d: message to %d carries %v, want %v", i, to, m.Records, wantRecs)
+			w.fatalf("site %d: message %d (full %v) to %d carries %v, want %v", i, m.Seq, m.Full, to, m.Records, wantRecs)
 		}
+		w.sentHave[i][to] = slices.Clone(w.have[i])
 		if lossy && w.rng.Float64() < w.lossP {
 			continue
 		}
@@ -180,14 +209,26 @@ func (w *world) broadcast(i int, lossy bool) {
 	}
 }
 
-func (w *world) deliver(f inflight, appendsAllowed bool) {
+// deliver hands f to its receiver and reports whether it was accepted. A full message, or an
+// incremental one that follows the last accepted message on its link, must be accepted; any
+// other incremental message must be rejected with ErrGap and change nothing.
+func (w *world) deliver(f inflight, appendsAllowed bool) bool {
 	i, m := f.to, f.m
 	l := w.logs[i]
 	table := slices.Clone(m.Table)
 	recs := slices.Clone(m.Records)
+	accept := m.Full || m.Seq == w.recvSeq[i][m.From]+1
+	// Receive only appends records and raises entries, so length, clock and table capture any
+	// change a rejected message could make.
+	var before state
+	if !accept {
+		before = lightSnapshot(l)
+	}
 	err := l.Receive(m, func(r Record[int]) {
 		k := recKey{r.Host, r.TS}
 		switch {
+		case !accept:
+			w.fatalf("site %d incorporated %+v from message %d of site %d, which follows a gap", i, r, m.Seq, m.From)
 		case r.Host == i:
 			w.fatalf("site %d incorporated its own record %+v", i, r)
 		case w.seen[i][k]:
@@ -203,21 +244,34 @@ func (w *world) deliver(f inflight, appendsAllowed bool) {
 			w.appendAt(i) // protocols may append from inside incorporate (Helios does)
 		}
 	})
-	if err != nil {
-		w.fatalf("site %d rejected a well-formed message from %d: %v", i, m.From, err)
+	switch {
+	case accept && err != nil:
+		w.fatalf("site %d rejected message %d (full %v) from %d, last accepted %d: %v", i, m.Seq, m.Full, m.From, w.recvSeq[i][m.From], err)
+	case !accept && !errors.Is(err, ErrGap):
+		w.fatalf("site %d: incremental message %d from %d after accepting %d returned %v, want ErrGap", i, m.Seq, m.From, w.recvSeq[i][m.From], err)
+	case !accept && !lightSnapshot(l).equal(before):
+		w.fatalf("site %d: rejected message %d from %d changed state", i, m.Seq, m.From)
 	}
 	if !slices.Equal(table, m.Table) || !slices.Equal(recs, m.Records) {
 		w.fatalf("site %d: Receive modified the message", i)
 	}
+	if !accept {
+		w.rejected++
+		return false
+	}
+	w.recvSeq[i][m.From] = max(w.recvSeq[i][m.From], m.Seq)
+	w.dirty[i] = true
 	for _, r := range m.Records {
 		if !w.seen[i][recKey{r.Host, r.TS}] {
 			w.fatalf("site %d: record %+v of a received message is not incorporated", i, r)
 		}
 	}
+	return true
 }
 
-// deliverDue delivers, in random order, every in-flight message due by now (all if flush).
-func (w *world) deliverDue(flush, appendsAllowed bool) {
+// deliverDue delivers, in random order, every in-flight message due by now (all if flush), and
+// reports whether every one was accepted.
+func (w *world) deliverDue(flush, appendsAllowed bool) bool {
 	var due, rest []inflight
 	for _, f := range w.net {
 		if flush || f.at <= w.now {
@@ -228,14 +282,19 @@ func (w *world) deliverDue(flush, appendsAllowed bool) {
 	}
 	w.net = rest
 	w.rng.Shuffle(len(due), func(a, b int) { due[a], due[b] = due[b], due[a] })
+	all := true
 	for _, f := range due {
-		w.deliver(f, appendsAllowed)
+		if !w.deliver(f, appendsAllowed) {
+			all = false
+		}
 		w.check()
 	}
+	return all
 }
 
 func (w *world) gc(i int) {
 	l := w.logs[i]
+	w.dirty[i] = true
 	before := slices.Clone(l.Records())
 	dropped := l.GC()
 	after := l.Records()
@@ -323,6 +382,10 @@ func (w *world) check() {
 				w.fatalf("prefix knowledge: site %d holds %d records of %d, but %d have ts ≤ T[i][%d]=%d", i, w.have[i][j], j, cnt, j, l.T(i, j))
 			}
 		}
+		if !w.dirty[i] {
+			continue
+		}
+		w.dirty[i] = false
 		// The log holds exactly the incorporated records not yet GC'd, each once, in an order that
 		// respects per-host order and causality: scanning it, each record is its host's next one,
 		// and everything its host held when creating it is already GC'd or earlier in the log.
@@ -348,7 +411,8 @@ func (w *world) check() {
 
 func runRandomRlog(t *testing.T, seed uint64, n int) {
 	w := newWorld(t, seed, n)
-	steps := 250 + w.rng.IntN(100)
+	// Enough steps that every link sees several full messages (FullEvery) between losses.
+	steps := 150*n + w.rng.IntN(100)
 	for range steps {
 		w.now += w.rng.Int64N(4)
 		i := w.rng.IntN(n)
@@ -365,14 +429,22 @@ func runRandomRlog(t *testing.T, seed uint64, n int) {
 		w.check()
 	}
 	// Final lossless exchange: drain the network, then rounds in which every site broadcasts and
-	// every message is delivered.
+	// every message is delivered, until three rounds in a row are accepted whole (a link that
+	// lost a message accepts again from its next full message).
 	w.deliverDue(true, false)
-	for range 3 {
+	for round, clean := 0, 0; clean < 3; round++ {
+		if round > FullEvery+3 {
+			w.fatalf("no three clean rounds in %d lossless rounds", round)
+		}
 		w.now += 10
 		for i := range n {
 			w.broadcast(i, false)
 		}
-		w.deliverDue(true, false)
+		if w.deliverDue(true, false) {
+			clean++
+		} else {
+			clean = 0
+		}
 	}
 	for i := range n {
 		w.gc(i)
@@ -433,12 +505,24 @@ func TestRandomizedInvariants(t *testing.T) {
 // state is a log's whole observable state.
 type state struct {
 	last    int64
+	length  int
 	table   []int64
-	records []Record[int]
+	records []Record[int] // nil in a light snapshot
 }
 
 func snapshot(l *Log[int]) state {
-	s := state{last: l.Last(), records: slices.Clone(l.Records())}
+	s := state{last: l.Last(), length: l.Len(), records: slices.Clone(l.Records())}
+	for j := range l.Sites() {
+		for k := range l.Sites() {
+			s.table = append(s.table, l.T(j, k))
+		}
+	}
+	return s
+}
+
+// lightSnapshot is snapshot with only the number of records.
+func lightSnapshot(l *Log[int]) state {
+	s := state{last: l.Last(), length: l.Len()}
 	for j := range l.Sites() {
 		for k := range l.Sites() {
 			s.table = append(s.table, l.T(j, k))
@@ -448,7 +532,7 @@ func snapshot(l *Log[int]) state {
 }
 
 func (s state) equal(o state) bool {
-	return s.last == o.last && slices.Equal(s.table, o.table) && slices.Equal(s.records, o.records)
+	return s.last == o.last && s.length == o.length && slices.Equal(s.table, o.table) && slices.Equal(s.records, o.records)
 }
 
 // capture returns a send func that stores messages by destination.
@@ -496,52 +580,142 @@ func TestNewRejectsSiteOutOfRange(t *testing.T) {
 	}
 }
 
+// links is a lossless FIFO network for the focused tests: Broadcast queues a message per peer,
+// and deliver hands a link's queued messages to the receiver in order.
+type links struct {
+	t     *testing.T
+	logs  []*Log[int]
+	queue map[[2]int][]*Message[int]
+	calls int // incorporate calls
+}
+
+func newLinks(t *testing.T, n int) *links {
+	nw := &links{t: t, queue: map[[2]int][]*Message[int]{}}
+	for i := range n {
+		nw.logs = append(nw.logs, New[int](i, n))
+	}
+	return nw
+}
+
+func (nw *links) broadcast(from int) map[int]*Message[int] {
+	out := map[int]*Message[int]{}
+	nw.logs[from].Broadcast(0, func(to int, m *Message[int]) {
+		out[to] = m
+		nw.queue[[2]int{from, to}] = append(nw.queue[[2]int{from, to}], m)
+	})
+	return out
+}
+
+func (nw *links) deliver(from, to int) {
+	nw.t.Helper()
+	for _, m := range nw.queue[[2]int{from, to}] {
+		if err := nw.logs[to].Receive(m, countIncorporate(&nw.calls)); err != nil {
+			nw.t.Fatalf("%d→%d message %d: %v", from, to, m.Seq, err)
+		}
+	}
+	delete(nw.queue, [2]int{from, to})
+}
+
 func TestBroadcastUsesOneSigmaAndPerPeerPartialLogs(t *testing.T) {
 	const n = 4
-	logs := []*Log[int]{New[int](0, n), New[int](1, n), New[int](2, n), New[int](3, n)}
-	a := logs[0].Append(0, 1)
-	out := map[int]*Message[int]{}
-	logs[0].Broadcast(0, capture(out))
-	var calls int
-	if err := logs[1].Receive(out[1], countIncorporate(&calls)); err != nil {
-		t.Fatal(err)
-	}
-	back := map[int]*Message[int]{}
-	logs[1].Broadcast(0, capture(back))
-	if err := logs[0].Receive(back[0], countIncorporate(&calls)); err != nil {
-		t.Fatal(err)
-	}
-	// Site 0 now knows site 1 holds a; sites 2 and 3 do not.
-	b := logs[0].Append(0, 2)
-	msgs := map[int]*Message[int]{}
+	nw := newLinks(t, n)
+	c := nw.logs[2].Append(0, 1)
+	nw.broadcast(2)
+	nw.deliver(2, 0)
+	nw.deliver(2, 1)
+	nw.broadcast(1)
+	nw.deliver(1, 0)
+	// Site 0 holds c and knows sites 1 and 2 hold it; site 3 does not.
+	a := nw.logs[0].Append(0, 2)
 	var order []int
-	sigma := logs[0].Broadcast(500, func(to int, m *Message[int]) {
+	msgs := map[int]*Message[int]{}
+	sigma := nw.logs[0].Broadcast(500, func(to int, m *Message[int]) {
 		order = append(order, to)
 		msgs[to] = m
 	})
-	if sigma != 500 || logs[0].Last() != 500 || logs[0].T(0, 0) != 500 {
-		t.Fatalf("σ=%d Last=%d T[0][0]=%d, want all 500", sigma, logs[0].Last(), logs[0].T(0, 0))
+	if sigma != 500 || nw.logs[0].Last() != 500 || nw.logs[0].T(0, 0) != 500 {
+		t.Fatalf("σ=%d Last=%d T[0][0]=%d, want all 500", sigma, nw.logs[0].Last(), nw.logs[0].T(0, 0))
 	}
 	if !slices.Equal(order, []int{1, 2, 3}) {
 		t.Fatalf("Broadcast sent to %v, want [1 2 3]", order)
 	}
 	for to, m := range msgs {
-		if m.SendTS != sigma || m.Table[0] != sigma || m.From != 0 {
-			t.Errorf("message to %d: SendTS %d, T[0][0] %d, From %d; want σ=%d from 0", to, m.SendTS, m.Table[0], m.From, sigma)
+		if m.SendTS != sigma || m.Table[0] != sigma || m.From != 0 || m.Seq != 1 || !m.Full {
+			t.Errorf("message to %d: SendTS %d, T[0][0] %d, From %d, Seq %d, Full %v; want σ=%d from 0, the first (full) message",
+				to, m.SendTS, m.Table[0], m.From, m.Seq, m.Full, sigma)
 		}
 	}
-	if want := []Record[int]{b}; !slices.Equal(msgs[1].Records, want) {
-		t.Errorf("message to 1 carries %v, want only the record it lacks %v", msgs[1].Records, want)
-	}
-	for _, to := range []int{2, 3} {
-		if want := []Record[int]{a, b}; !slices.Equal(msgs[to].Records, want) {
+	for to, want := range map[int][]Record[int]{1: {a}, 2: {a}, 3: {c, a}} {
+		if !slices.Equal(msgs[to].Records, want) {
 			t.Errorf("message to %d carries %v, want %v", to, msgs[to].Records, want)
 		}
 	}
 	// The table is a copy: later changes do not show through.
-	logs[0].Append(0, 3)
+	nw.logs[0].Append(0, 3)
 	if msgs[2].Table[0] != sigma {
 		t.Errorf("message table aliases the log's table")
+	}
+}
+
+func TestIncrementalMessagesAndFullRepair(t *testing.T) {
+	l0, l1 := New[int](0, 2), New[int](1, 2)
+	var sent []*Message[int]
+	bcast := func() *Message[int] {
+		l0.Broadcast(0, func(_ int, m *Message[int]) { sent = append(sent, m) })
+		return sent[len(sent)-1]
+	}
+	r1 := l0.Append(0, 1)
+	if m := bcast(); m.Seq != 1 || !m.Full || !slices.Equal(m.Records, []Record[int]{r1}) {
+		t.Fatalf("first message %+v, want full Seq 1 with r1", m)
+	}
+	// Message 1 is lost. Message 2 carries only what is new and is refused after the gap.
+	r2 := l0.Append(0, 2)
+	m2 := bcast()
+	if m2.Seq != 2 || m2.Full || !slices.Equal(m2.Records, []Record[int]{r2}) {
+		t.Fatalf("second message %+v, want incremental Seq 2 with only r2", m2)
+	}
+	var calls int
+	before := snapshot(l1)
+	if err := l1.Receive(m2, countIncorporate(&calls)); !errors.Is(err, ErrGap) || calls != 0 || !snapshot(l1).equal(before) {
+		t.Fatalf("incremental message after a lost one: err %v, %d incorporated, changed %v; want ErrGap and nothing", err, calls, !snapshot(l1).equal(before))
+	}
+	// Messages 3..FullEvery are incremental (and empty); message FullEvery+1 is full again and
+	// repairs the link.
+	for seq := uint64(3); seq <= FullEvery; seq++ {
+		if m := bcast(); m.Seq != seq || m.Full || len(m.Records) != 0 {
+			t.Fatalf("message %d: %+v, want incremental and empty", seq, m)
+		}
+	}
+	full := bcast()
+	if full.Seq != FullEvery+1 || !full.Full || !slices.Equal(full.Records, []Record[int]{r1, r2}) {
+		t.Fatalf("message %d: %+v, want full with r1 and r2", FullEvery+1, full)
+	}
+	if err := l1.Receive(full, countIncorporate(&calls)); err != nil || calls != 2 || l1.T(1, 0) != full.SendTS {
+		t.Fatalf("full message: err %v, %d incorporated, T[1][0]=%d; want nil, 2, %d", err, calls, l1.T(1, 0), full.SendTS)
+	}
+	r3 := l0.Append(0, 3)
+	next := bcast()
+	if next.Full || !slices.Equal(next.Records, []Record[int]{r3}) {
+		t.Fatalf("message after the full one: %+v, want incremental with r3", next)
+	}
+	if err := l1.Receive(next, countIncorporate(&calls)); err != nil || calls != 3 {
+		t.Fatalf("in-sequence incremental message: err %v, %d incorporated", err, calls)
+	}
+	// Old messages that arrive late change nothing.
+	after := snapshot(l1)
+	for _, m := range sent[:len(sent)-1] {
+		err := l1.Receive(m, countIncorporate(&calls))
+		if err != nil && !errors.Is(err, ErrGap) {
+			t.Fatalf("late message %d: %v", m.Seq, err)
+		}
+		if calls != 3 || !snapshot(l1).equal(after) {
+			t.Fatalf("late message %d changed state", m.Seq)
+		}
+	}
+	// ... not even the acceptance of the link: the next message is still accepted.
+	r4 := l0.Append(0, 4)
+	if err := l1.Receive(bcast(), countIncorporate(&calls)); err != nil || calls != 4 || l1.Records()[len(l1.Records())-1] != r4 {
+		t.Fatalf("message after late ones: err %v, %d incorporated", err, calls)
 	}
 }
 
@@ -555,20 +729,25 @@ func TestDuplicateAndStaleMessagesAreNoOps(t *testing.T) {
 	l1.Broadcast(0, capture(second))
 
 	var calls int
-	if err := l0.Receive(second[0], countIncorporate(&calls)); err != nil {
-		t.Fatal(err)
+	for _, m := range []*Message[int]{first[0], second[0]} {
+		if err := l0.Receive(m, countIncorporate(&calls)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if calls != 2 || l0.Len() != 2 || l0.T(0, 1) != l1.Last() {
-		t.Fatalf("after the newer message: %d incorporated, %d held, T[0][1]=%d; want 2, 2, %d", calls, l0.Len(), l0.T(0, 1), l1.Last())
+		t.Fatalf("after both messages: %d incorporated, %d held, T[0][1]=%d; want 2, 2, %d", calls, l0.Len(), l0.T(0, 1), l1.Last())
 	}
 	before := snapshot(l0)
-	for name, m := range map[string]*Message[int]{"duplicate": second[0], "stale": first[0]} {
+	for _, c := range []struct {
+		name string
+		m    *Message[int]
+	}{{"duplicate of the full message", first[0]}, {"duplicate of the incremental message", second[0]}, {"again", second[0]}} {
 		calls = 0
-		if err := l0.Receive(m, countIncorporate(&calls)); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		if err := l0.Receive(c.m, countIncorporate(&calls)); err != nil && !errors.Is(err, ErrGap) {
+			t.Fatalf("%s: %v", c.name, err)
 		}
 		if calls != 0 || !snapshot(l0).equal(before) {
-			t.Fatalf("%s message changed state or incorporated %d records", name, calls)
+			t.Fatalf("%s changed state or incorporated %d records", c.name, calls)
 		}
 	}
 }
@@ -577,23 +756,19 @@ func TestReceiveRejectsMalformedMessagesWithoutChangingState(t *testing.T) {
 	const n = 3
 	// Site 0 has a record and has heard from site 2; site 1 has two records site 0 lacks.
 	setup := func() (*Log[int], *Message[int]) {
-		l0, l1, l2 := New[int](0, n), New[int](1, n), New[int](2, n)
-		l0.Append(0, 1)
-		l2.Append(0, 2)
-		from2 := map[int]*Message[int]{}
-		l2.Broadcast(0, capture(from2))
-		var calls int
-		if err := l0.Receive(from2[0], countIncorporate(&calls)); err != nil {
-			t.Fatal(err)
-		}
-		l1.Append(0, 3)
-		l1.Append(0, 4)
-		from1 := map[int]*Message[int]{}
-		l1.Broadcast(0, capture(from1))
-		return l0, from1[0]
+		nw := newLinks(t, n)
+		nw.logs[0].Append(0, 1)
+		nw.logs[2].Append(0, 2)
+		nw.broadcast(2)
+		nw.deliver(2, 0)
+		nw.logs[1].Append(0, 3)
+		nw.logs[1].Append(0, 4)
+		return nw.logs[0], nw.broadcast(1)[0]
 	}
 	clone := func(m *Message[int]) *Message[int] {
-		return &Message[int]{From: m.From, SendTS: m.SendTS, Records: slices.Clone(m.Records), Table: slices.Clone(m.Table)}
+		c := *m
+		c.Records, c.Table = slices.Clone(m.Records), slices.Clone(m.Table)
+		return &c
 	}
 	cases := []struct {
 		name   string
@@ -606,6 +781,7 @@ func TestReceiveRejectsMalformedMessagesWithoutChangingState(t *testing.T) {
 		{"from self", func(_ *Log[int], m *Message[int]) { m.From = 0 }, "invalid site 0"},
 		{"from negative", func(_ *Log[int], m *Message[int]) { m.From = -1 }, "invalid site -1"},
 		{"from out of range", func(_ *Log[int], m *Message[int]) { m.From = n }, "invalid site 3"},
+		{"sequence number 0", func(_ *Log[int], m *Message[int]) { m.Seq = 0 }, "sequence number 0"},
 		{"record of negative host", func(_ *Log[int], m *Message[int]) {
 			m.Records = append(m.Records, Record[int]{Host: -1, TS: 1})
 		}, "invalid site -1"},
@@ -655,40 +831,48 @@ func TestReceiveRejectsMalformedMessagesWithoutChangingState(t *testing.T) {
 			if !snapshot(l0).equal(before) {
 				t.Errorf("rejected message changed state")
 			}
+			// Rejection leaves the link as it was: the original message is still accepted.
+			if err := l0.Receive(clone(orig), countIncorporate(&calls)); err != nil || calls != 2 {
+				t.Errorf("the original message after the malformed one: err %v, %d incorporated", err, calls)
+			}
 		})
 	}
 }
 
 func TestGCWaitsUntilEverySiteIsKnownToHoldARecord(t *testing.T) {
-	const n = 3
-	l := []*Log[int]{New[int](0, n), New[int](1, n), New[int](2, n)}
-	var calls int
+	nw := newLinks(t, 3)
+	l0 := nw.logs[0]
 	exchange := func(from, to int) {
 		t.Helper()
-		out := map[int]*Message[int]{}
-		l[from].Broadcast(0, capture(out))
-		if err := l[to].Receive(out[to], countIncorporate(&calls)); err != nil {
-			t.Fatal(err)
-		}
+		nw.broadcast(from)
+		nw.deliver(from, to)
 	}
-	l[0].Append(0, 7)
+	l0.Append(0, 7)
 	exchange(0, 1)
 	exchange(1, 0)
-	if d := l[0].GC(); d != 0 || l[0].Len() != 1 {
+	if d := l0.GC(); d != 0 || l0.Len() != 1 {
 		t.Fatalf("GC dropped %d while site 2 is not known to hold the record", d)
 	}
-	if d := l[1].GC(); d != 0 {
+	if d := nw.logs[1].GC(); d != 0 {
 		t.Fatalf("site 1 GC dropped %d while site 2 is not known to hold the record", d)
 	}
 	exchange(0, 2)
-	if d := l[0].GC(); d != 0 {
+	if d := l0.GC(); d != 0 {
 		t.Fatalf("GC dropped %d before hearing back from site 2", d)
 	}
 	exchange(2, 0)
-	if d := l[0].GC(); d != 1 || l[0].Len() != 0 {
-		t.Fatalf("GC dropped %d (len %d), want the record dropped once all sites are known to hold it", d, l[0].Len())
+	if d := l0.GC(); d != 1 || l0.Len() != 0 {
+		t.Fatalf("GC dropped %d (len %d), want the record dropped once all sites are known to hold it", d, l0.Len())
 	}
-	if d := l[0].GC(); d != 0 {
+	if d := l0.GC(); d != 0 {
 		t.Fatalf("second GC dropped %d", d)
+	}
+	// Sends after GC still carry exactly what each peer lacks.
+	r := l0.Append(0, 8)
+	out := nw.broadcast(0)
+	for to := 1; to <= 2; to++ {
+		if !slices.Equal(out[to].Records, []Record[int]{r}) {
+			t.Fatalf("message to %d after GC carries %v, want %v", to, out[to].Records, []Record[int]{r})
+		}
 	}
 }

@@ -37,16 +37,25 @@ func (f Fault) String() string {
 	case Outage:
 		return "crash:" + f.DC + span
 	case Partition:
-		return "partition:" + f.DC + "-" + f.Peer + span
+		return "partition:" + f.pair() + span
 	case Slow:
-		return fmt.Sprintf("slow:%s-%s+%s%s", f.DC, f.Peer, time.Duration(f.ExtraUs)*time.Microsecond, span)
+		return fmt.Sprintf("slow:%s+%s%s", f.pair(), time.Duration(f.ExtraUs)*time.Microsecond, span)
 	}
 	return "unknown-fault"
 }
 
+// pair renders the two datacenters as "A-B", or "A,B" when a name contains '-'.
+func (f Fault) pair() string {
+	if strings.Contains(f.DC+f.Peer, "-") {
+		return f.DC + "," + f.Peer
+	}
+	return f.DC + "-" + f.Peer
+}
+
 // ParseFault reads one fault: "crash:DC@START-END", "partition:DC1-DC2@START-END" or
 // "slow:DC1-DC2+EXTRA@START-END", with Go durations (e.g. "crash:V@10s-20s",
-// "slow:V-O+100ms@5s-6s").
+// "slow:V-O+100ms@5s-6s"). Datacenter names that contain '-' are separated by ',' instead
+// ("partition:us-east,eu-west@1s-2s").
 func ParseFault(spec string) (Fault, error) {
 	bad := func(why string) (Fault, error) {
 		return Fault{}, fmt.Errorf("fault %q: %s (want crash:DC@START-END, partition:A-B@START-END or slow:A-B+DELAY@START-END)", spec, why)
@@ -71,6 +80,9 @@ func ParseFault(spec string) (Fault, error) {
 	f := Fault{StartUs: start.Microseconds(), EndUs: end.Microseconds()}
 	switch kind {
 	case "crash":
+		if what == "" {
+			return bad("needs a datacenter")
+		}
 		f.Kind, f.DC = Outage, what
 	case "partition", "slow":
 		f.Kind = Partition
@@ -84,8 +96,12 @@ func ParseFault(spec string) (Fault, error) {
 			}
 			f.ExtraUs = d.Microseconds()
 		}
-		if f.DC, f.Peer, ok = strings.Cut(what, "-"); !ok {
-			return bad("needs two datacenters A-B")
+		sep := "-"
+		if strings.Contains(what, ",") {
+			sep = ","
+		}
+		if f.DC, f.Peer, ok = strings.Cut(what, sep); !ok || f.DC == "" || f.Peer == "" {
+			return bad("needs two datacenters A-B (or A,B when a name contains '-')")
 		}
 	default:
 		return bad("unknown kind " + kind)

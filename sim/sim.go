@@ -70,6 +70,7 @@ const (
 	evRequest
 	evTimer
 	evReply // a reply reaching a client
+	evWake  // a busy replica becomes free (service model)
 	evCall  // a callback: client code, a fault transition
 )
 
@@ -169,9 +170,13 @@ func New(cfg Config) (*Sim, error) {
 		env.replica = r
 		s.nodes = append(s.nodes, env)
 	}
+	// Start runs as each replica's first event, after any fault beginning at 0: a datacenter
+	// whose outage starts at 0 starts only when the outage ends.
 	for _, nd := range s.nodes {
-		nd.busyUntil, nd.outAt = 0, 0
-		nd.replica.Start()
+		s.After(nd.dc, 0, func() {
+			nd.outAt = s.nowUs
+			nd.replica.Start()
+		})
 	}
 	return s, nil
 }
@@ -258,22 +263,31 @@ func (s *Sim) dispatch(e *event) (kept bool) {
 		e.fn()
 	case evReply:
 		e.conn.deliver(e.reply)
-	case evMessage:
-		cost := s.cfg.Service.PerMessageUs
-		if s.cfg.Service.PerKBUs > 0 { // SizeBytes walks the message: only when it matters
-			cost += s.cfg.Service.PerKBUs * int64(e.msg.SizeBytes()) / 1024
-		}
-		return s.nodes[e.node].run(e, cost)
-	case evRequest:
-		cost := s.cfg.Service.PerRequestUs
-		if e.req.Kind == protocol.Commit {
-			cost += s.cfg.Service.PerCommitUs
-		}
-		return s.nodes[e.node].run(e, cost)
-	case evTimer:
-		return s.nodes[e.node].run(e, 0)
+	case evMessage, evRequest, evTimer:
+		return s.nodes[e.node].run(e)
+	case evWake:
+		s.nodes[e.node].wake()
 	}
 	return false
+}
+
+// cost returns the CPU time the service model charges for input e.
+func (s *Sim) cost(e *event) int64 {
+	svc := s.cfg.Service
+	switch e.kind {
+	case evMessage:
+		c := svc.PerMessageUs
+		if svc.PerKBUs > 0 { // SizeBytes walks the message: only when it matters
+			c += svc.PerKBUs * int64(e.msg.SizeBytes()) / 1024
+		}
+		return c
+	case evRequest:
+		if e.req.Kind == protocol.Commit {
+			return svc.PerRequestUs + svc.PerCommitUs
+		}
+		return svc.PerRequestUs
+	}
+	return 0
 }
 
 // sendMessage puts m on the link from → to, leaving the sender at atUs.
@@ -317,20 +331,30 @@ type node struct {
 	rand      *rand.Rand
 	offsetUs  int64
 	driftPPM  float64
-	busyUntil int64 // service model: when the current input's processing ends
-	outAt     int64 // when the current handler's effects leave the node
+	busyUntil int64    // service model: when the current input's processing ends
+	backlog   []*event // service model: inputs waiting, in arrival order
+	outAt     int64    // when the current handler's effects leave the node
 }
 
-// run hands e to the replica now, or requeues it until the node is free (service model) and
-// reports that it did.
-func (nd *node) run(e *event, costUs int64) (requeued bool) {
+// run hands input e to the replica now, or, while the replica is busy or others wait (service
+// model), queues it behind them in arrival order and reports that it kept e.
+func (nd *node) run(e *event) (queued bool) {
 	s := nd.sim
-	if nd.busyUntil > s.nowUs {
-		e.at = nd.busyUntil
-		s.push(e)
+	if nd.busyUntil > s.nowUs || len(nd.backlog) > 0 {
+		nd.backlog = append(nd.backlog, e)
+		if len(nd.backlog) == 1 {
+			nd.scheduleWake()
+		}
 		return true
 	}
-	nd.busyUntil = s.nowUs + costUs
+	nd.handle(e)
+	return false
+}
+
+// handle runs input e, charging its service time.
+func (nd *node) handle(e *event) {
+	s := nd.sim
+	nd.busyUntil = s.nowUs + s.cost(e)
 	nd.outAt = nd.busyUntil
 	switch e.kind {
 	case evMessage:
@@ -340,7 +364,25 @@ func (nd *node) run(e *event, costUs int64) (requeued bool) {
 	case evTimer:
 		nd.replica.HandleTimer(e.tmr)
 	}
-	return false
+}
+
+func (nd *node) scheduleWake() {
+	s := nd.sim
+	e := s.newEvent()
+	e.at, e.kind, e.dc, e.node = max(nd.busyUntil, s.nowUs), evWake, nd.dc, nd.id
+	s.push(e)
+}
+
+// wake runs the oldest waiting input now that the replica is free.
+func (nd *node) wake() {
+	e := nd.backlog[0]
+	nd.backlog = nd.backlog[1:]
+	nd.handle(e)
+	*e = event{}
+	nd.sim.free = append(nd.sim.free, e)
+	if len(nd.backlog) > 0 {
+		nd.scheduleWake()
+	}
 }
 
 // NowUs is the datacenter's local clock: virtual time plus offset plus drift.

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -1024,20 +1023,10 @@ func TestRunUntilAdvancesClockAndRunsDueEvents(t *testing.T) {
 	}
 }
 
-// ---- Known bugs (run with MERIDIAN_KNOWN_BUGS=1) ----------------------------------------------
-
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("MERIDIAN_KNOWN_BUGS") == "" {
-		t.Skip("known bug, not fixed yet (set MERIDIAN_KNOWN_BUGS=1 to run): " + what)
-	}
-}
-
-// An outage that starts at 0 must freeze the datacenter from the start, but New calls every
-// replica's Start synchronously before any fault event has run, so the "crashed" replica starts
-// and its first messages reach its peers.
+// ---- Regression tests for bugs found by review ----
+// An outage that starts at 0 must freeze the datacenter from the start, including its replica's
+// Start and first messages.
 func TestOutageFromTimeZeroAlsoFreezesStart(t *testing.T) {
-	knownBug(t, "sim.New runs Start of replicas in a datacenter whose outage begins at 0")
 	cfg := Config{Seed: 1, Faults: []Fault{{Kind: Outage, DC: "B", StartUs: 0, EndUs: faultStart}}}
 	s, rec := newSim(t, cfg, pingOpts{intervalUs: 100_000, size: 1})
 	s.RunUntil(2 * faultStart)
@@ -1053,11 +1042,9 @@ func TestOutageFromTimeZeroAlsoFreezesStart(t *testing.T) {
 	}
 }
 
-// With the service model, inputs that wait for a busy replica are served in arrival order. A
-// waiting input is requeued at the time the replica frees up with a fresh sequence number, so an
-// input scheduled earlier that arrives at exactly that instant jumps ahead of it.
+// With the service model, inputs that wait for a busy replica are served in arrival order, even
+// when a later input arrives exactly as the replica frees up.
 func TestServiceQueueIsFIFOAtTies(t *testing.T) {
-	knownBug(t, "an input arriving exactly when the replica frees up overtakes inputs already waiting")
 	// B gets C's ping at 30 ms (sent at 0). Two requests arrive at 29.5 ms and cost 500 µs each.
 	cfg := Config{Seed: 1, ClientHopUs: 500, Service: Service{PerRequestUs: 500}}
 	s, rec := newSim(t, cfg, pingOpts{intervalUs: 1_000_000, size: 1})
@@ -1082,10 +1069,9 @@ func TestServiceQueueIsFIFOAtTies(t *testing.T) {
 	}
 }
 
-// topology.Validate allows '-' in datacenter names, but ParseFault splits A-B at the first '-',
-// so a partition or slow fault between hyphenated datacenters does not round-trip.
+// topology.Validate allows '-' in datacenter names; faults between such datacenters must
+// round-trip through String and ParseFault.
 func TestFaultWithHyphenatedDatacentersRoundTrips(t *testing.T) {
-	knownBug(t, "ParseFault cannot read partition/slow faults between datacenter names containing '-'")
 	for _, f := range []Fault{
 		{Kind: Partition, DC: "us-east", Peer: "eu-west", StartUs: 1_000_000, EndUs: 2_000_000},
 		{Kind: Slow, DC: "us-east", Peer: "ap-south", StartUs: 1_000_000, EndUs: 2_000_000, ExtraUs: 5000},
