@@ -110,3 +110,77 @@ func scriptHistory(w *scripted.World, names []string) *history.History {
 	}
 	return h
 }
+
+// TestMFRequestTimeAborts is §7.2.7 for Message Futures (and §2.6's table): a stale read, a
+// local pending writer and a remote pending writer each abort a request at once, and a write
+// that meets only a remote read does not (conflicts are directional).
+func TestMFRequestTimeAborts(t *testing.T) {
+	newWorld := func(t *testing.T) *scripted.World {
+		topo := &topology.Topology{Name: "two", DCs: []string{"A", "B"},
+			RTTMs: [][]float64{{0, 10}, {10, 0}}, StdDevMs: [][]float64{{0, 0}, {0, 0}}}
+		w, err := scripted.New(topo, New, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Start()
+		return w
+	}
+	// Both replicas send every 10 ms from 10 to 100.
+	sendsUntil := func(w *scripted.World, lastMs int64, at map[int64]func()) {
+		for ms := int64(1); ms <= lastMs; ms++ {
+			w.RunTo(ms)
+			if f, ok := at[ms]; ok {
+				f()
+			}
+			if ms%10 == 0 {
+				w.Send(dcA)
+				w.Send(dcB)
+			}
+		}
+	}
+	wantAbort := func(t *testing.T, w *scripted.World, name string, reason txn.AbortReason) {
+		t.Helper()
+		if got, _ := w.Outcome(name); got.Status != txn.Aborted || got.Reason != reason {
+			t.Fatalf("%s: %s (%s), want aborted (%s)\n%s", name, got.Status, got.Reason, reason, w.Trace())
+		}
+	}
+	t.Run("stale-read", func(t *testing.T) {
+		w := newWorld(t)
+		sendsUntil(w, 100, map[int64]func(){
+			12: func() { w.Request(dcB, "u", nil, []string{"x"}) },
+			90: func() { w.Request(dcA, "t", []string{"x=init"}, []string{"y"}) },
+		})
+		wantAbort(t, w, "t", txn.ReasonStaleRead)
+	})
+	t.Run("local-pending-writer", func(t *testing.T) {
+		w := newWorld(t)
+		sendsUntil(w, 40, map[int64]func(){
+			12: func() {
+				w.Request(dcA, "u", nil, []string{"x"})
+				w.Request(dcA, "t", []string{"x"}, nil)
+			},
+		})
+		wantAbort(t, w, "t", txn.ReasonLocalConflict)
+	})
+	t.Run("remote-pending-writer", func(t *testing.T) {
+		w := newWorld(t)
+		sendsUntil(w, 40, map[int64]func(){
+			12: func() { w.Request(dcB, "u", nil, []string{"x"}) }, // Ep(u) reaches A at 25
+			26: func() { w.Request(dcA, "t", []string{"x"}, nil) },
+		})
+		wantAbort(t, w, "t", txn.ReasonRemoteConflict)
+	})
+	t.Run("directional-no-false-abort", func(t *testing.T) {
+		w := newWorld(t)
+		// u commits at 25, before Ep(t) reaches B; Ep(u) writes only y, which t does not access.
+		sendsUntil(w, 100, map[int64]func(){
+			12: func() { w.Request(dcB, "u", []string{"x"}, []string{"y"}) }, // reads x
+			26: func() { w.Request(dcA, "t", nil, []string{"x"}) },           // writes x only
+		})
+		for _, name := range []string{"t", "u"} {
+			if got, _ := w.Outcome(name); got.Status != txn.Committed {
+				t.Errorf("%s: %s, want committed\n%s", name, got.Status, w.Trace())
+			}
+		}
+	})
+}

@@ -194,8 +194,10 @@ func progressPrinter(w io.Writer, total int) func(string, int64, int64) {
 }
 
 func printResult(w io.Writer, r *bench.Result, opts bench.Options) {
-	fmt.Fprintf(w, "%s on %s: %d clients/DC, %s virtual, seed %d (simulated in %.1fs)\n",
-		r.Protocol, r.Topology, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond, r.Seed, r.WallTime.Seconds())
+	wallS := r.WallTime.Seconds()
+	fmt.Fprintf(w, "%s on %s: %d clients/DC, %s virtual, seed %d (simulated in %.1fs: %.0fx real time, %.0fk events/s)\n",
+		r.Protocol, r.Topology, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond, r.Seed, wallS,
+		float64(r.VirtualUs)/1e6/wallS, float64(r.Sim.Events)/wallS/1e3)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "DC\tmean ms\tp50 ms\tp99 ms\tbound ms\ttxn/s\tops/s\taborts\t")
 	var sum bench.DCResult
