@@ -1,8 +1,10 @@
 package lowerbound
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
@@ -46,32 +48,39 @@ func MAO(rttMs [][]float64) (Solution, error) {
 		return Solution{}, err
 	}
 	n := len(rttMs)
-	tol := tolerance(rttMs)
-
-	scale := tolerance(rttMs) / 1e-11
+	// gonum's simplex uses absolute tolerances, so solve with RTTs scaled into [0, 1].
+	scale := maxRTT(rttMs)
 	scaled := make([][]float64, n)
-	for i := range scaled {
+	for i, row := range rttMs {
 		scaled[i] = make([]float64, n)
-		for j := range scaled[i] {
-			scaled[i][j] = rttMs[i][j] / scale
+		for j, v := range row {
+			scaled[i][j] = v / scale
 		}
 	}
-	tol = 1e-11
-	// Variables are L_0..L_{n-1} and z, the latter bounded below by every L_A.
+
+	// Variables are L_0..L_{n-1} and z ≥ every L_A. The rows L_A ≤ 1 cut off no optimum, since
+	// an optimal L_A never exceeds A's largest RTT, and make L = z = 1 a vertex to start from.
 	rows := append(pairRows(scaled, n+1), capRows(n)...)
+	for i := range n {
+		rows = append(rows, halfspace{a: negate(unit(n+1, i)), b: -1})
+	}
+	x := make([]float64, n+1)
+	for i := range x {
+		x[i] = 1
+	}
 	objectives := [][]float64{make([]float64, n+1), unit(n+1, n)}
 	for i := range n {
 		objectives[0][i] = 1
 		objectives = append(objectives, unit(n+1, i))
 	}
-	var x []float64
 	for _, c := range objectives {
 		var err error
-		if x, err = simplexMin(c, rows); err != nil {
+		if x, err = simplexMin(c, rows, x); err != nil {
 			return Solution{}, fmt.Errorf("lowerbound: simplex: %w", err)
 		}
-		// Hold this objective at its optimum (within tol) for the following tie-break stages.
-		rows = append(rows, halfspace{a: negate(c), b: -(dot(c, x) + tol)})
+		// Hold this objective at its optimum for the following tie-break stages; the slack keeps
+		// x a vertex of the next stage, with this row's surplus basic.
+		rows = append(rows, halfspace{a: negate(c), b: -(dot(c, x) + relTol)})
 	}
 	for i := range n {
 		x[i] *= scale
@@ -79,26 +88,61 @@ func MAO(rttMs [][]float64) (Solution, error) {
 	return newSolution(snap(x[:n])), nil
 }
 
-// simplexMin minimises c·x subject to x ≥ 0 and rows, by adding one surplus variable per row to
-// reach the standard form A·x = b, x ≥ 0 that lp.Simplex expects.
-func simplexMin(c []float64, rows []halfspace) ([]float64, error) {
+// simplexMin minimises c·x subject to x ≥ 0 and rows, starting from the vertex x0. It adds one
+// surplus variable per row to reach the standard form A·x = b, x ≥ 0 that lp.Simplex expects, and
+// passes it a basis of x0: gonum's own phase I is slower and fails on some degenerate instances.
+func simplexMin(c []float64, rows []halfspace, x0 []float64) ([]float64, error) {
 	nv, m := len(c), len(rows)
 	a := mat.NewDense(m, nv+m, nil)
 	b := make([]float64, m)
+	start := slices.Clone(x0)
 	for i, r := range rows {
 		for j, v := range r.a {
 			a.Set(i, j, v)
 		}
 		a.Set(i, nv+i, -1)
 		b[i] = r.b
+		start = append(start, dot(r.a, x0)-r.b)
 	}
 	cost := make([]float64, nv+m)
 	copy(cost, c)
-	_, x, err := lp.Simplex(cost, a, b, 1e-10, nil)
+	_, x, err := lp.Simplex(cost, a, b, 1e-10, basisAt(a, b, start))
 	if err != nil {
 		return nil, err
 	}
 	return x[:nv], nil
+}
+
+// basisAt returns m linearly independent columns of the m-row matrix a, taken greedily in order
+// of decreasing x. If x is a vertex of {a·x = b, x ≥ 0}, its positive entries come first and are
+// independent, so x is the basic solution of the returned basis. On an ill-conditioned basis the
+// basic solution's zero entries can come out slightly negative, which lp.Simplex rejects with a
+// panic (below −1e-13); basisAt then returns nil so that lp.Simplex finds a basis itself.
+func basisAt(a *mat.Dense, b, x []float64) []int {
+	m, _ := a.Dims()
+	order := make([]int, len(x))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(x[j], x[i]) })
+	e := newEliminator(m)
+	ab := mat.NewDense(m, m, nil)
+	var basis []int
+	for _, j := range order {
+		if len(basis) == m {
+			break
+		}
+		col := mat.Col(nil, j, a)
+		if e.add(len(basis), col, 0) {
+			ab.SetCol(len(basis), col)
+			basis = append(basis, j)
+		}
+	}
+	var xb mat.VecDense
+	if xb.SolveVec(ab, mat.NewVecDense(m, b)) != nil || slices.Min(xb.RawVector().Data) < -1e-13 {
+		return nil
+	}
+	return basis
 }
 
 // pairRows returns the Lemma 1 constraints L_A + L_B ≥ RTT(A,B), for A < B in DC order, over
@@ -154,17 +198,20 @@ func validateRTT(rttMs [][]float64) error {
 	return nil
 }
 
-// tolerance is the absolute slack, in ms, used when comparing objective values, checking
-// constraints and holding earlier tie-break stages: 1e-11 relative to the largest RTT, far above
-// floating-point noise yet far below snapTol, since later stages can exploit the slack.
-func tolerance(rttMs [][]float64) float64 {
-	scale := 1.0
+// relTol is the slack, relative to the largest RTT, used when comparing objective values,
+// checking constraints and holding earlier tie-break stages: far above floating-point noise yet
+// far below snapTol, since later stages can exploit the slack.
+const relTol = 1e-11
+
+// maxRTT returns the largest entry of rttMs, or 1 if that is smaller.
+func maxRTT(rttMs [][]float64) float64 {
+	m := 1.0
 	for _, row := range rttMs {
 		for _, v := range row {
-			scale = math.Max(scale, v)
+			m = math.Max(m, v)
 		}
 	}
-	return 1e-11 * scale
+	return m
 }
 
 // snap moves every value within snapTol of a multiple of 0.5 onto it, in place.

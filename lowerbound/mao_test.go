@@ -70,36 +70,32 @@ func scenario(rtt [][]float64, dcs ...int) [][]float64 {
 	return m
 }
 
-func TestMAOWorkedExamples(t *testing.T) {
-	tests := []struct {
-		name    string
-		rtt     [][]float64
-		want    []float64
-		wantSum float64
-	}{
-		{"Table4_1", table4_1, []float64{5, 25, 15}, 45},
-		{"Table4_2Integer", table4_2, []float64{68, 10, 10, 165, 200}, 453},
-		{"Table3_1COVIS", table3_1, []float64{4, 19, 82, 155, 186}, 446},
-	}
-	for _, tt := range tests {
-		for _, s := range solvers {
-			t.Run(tt.name+"/"+s.name, func(t *testing.T) {
-				got, err := s.solve(tt.rtt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(got.LatencyMs, tt.want) || got.SumMs != tt.wantSum {
-					t.Errorf("got %v sum %v, want %v sum %v", got.LatencyMs, got.SumMs, tt.want, tt.wantSum)
-				}
-				if avg := tt.wantSum / float64(len(tt.want)); got.AverageMs != avg {
-					t.Errorf("average %v, want %v", got.AverageMs, avg)
-				}
-			})
-		}
+// checkMAO checks both solvers against the expected latencies and sum.
+func checkMAO(t *testing.T, rtt [][]float64, want []float64, wantSum float64) {
+	t.Helper()
+	for _, s := range solvers {
+		t.Run(s.name, func(t *testing.T) {
+			got, err := s.solve(rtt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.LatencyMs, want) || got.SumMs != wantSum {
+				t.Errorf("got %v sum %v, want %v sum %v", got.LatencyMs, got.SumMs, want, wantSum)
+			}
+			if avg := wantSum / float64(len(want)); got.AverageMs != avg {
+				t.Errorf("average %v, want %v", got.AverageMs, avg)
+			}
+		})
 	}
 }
 
-func TestMAOTable4_2TightSet(t *testing.T) {
+func TestMAOTable4_1(t *testing.T) {
+	checkMAO(t, table4_1, []float64{5, 25, 15}, 45)
+}
+
+func TestMAOTable4_2(t *testing.T) {
+	checkMAO(t, table4_2, []float64{68, 10, 10, 165, 200}, 453)
+
 	got, err := MAO(table4_2)
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +109,13 @@ func TestMAOTable4_2TightSet(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"V+C", "V+S", "O+I", "O+S", "C+I"}
-	if !slices.Equal(tight, want) {
+	if want := []string{"V+C", "V+S", "O+I", "O+S", "C+I"}; !slices.Equal(tight, want) {
 		t.Errorf("tight set %v, want %v", tight, want)
 	}
+}
+
+func TestMAOTable3_1COVIS(t *testing.T) {
+	checkMAO(t, table3_1, []float64{4, 19, 82, 155, 186}, 446)
 }
 
 func TestStatedTable4_2LatenciesAreFeasible(t *testing.T) {
@@ -324,3 +323,28 @@ func TestInputValidation(t *testing.T) {
 }
 
 func second(_ Solution, err error) error { return err }
+
+func TestMAOBeyondVertexEnumeration(t *testing.T) {
+	// Past MaxVertexDCs only the simplex applies: the result must be feasible, deterministic and no
+	// worse than the best master/slave assignment (L_M = 0, L_A = RTT(A,M)), which is feasible on
+	// a metric.
+	r := rand.New(rand.NewPCG(4, 2))
+	for _, n := range []int{10, 14} {
+		rtt := randomMetric(r, n, 300, true)
+		got, err := MAO(rtt)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if err := Feasible(got.LatencyMs, rtt); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if again, _ := MAO(rtt); !slices.Equal(again.LatencyMs, got.LatencyMs) {
+			t.Errorf("n=%d: second call gave %v, first %v", n, again.LatencyMs, got.LatencyMs)
+		}
+		for m := range n {
+			if master := sum(rtt[m]); got.SumMs > master {
+				t.Errorf("n=%d: MAO sum %v exceeds master/slave at %d (%v)", n, got.SumMs, m, master)
+			}
+		}
+	}
+}

@@ -26,7 +26,7 @@ func MAOByVertices(rttMs [][]float64) (Solution, error) {
 		return Solution{}, err
 	}
 	n := len(rttMs)
-	tol := tolerance(rttMs)
+	tol := relTol * maxRTT(rttMs)
 	poly := append(pairRows(rttMs, n), nonNegRows(n, n)...)
 
 	var verts [][]float64
@@ -67,8 +67,9 @@ func MAOByVertices(rttMs [][]float64) (Solution, error) {
 //	maximise Σ_A 1/(L_A + c)  subject to  L_A + L_B ≥ RTT(A,B),  L ≥ 0
 //
 // where c = overheadMs > 0 is a per-transaction execution overhead. The objective is convex and
-// bounded, so its maximum over the polyhedron is at a vertex, found by vertex enumeration; ties
-// go to the lexicographically smallest L. Inputs are validated as for MAOByVertices.
+// does not increase along the polyhedron's unbounded directions (latencies only grow), so its
+// maximum is at a vertex, found by vertex enumeration. Ties go to the lexicographically smallest
+// L; values are snapped as in MAO. Inputs are validated as for MAOByVertices.
 func Throughput(rttMs [][]float64, overheadMs float64) (Solution, error) {
 	if err := validateVertexInput(rttMs); err != nil {
 		return Solution{}, err
@@ -77,7 +78,7 @@ func Throughput(rttMs [][]float64, overheadMs float64) (Solution, error) {
 		return Solution{}, fmt.Errorf("lowerbound: throughput overhead must be positive and finite, got %g", overheadMs)
 	}
 	n := len(rttMs)
-	tol := tolerance(rttMs)
+	tol := relTol * maxRTT(rttMs)
 	poly := append(pairRows(rttMs, n), nonNegRows(n, n)...)
 
 	var best []float64
@@ -118,12 +119,9 @@ func nonNegRows(n, dim int) []halfspace {
 // Subsets of pick are explored depth first with incremental Gaussian elimination, so a subset
 // whose first rows are already linearly dependent is pruned with all its supersets.
 func vertices(dim int, fixed, pick, all []halfspace, tol float64, visit func(x []float64)) {
-	e := eliminator{rows: make([][]float64, dim), pivots: make([]int, dim), x: make([]float64, dim)}
-	for i := range e.rows {
-		e.rows[i] = make([]float64, dim+1)
-	}
+	e := newEliminator(dim)
 	for i, r := range fixed {
-		if !e.add(i, r) {
+		if !e.add(i, r.a, r.b) {
 			return
 		}
 	}
@@ -136,7 +134,7 @@ func vertices(dim int, fixed, pick, all []halfspace, tol float64, visit func(x [
 			return
 		}
 		for i := from; i <= len(pick)-(dim-depth); i++ {
-			if e.add(depth, pick[i]) {
+			if e.add(depth, pick[i].a, pick[i].b) {
 				extend(i+1, depth+1)
 			}
 		}
@@ -152,13 +150,21 @@ type eliminator struct {
 	x      []float64
 }
 
-// add stores r as row k, reduced against rows 0..k−1, and reports whether it is linearly
+func newEliminator(dim int) *eliminator {
+	e := &eliminator{rows: make([][]float64, dim), pivots: make([]int, dim), x: make([]float64, dim)}
+	for i := range e.rows {
+		e.rows[i] = make([]float64, dim+1)
+	}
+	return e
+}
+
+// add stores a·x = b as row k, reduced against rows 0..k−1, and reports whether it is linearly
 // independent of them.
-func (e *eliminator) add(k int, r halfspace) bool {
+func (e *eliminator) add(k int, a []float64, b float64) bool {
 	row := e.rows[k]
-	copy(row, r.a)
-	n := len(r.a)
-	row[n] = r.b
+	copy(row, a)
+	n := len(a)
+	row[n] = b
 	for i, p := range e.pivots[:k] {
 		if f := row[p] / e.rows[i][p]; f != 0 {
 			for j, v := range e.rows[i] {
