@@ -39,6 +39,7 @@ type Options struct {
 	Faults        []sim.Fault
 	Params        protocol.Params
 	Service       sim.Service
+	Chaos         sim.Chaos
 	ClientHopUs   int64
 	// KeepHistory keeps the recorded history in the Result (for --history).
 	KeepHistory bool
@@ -143,7 +144,7 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	}
 	cfg := sim.Config{Topology: opts.Topology, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
 		Jitter: opts.Jitter, ClockOffsetUs: opts.ClockOffsetUs, ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs,
-		Faults: opts.Faults, Service: opts.Service}
+		Faults: opts.Faults, Service: opts.Service, Chaos: opts.Chaos}
 	s, err := sim.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
@@ -219,8 +220,8 @@ func converged(s *sim.Sim) bool {
 }
 
 func describe(cfg sim.Config, opts Options) string {
-	return fmt.Sprintf("topology=%s seed=%d clients-per-dc=%d duration=%s warmup=%s rate=%g jitter=%g clock-offsets-us=%v clock-drift-ppm=%v faults=%v params=%v service=%+v workload=%+v",
+	return fmt.Sprintf("topology=%s seed=%d clients-per-dc=%d duration=%s warmup=%s rate=%g jitter=%g clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v workload=%+v",
 		cfg.Topology.Name, cfg.Seed, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond,
 		time.Duration(opts.WarmupUs)*time.Microsecond, opts.RatePerClient, cfg.Jitter, cfg.ClockOffsetUs, cfg.ClockDriftPPM,
-		cfg.Faults, cfg.Params, cfg.Service, opts.Workload)
+		cfg.Faults, cfg.Chaos, cfg.Params, cfg.Service, opts.Workload)
 }

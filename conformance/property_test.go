@@ -20,9 +20,10 @@ import (
 const seedsPerProtocol = 200
 
 // swarm draws one seed's random parameters, TigerBeetle-VOPR style: topology, jitter, clock
-// offsets and drifts, propagation intervals, grace time, valid random commit offsets, a tiny key
-// space for contention, and a fault schedule (outages of up to f datacenters — one for f = 0 —,
-// partitions, slow links), all ending before the run does so that the replicas must converge.
+// offsets and drifts, propagation intervals, grace time, valid random commit offsets, a small key
+// space for contention, a fault schedule (outages of up to f datacenters — one for f = 0 —,
+// partitions, slow links) that ends before the run does so that the replicas must converge, and
+// for half the seeds a chaotic network (random loss, duplication, reordering, extra delay).
 func swarm(proto string, seed uint64) bench.Options {
 	r := rand.New(rand.NewPCG(seed, 0x737761726d))
 	f := map[string]int{"helios-1": 1, "helios-2": 2}[proto]
@@ -76,6 +77,14 @@ func swarm(proto string, seed uint64) bench.Options {
 		}
 	}
 	opts.Faults = randomFaults(r, topo, max(f, 1), opts.DurationUs)
+	if r.IntN(2) == 0 { // spec §7.3: loss, duplication up to 20%, reordering, delays up to 5×RTT
+		maxRTTUs := int64(0)
+		for dc := range n {
+			maxRTTUs = max(maxRTTUs, int64(topo.MaxRTTMs(dc)*1000))
+		}
+		opts.Chaos = sim.Chaos{LossProb: 0.1 * r.Float64(), DuplicateProb: 0.2 * r.Float64(),
+			Reorder: r.IntN(2) == 0, ExtraDelayMaxUs: r.Int64N(5*maxRTTUs + 1)}
+	}
 	return opts
 }
 

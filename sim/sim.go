@@ -58,6 +58,17 @@ type Config struct {
 	IntraDCUs   int64
 	Faults      []Fault
 	Service     Service
+	Chaos       Chaos
+}
+
+// Chaos perturbs the network beyond the topology, for safety tests (spec §7.3): messages are
+// lost or duplicated at random, and with Reorder links stop being FIFO and every message gets up
+// to ExtraDelayMaxUs of extra random delay. The zero value is a well-behaved network.
+type Chaos struct {
+	LossProb        float64
+	DuplicateProb   float64
+	Reorder         bool
+	ExtraDelayMaxUs int64
 }
 
 // DefaultClientHopUs is the client-to-local-replica one-way delay (spec §6.2: 0.5 ms).
@@ -110,9 +121,10 @@ type Sim struct {
 
 // Stats counts what a run did.
 type Stats struct {
-	Events          uint64
-	Messages        uint64 // peer messages sent
-	MessagesDropped uint64 // lost to partitions and outages
+	Events             uint64
+	Messages           uint64 // peer messages sent
+	MessagesDropped    uint64 // lost to partitions, outages and chaos
+	MessagesDuplicated uint64 // sent twice by chaos
 }
 
 // New builds the replicas of cfg and starts them at virtual time 0.
@@ -135,6 +147,9 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if cfg.Jitter < 0 || cfg.ClientHopUs < 0 || cfg.IntraDCUs < 0 {
 		return nil, errors.New("sim: jitter and delays must not be negative")
+	}
+	if c := cfg.Chaos; c.LossProb < 0 || c.LossProb >= 1 || c.DuplicateProb < 0 || c.DuplicateProb > 1 || c.ExtraDelayMaxUs < 0 {
+		return nil, fmt.Errorf("sim: chaos needs 0 ≤ loss < 1, 0 ≤ duplication ≤ 1 and a non-negative extra delay, got %+v", c)
 	}
 	master := rand.New(rand.NewPCG(cfg.Seed, 0x6d6572696469616e))
 	s := &Sim{
@@ -294,16 +309,28 @@ func (s *Sim) cost(e *event) int64 {
 func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int64) {
 	s.stats.Messages++
 	a, b := s.cfg.Nodes[from].DC, s.cfg.Nodes[to].DC
-	if s.cutLinks[a][b] > 0 || s.down[b] {
+	chaos := s.cfg.Chaos
+	if s.cutLinks[a][b] > 0 || s.down[b] || (chaos.LossProb > 0 && s.netRand.Float64() < chaos.LossProb) {
 		s.stats.MessagesDropped++
 		return
 	}
-	deliver := atUs + s.oneWayUs(a, b)
-	deliver = max(deliver, s.linkLast[from][to]) // FIFO per directed link
-	s.linkLast[from][to] = deliver
-	e := s.newEvent()
-	e.at, e.kind, e.dc, e.node, e.from, e.msg = deliver, evMessage, b, to, from, m
-	s.push(e)
+	copies := 1
+	if chaos.DuplicateProb > 0 && s.netRand.Float64() < chaos.DuplicateProb {
+		copies = 2
+		s.stats.MessagesDuplicated++
+	}
+	for range copies {
+		deliver := atUs + s.oneWayUs(a, b)
+		if chaos.Reorder {
+			deliver += s.netRand.Int64N(chaos.ExtraDelayMaxUs + 1)
+		} else {
+			deliver = max(deliver, s.linkLast[from][to]) // FIFO per directed link
+			s.linkLast[from][to] = deliver
+		}
+		e := s.newEvent()
+		e.at, e.kind, e.dc, e.node, e.from, e.msg = deliver, evMessage, b, to, from, m
+		s.push(e)
+	}
 }
 
 // oneWayUs draws one message's delay between datacenters a and b.

@@ -1082,3 +1082,43 @@ func TestFaultWithHyphenatedDatacentersRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestChaosLosesDuplicatesAndReorders checks the chaotic network: with loss, duplication and
+// reordering the counters match what arrived, some link delivers out of order, and extra delay
+// stays within its bound; the zero Chaos keeps every link FIFO and lossless.
+func TestChaosLosesDuplicatesAndReorders(t *testing.T) {
+	const extraUs = 200_000
+	cfg := Config{Seed: 3, Chaos: Chaos{LossProb: 0.1, DuplicateProb: 0.2, Reorder: true, ExtraDelayMaxUs: extraUs}}
+	s, rec := newSim(t, cfg, pingOpts{intervalUs: 10_000, size: 1})
+	s.RunUntil(2_000_000)
+	st := s.Stats()
+	if st.MessagesDropped == 0 || st.MessagesDuplicated == 0 {
+		t.Fatalf("stats %+v: want some loss and some duplication", st)
+	}
+	arrivals := map[linkSeq]int{}
+	reordered := false
+	last := map[[2]protocol.NodeID]uint64{}
+	for _, a := range rec.allArrivals() {
+		arrivals[linkSeq{a.From, a.To, a.Seq}]++
+		if d := a.AtUs - a.SentUs - oneWay(s.Config().Topology, int(a.From), int(a.To)); d < 0 || d > extraUs {
+			t.Fatalf("ping %d→%d #%d took %d µs beyond RTT/2, want within [0, %d]", a.From, a.To, a.Seq, d, extraUs)
+		}
+		link := [2]protocol.NodeID{a.From, a.To}
+		if a.Seq < last[link] {
+			reordered = true
+		}
+		last[link] = max(last[link], a.Seq)
+	}
+	twice := 0
+	for _, n := range arrivals {
+		if n > 2 {
+			t.Fatalf("a ping arrived %d times", n)
+		}
+		if n == 2 {
+			twice++
+		}
+	}
+	if !reordered || twice == 0 {
+		t.Fatalf("reordered=%v, %d pings arrived twice: chaos did nothing", reordered, twice)
+	}
+}
