@@ -130,7 +130,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, r := range results {
 		if !r.Checker.OK {
-			return fmt.Errorf("checker found anomalies in %s (seed %d): %s", r.Protocol, r.Seed, r.Checker.Summary())
+			return fmt.Errorf("checker found anomalies in %s: %s\nreplay with: %s", r.Protocol, r.Checker.Summary(), r.Replay)
 		}
 	}
 	return nil
