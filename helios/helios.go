@@ -153,8 +153,8 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 // timetable, then re-evaluates commit conditions (Algorithm 5), in that order (spec §1.4).
 func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	msg, ok := m.(*Message)
-	if !ok || msg.From < 0 || msg.From >= r.n || r.nodeOf[msg.From] != from {
-		return // not a Helios message from that peer: ignore rather than trust it
+	if !ok || msg.From < 0 || msg.From >= r.n || r.nodeOf[msg.From] != from || !msg.wellFormed() {
+		return // not a well-formed Helios message from that peer: ignore rather than trust it
 	}
 	if err := r.log.Receive((*rlog.Message[Entry])(msg), r.processRemote); err != nil {
 		return

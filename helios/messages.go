@@ -52,3 +52,18 @@ func txnSize(t *txn.Txn) int {
 	}
 	return size
 }
+
+// wellFormed reports whether every record carries what its kind needs, so that a corrupt or
+// hostile peer cannot crash the replica.
+func (m *Message) wellFormed() bool {
+	for _, r := range m.Records {
+		e := r.Payload
+		switch {
+		case e.Kind == Preparing && e.Txn == nil,
+			e.Kind == Finished && e.Committed && e.Txn == nil,
+			e.Kind < Preparing || e.Kind > Nack:
+			return false
+		}
+	}
+	return true
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/scripted"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/rlog"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/txn"
 )
@@ -204,4 +205,27 @@ func TestHeliosRequestTimeAborts(t *testing.T) {
 		wantOutcome(t, w, "u", txn.Committed, 6)
 		wantOutcome(t, w, "t", txn.Committed, 8)
 	})
+}
+
+// TestHeliosIgnoresMalformedMessages: a message of another type, from the wrong peer, or with a
+// record missing its transaction changes nothing and does not crash the replica.
+func TestHeliosIgnoresMalformedMessages(t *testing.T) {
+	w := newFigure42(t, nil, nil)
+	r := w.Replicas[dcA]
+	table := make([]int64, 4)
+	for _, m := range []struct {
+		from protocol.NodeID
+		msg  protocol.Message
+	}{
+		{dcB, nil},
+		{dcA, &Message{From: dcB, Seq: 1, Full: true, Table: table}}, // claims to be B, arrives from A
+		{dcB, &Message{From: dcB, Seq: 1, Full: true, Table: table, Records: []rlog.Record[Entry]{{Host: dcB, TS: 5, Payload: Entry{Kind: Preparing}}}}},
+		{dcB, &Message{From: dcB, Seq: 1, Full: true, Table: table, Records: []rlog.Record[Entry]{{Host: dcB, TS: 5, Payload: Entry{Kind: 9}}}}},
+		{dcB, &Message{From: dcB, Seq: 1, Full: true, Table: []int64{1}}},
+	} {
+		r.HandleMessage(m.from, m.msg)
+	}
+	if got := r.(*Replica).log.T(dcA, dcB); got != 0 {
+		t.Fatalf("A's knowledge of B moved to %d after malformed messages", got)
+	}
 }

@@ -27,3 +27,14 @@ func (m *Message) SizeBytes() int {
 	}
 	return size
 }
+
+// wellFormed reports whether every record carries its transaction, so that a corrupt or hostile
+// peer cannot crash the replica.
+func (m *Message) wellFormed() bool {
+	for _, r := range m.Records {
+		if r.Payload.Txn == nil {
+			return false
+		}
+	}
+	return true
+}

@@ -162,8 +162,8 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 // commit condition the same message satisfies (Figure 3.1 at t=35).
 func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	msg, ok := m.(*Message)
-	if !ok || msg.From < 0 || msg.From >= r.n || r.nodeOf[msg.From] != from {
-		return
+	if !ok || msg.From < 0 || msg.From >= r.n || r.nodeOf[msg.From] != from || !msg.wellFormed() {
+		return // not a well-formed MF message from that peer: ignore rather than trust it
 	}
 	if r.unsafeCommitFirst {
 		var records []rlog.Record[Entry]
