@@ -62,6 +62,8 @@ type Replica struct {
 	ptAccess txn.AccessIndex     // keys PTPool reads or writes: a quick no-conflict test
 	eptPool  map[txn.ID]*txn.Txn // remote preparing transactions
 	eptIndex txn.WriterIndex
+	known    []int64 // scratch for knowledge
+	progress []int64 // scratch for knowledge
 }
 
 // New returns a Factory for Helios with liveness level f; zeroOffsets selects Helios-B.
@@ -219,18 +221,26 @@ func (r *Replica) finish(p *pending, status txn.Status, reason txn.AbortReason) 
 }
 
 // tryCommit is Algorithm 5: commit, in q order, every local transaction whose commit condition
-// holds, and abort those that can no longer gather f acknowledgements.
+// holds, and abort those that can no longer gather f acknowledgements. kts_B(t) = q(t) + co[B]
+// grows with q, so once one transaction lacks knowledge of some datacenter, every later one
+// does too and only their give-up rule still needs checking.
 func (r *Replica) tryCommit() {
 	if len(r.ptPool) == 0 {
 		return
 	}
 	known := r.knowledge()
+	waiting := false
 	r.ptPool = slices.DeleteFunc(r.ptPool, func(p *pending) bool {
 		switch {
 		case r.cfg.f > 0 && bits.OnesCount64(p.nacks) > r.n-1-r.cfg.f:
 			r.finish(p, txn.Aborted, txn.ReasonNoAcks)
 			return true
-		case r.canCommit(p, known):
+		case waiting:
+			return false
+		case !r.knows(p, known):
+			waiting = true
+			return false
+		case r.acked(p):
 			r.finish(p, txn.Committed, "")
 			return true
 		}
@@ -239,16 +249,18 @@ func (r *Replica) tryCommit() {
 }
 
 // knowledge returns, per datacenter B, how far this replica knows B's log: T_A[A][B] under
-// Rule 2, and T̂_A[A][B] = max(T_A[A][B], η_A(B)) under Rule 3 (spec §4.7).
+// Rule 2, and T̂_A[A][B] = max(T_A[A][B], η_A(B)) under Rule 3 (spec §4.7). The slice is reused
+// by the next call.
 func (r *Replica) knowledge() []int64 {
-	known := make([]int64, r.n)
+	known := r.known[:0]
 	for b := range r.n {
-		known[b] = r.log.T(r.self, b)
+		known = append(known, r.log.T(r.self, b))
 	}
+	r.known = known
 	if r.cfg.f == 0 {
 		return known
 	}
-	progress := make([]int64, 0, r.n)
+	progress := r.progress[:0]
 	for b := range r.n {
 		if b == r.self {
 			continue
@@ -270,16 +282,24 @@ func (r *Replica) knowledge() []int64 {
 		eta := progress[len(progress)-(r.n-r.cfg.f)] - r.cfg.graceUs
 		known[b] = max(known[b], eta)
 	}
+	r.progress = progress
 	return known
 }
 
-// canCommit is Rule 2 (f = 0) or Rule 3 (f ≥ 1) for p, given per-datacenter knowledge.
-func (r *Replica) canCommit(p *pending, known []int64) bool {
+// knows is Rule 2, and Rule 3's first condition: this replica has every other datacenter's log
+// up to p's knowledge timestamp for it.
+func (r *Replica) knows(p *pending, known []int64) bool {
 	for b := range r.n {
 		if b != r.self && known[b] < p.kts[b] {
 			return false
 		}
 	}
+	return true
+}
+
+// acked is Rule 3's second and third conditions: f datacenters other than this one hold p's
+// preparing record and did not NACK it. It always holds for f = 0.
+func (r *Replica) acked(p *pending) bool {
 	acks := 0
 	for c := range r.n {
 		if c != r.self && r.log.T(c, r.self) >= p.q && p.nacks&(1<<c) == 0 {

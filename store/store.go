@@ -6,8 +6,6 @@
 package store
 
 import (
-	"sort"
-
 	"github.com/meridian-kv/meridian/txn"
 )
 
@@ -21,35 +19,60 @@ type Version struct {
 // Store is a multi-version map from key to versions, owned by one replica and used from one
 // goroutine. Every version ever installed is kept: the checker needs the full order, and runs are
 // bounded. (Pruning old versions belongs to the durable store of the real servers.)
+//
+// Versions live in an append-only arena in installation order, each linked to its key's previous
+// version; a key maps to its latest version. Installing is one map lookup and a sequential
+// append, with no per-key slices to grow.
 type Store struct {
-	versions map[string]*[]Version // a pointer, so that installing is one map lookup
-	seq      uint64
+	latest map[string]*int32 // arena index of each written key's latest version
+	arena  [][]entry         // fixed-size chunks, so that growing never copies
+	n      int32             // versions in the arena
+	seq    uint64
 }
 
+type entry struct {
+	Version
+	prev int32 // arena index of the key's previous version; -1 for none
+}
+
+const chunkBits = 12
+
 // New returns an empty store: every key holds only its initial version.
-func New() *Store { return &Store{versions: make(map[string]*[]Version)} }
+func New() *Store { return &Store{latest: make(map[string]*int32)} }
+
+func (s *Store) at(i int32) *entry { return &s.arena[i>>chunkBits][i&(1<<chunkBits-1)] }
+
+func (s *Store) push(e entry) int32 {
+	if int(s.n)>>chunkBits == len(s.arena) {
+		s.arena = append(s.arena, make([]entry, 1<<chunkBits))
+	}
+	i := s.n
+	*s.at(i) = e
+	s.n++
+	return i
+}
 
 // Get returns the latest version of key.
 func (s *Store) Get(key string) Version {
-	vs, ok := s.versions[key]
+	i, ok := s.latest[key]
 	if !ok {
 		return Version{}
 	}
-	return (*vs)[len(*vs)-1]
+	return s.at(*i).Version
 }
 
 // GetAt returns the latest version of key installed at or before position seq.
 func (s *Store) GetAt(key string, seq uint64) Version {
-	p, ok := s.versions[key]
+	p, ok := s.latest[key]
 	if !ok {
 		return Version{}
 	}
-	vs := *p
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].Seq > seq })
-	if i == 0 {
-		return Version{}
+	for i := *p; i >= 0; i = s.at(i).prev {
+		if e := s.at(i); e.Seq <= seq {
+			return e.Version
+		}
 	}
-	return vs[i-1]
+	return Version{}
 }
 
 // Seq returns the position of the latest installation; a snapshot at Seq sees everything
@@ -61,10 +84,11 @@ func (s *Store) Apply(writer txn.ID, writes []txn.Write) {
 	s.seq++
 	for _, w := range writes {
 		v := Version{Writer: writer, Value: w.Value, Seq: s.seq}
-		if vs, ok := s.versions[w.Key]; ok {
-			*vs = append(*vs, v)
+		if p, ok := s.latest[w.Key]; ok {
+			*p = s.push(entry{Version: v, prev: *p})
 		} else {
-			s.versions[w.Key] = &[]Version{v}
+			i := s.push(entry{Version: v, prev: -1})
+			s.latest[w.Key] = &i
 		}
 	}
 }
@@ -82,11 +106,16 @@ func (s *Store) Stale(reads []txn.Read) bool {
 // VersionOrder returns, for every key written at least once, the writers of its versions in
 // installation order.
 func (s *Store) VersionOrder() map[string][]txn.ID {
-	out := make(map[string][]txn.ID, len(s.versions))
-	for k, vs := range s.versions {
-		ids := make([]txn.ID, len(*vs))
-		for i, v := range *vs {
-			ids[i] = v.Writer
+	out := make(map[string][]txn.ID, len(s.latest))
+	for k, p := range s.latest {
+		n := 0
+		for i := *p; i >= 0; i = s.at(i).prev {
+			n++
+		}
+		ids := make([]txn.ID, n)
+		for i := *p; i >= 0; i = s.at(i).prev {
+			n--
+			ids[n] = s.at(i).Writer
 		}
 		out[k] = ids
 	}
