@@ -17,6 +17,8 @@ type Entry struct {
 	Name        string
 	Description string
 	New         protocol.Factory
+	// Codec encodes the protocol's peer messages for the network runtime.
+	Codec protocol.Codec
 }
 
 var entries = map[string]Entry{
