@@ -20,7 +20,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -338,14 +337,7 @@ func (s *Sim) oneWayUs(a, b int) int64 {
 	if a == b {
 		return s.cfg.IntraDCUs
 	}
-	topo := s.cfg.Topology
-	delayMs := topo.RTTMs[a][b] / 2
-	if sd := topo.StdDevMs[a][b] * s.cfg.Jitter / math.Sqrt2; sd > 0 {
-		j := s.netRand.NormFloat64()
-		j = max(-3, min(3, j))
-		delayMs += j * sd
-	}
-	return max(0, int64(math.Round(delayMs*1000))) + s.extraDelay[a][b]
+	return s.cfg.Topology.OneWayDelayUs(a, b, s.cfg.Jitter, s.netRand) + s.extraDelay[a][b]
 }
 
 // node is one replica's Env.
