@@ -17,6 +17,7 @@ import (
 	"github.com/meridian-kv/meridian/registry"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/txn"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -127,11 +128,54 @@ const maxQuiesceUs = 120_000_000
 
 // Run runs one protocol with opts in the simulator and checks the history.
 func Run(opts Options, protocolName string) (*Result, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
 	entry, err := registry.Lookup(protocolName)
 	if err != nil {
+		return nil, err
+	}
+	run, err := newRun(&opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Topology: opts.Topology, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
+		Jitter: opts.Jitter, ClockOffsetUs: opts.ClockOffsetUs, ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs,
+		Faults: opts.Faults, Service: opts.Service, Chaos: opts.Chaos}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	wallStart := time.Now()
+	for _, nd := range s.Nodes() {
+		for i := range opts.ClientsPerDC {
+			id := txn.ClientID(nd.DC*opts.ClientsPerDC + i + 1)
+			conn, err := s.Connect(id, nd.ID)
+			if err != nil {
+				return nil, err
+			}
+			run.addWorker(conn, id, nd.DC, i)
+		}
+	}
+	run.start()
+	for t := int64(0); t < opts.DurationUs; {
+		t = min(t+1_000_000, opts.DurationUs)
+		s.RunUntil(t)
+		if opts.Progress != nil {
+			opts.Progress(protocolName, t, opts.DurationUs)
+		}
+	}
+	quiesce(s, run)
+	var replicas []history.Replica
+	for _, nd := range s.Nodes() {
+		replicas = append(replicas, history.Replica{Name: opts.Topology.DCs[nd.DC], VersionOrder: s.Store(nd.ID).VersionOrder()})
+	}
+	res := run.finish(protocolName, replicas)
+	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(cfg, opts)
+	res.WallTime = time.Since(wallStart)
+	return res, nil
+}
+
+// newRun validates opts and prepares the state the workers share.
+func newRun(opts *Options) (*runState, error) {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	gen, err := workload.NewGenerator(opts.Workload)
@@ -142,56 +186,47 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: lower bound: %w", err)
 	}
-	cfg := sim.Config{Topology: opts.Topology, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
-		Jitter: opts.Jitter, ClockOffsetUs: opts.ClockOffsetUs, ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs,
-		Faults: opts.Faults, Service: opts.Service, Chaos: opts.Chaos}
-	s, err := sim.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	return &runState{opts: opts, gen: gen, boundMs: bound.LatencyMs,
+		stats: newCollector(opts.Topology.N(), opts.WarmupUs, opts.DurationUs)}, nil
+}
+
+// addWorker adds client number i of datacenter dc, with id, over conn.
+func (r *runState) addWorker(conn Conn, id txn.ClientID, dc, i int) {
+	dcName := r.opts.Topology.DCs[dc]
+	w := &worker{run: r, dc: dc, conn: conn, rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)))}
+	w.sess = client.NewSession(conn, id, dcName, fmt.Sprintf("%s/%d", dcName, i), r.record)
+	r.workers = append(r.workers, w)
+}
+
+// start sets time 0 of the run and starts every worker on its connection's loop.
+func (r *runState) start() {
+	if len(r.workers) > 0 {
+		r.originUs = r.workers[0].conn.NowUs()
 	}
-	wallStart := time.Now()
-	run := &runState{opts: &opts, gen: gen, stats: newCollector(opts.Topology.N(), opts.WarmupUs, opts.DurationUs)}
-	for _, nd := range s.Nodes() {
-		for i := range opts.ClientsPerDC {
-			id := nd.DC*opts.ClientsPerDC + i + 1
-			conn, err := s.Connect(clientID(id), nd.ID)
-			if err != nil {
-				return nil, err
-			}
-			w := &worker{run: run, dc: nd.DC, conn: conn,
-				rng: rand.New(rand.NewPCG(opts.Seed, uint64(id)))}
-			w.sess = client.NewSession(conn, clientID(id), opts.Topology.DCs[nd.DC],
-				fmt.Sprintf("%s/%d", opts.Topology.DCs[nd.DC], i), run.record)
-			run.workers = append(run.workers, w)
-			conn.After(0, w.next)
-		}
+	for _, w := range r.workers {
+		w.busy.Store(true)
+		w.conn.After(0, w.next)
 	}
-	for t := int64(0); t < opts.DurationUs; {
-		t = min(t+1_000_000, opts.DurationUs)
-		s.RunUntil(t)
-		if opts.Progress != nil {
-			opts.Progress(protocolName, t, opts.DurationUs)
-		}
-	}
-	quiesce(s, run)
-	res := &Result{Protocol: protocolName, Topology: opts.Topology.Name, Seed: opts.Seed,
-		Sim: s.Stats(), VirtualUs: s.NowUs(), Replay: describe(cfg, opts)}
-	for _, w := range run.workers {
-		if w.busy {
+}
+
+// finish checks the history against the replicas' version orders and summarises the run.
+func (r *runState) finish(protocolName string, replicas []history.Replica) *Result {
+	opts := r.opts
+	res := &Result{Protocol: protocolName, Topology: opts.Topology.Name, Seed: opts.Seed}
+	for _, w := range r.workers {
+		if w.busy.Load() {
 			res.Unfinished++
 		}
 	}
-	h := &history.History{Txns: run.txns}
-	for _, nd := range s.Nodes() {
-		h.Replicas = append(h.Replicas, history.Replica{Name: opts.Topology.DCs[nd.DC], VersionOrder: s.Store(nd.ID).VersionOrder()})
-	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := &history.History{Txns: r.txns, Replicas: replicas}
 	res.Checker = checker.Check(h)
 	if opts.KeepHistory {
 		res.History = h
 	}
-	res.DCs = run.stats.summarise(opts.Topology, bound.LatencyMs, opts.Workload.OpsPerTxn)
-	res.WallTime = time.Since(wallStart)
-	return res, nil
+	res.DCs = r.stats.summarise(opts.Topology, r.boundMs, opts.Workload.OpsPerTxn)
+	return res
 }
 
 // quiesce lets outstanding transactions finish and the logs settle after the clients stop

@@ -2,30 +2,46 @@ package bench
 
 import (
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 
 	"github.com/meridian-kv/meridian/client"
 	"github.com/meridian-kv/meridian/history"
-	"github.com/meridian-kv/meridian/sim"
-	"github.com/meridian-kv/meridian/txn"
 	"github.com/meridian-kv/meridian/workload"
 )
 
-func clientID(i int) txn.ClientID { return txn.ClientID(i) }
-
-// runState is shared by one run's workers.
-type runState struct {
-	opts    *Options
-	gen     *workload.Generator
-	workers []*worker
-	txns    []history.Txn
-	stats   *collector
+// Conn is one benchmark client's connection: a client.Transport whose callbacks run one at a
+// time, which can also schedule work on that same serial loop. The simulator's sim.Conn and
+// the network client's rpc.Conn both are.
+type Conn interface {
+	client.Transport
+	// After runs fn on the connection's callback loop after delayUs microseconds.
+	After(delayUs int64, fn func())
 }
 
-func (r *runState) record(t history.Txn) { r.txns = append(r.txns, t) }
+// runState is shared by one run's workers. In the simulator they all run on one goroutine;
+// against a real cluster each runs on its connection's goroutine, hence the lock.
+type runState struct {
+	opts     *Options
+	gen      *workload.Generator
+	workers  []*worker
+	originUs int64     // the clients' clock reading at time 0 of the run
+	boundMs  []float64 // each datacenter's lower bound
+
+	mu    sync.Mutex
+	txns  []history.Txn
+	stats *collector
+}
+
+func (r *runState) record(t history.Txn) {
+	r.mu.Lock()
+	r.txns = append(r.txns, t)
+	r.mu.Unlock()
+}
 
 func (r *runState) idle() bool {
 	for _, w := range r.workers {
-		if w.busy {
+		if w.busy.Load() {
 			return false
 		}
 	}
@@ -37,30 +53,34 @@ func (r *runState) idle() bool {
 type worker struct {
 	run     *runState
 	dc      int
-	conn    *sim.Conn
+	conn    Conn
 	sess    *client.Session
 	rng     *rand.Rand
-	busy    bool
-	startUs int64 // when the current transaction started
+	busy    atomic.Bool
+	started bool  // it has started a transaction
+	startUs int64 // when the current transaction started, in run time
 }
+
+// nowUs is the run's time: the client's clock since the run began.
+func (w *worker) nowUs() int64 { return w.conn.NowUs() - w.run.originUs }
 
 // next starts the next transaction: at once (closed loop) or at the next pacing slot (open loop).
 func (w *worker) next() {
-	now := w.conn.NowUs()
+	now := w.nowUs()
 	if now >= w.run.opts.DurationUs {
-		w.busy = false
+		w.busy.Store(false)
 		return
 	}
-	if rate := w.run.opts.RatePerClient; rate > 0 && w.busy {
+	if rate := w.run.opts.RatePerClient; rate > 0 && w.started {
 		slotUs := int64(1e6 / rate)
 		if wait := w.startUs + slotUs - now; wait > 0 {
-			w.busy = false
+			w.busy.Store(false)
 			w.conn.After(wait, w.next)
 			return
 		}
 	}
-	w.busy = true
-	w.startUs = now
+	w.busy.Store(true)
+	w.started, w.startUs = true, now
 	spec := w.run.gen.Next(w.rng)
 	w.step(w.sess.Begin(), spec.Ops)
 }
@@ -69,7 +89,9 @@ func (w *worker) next() {
 func (w *worker) step(tx *client.Tx, ops []workload.Op) {
 	if len(ops) == 0 {
 		tx.Commit(func(res client.Result) {
-			w.run.stats.add(w.dc, w.startUs, w.conn.NowUs(), res)
+			w.run.mu.Lock()
+			w.run.stats.add(w.dc, w.startUs, w.nowUs(), res)
+			w.run.mu.Unlock()
 			w.next()
 		})
 		return
