@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/meridian-kv/meridian/cluster"
@@ -32,6 +33,13 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dial Dia
 	run, err := newRun(&opts)
 	if err != nil {
 		return nil, err
+	}
+	before, err := fetchVersionOrders(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bench: reading the cluster's state before the run: %w", err)
+	}
+	for _, t := range preexisting(before[0]) {
+		run.record(t)
 	}
 	wallStart := time.Now()
 	for _, nd := range cfg.Nodes {
@@ -150,4 +158,27 @@ func fetchVersionOrders(ctx context.Context, cfg *cluster.Config) ([]history.Rep
 		out = append(out, history.Replica{Name: nd.Name, VersionOrder: order})
 	}
 	return out, nil
+}
+
+// preexisting turns the versions a cluster held before the run into committed pseudo
+// transactions that precede the run, so that the checker can account for reads of them.
+func preexisting(r history.Replica) []history.Txn {
+	writes := map[txn.ID][]string{}
+	var order []txn.ID
+	for k, ids := range r.VersionOrder {
+		for _, id := range ids {
+			if _, seen := writes[id]; !seen {
+				order = append(order, id)
+			}
+			writes[id] = append(writes[id], k)
+		}
+	}
+	slices.Sort(order)
+	out := make([]history.Txn, len(order))
+	for i, id := range order {
+		keys := writes[id]
+		slices.Sort(keys)
+		out[i] = history.Txn{ID: id, Client: "before-run", Status: txn.Committed, Writes: keys}
+	}
+	return out
 }

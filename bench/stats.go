@@ -37,6 +37,9 @@ func (c *collector) add(dc int, startUs, endUs int64, res client.Result) {
 		return
 	}
 	d := &c.dcs[dc]
+	if res.Status == txn.Unknown {
+		return // the client lost the answer (a crashed node): neither latency nor outcome
+	}
 	if res.Status != txn.Committed {
 		d.aborted++
 		return

@@ -119,8 +119,11 @@ func (r Report) Summary() string {
 }
 
 // Check checks h against INV-1, INV-2 and INV-11 (see the package documentation). It does not
-// modify h.
+// modify h. A transaction of unknown outcome (its client lost the answer) counts as committed if
+// the first replica installed one of its writes, and as aborted otherwise; the replica checks
+// then hold it to that.
 func Check(h *history.History) Report {
+	h = resolveUnknown(h)
 	c := newChecker(h)
 	if len(h.Replicas) == 0 {
 		if len(h.Txns) > 0 {
@@ -232,4 +235,38 @@ func (c *checker) intern(key string) int32 {
 		c.keys = append(c.keys, key)
 	}
 	return k
+}
+
+// resolveUnknown returns h with every transaction of unknown outcome decided by the first
+// replica's version order, copying the transactions only if there is one to decide.
+func resolveUnknown(h *history.History) *history.History {
+	if !slices.ContainsFunc(h.Txns, func(t history.Txn) bool { return t.Status == txn.Unknown }) {
+		return h
+	}
+	var installed func(id txn.ID, keys []string) bool
+	if len(h.Replicas) > 0 {
+		order := h.Replicas[0].VersionOrder
+		installed = func(id txn.ID, keys []string) bool {
+			for _, k := range keys {
+				if slices.Contains(order[k], id) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	resolved := *h
+	resolved.Txns = slices.Clone(h.Txns)
+	for i := range resolved.Txns {
+		t := &resolved.Txns[i]
+		if t.Status != txn.Unknown {
+			continue
+		}
+		if installed != nil && installed(t.ID, t.Writes) {
+			t.Status = txn.Committed
+		} else {
+			t.Status, t.Reason = txn.Aborted, "unknown-outcome"
+		}
+	}
+	return &resolved
 }

@@ -361,3 +361,30 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestUnknownOutcomeResolvedByReplicas: a transaction whose client never learned the outcome
+// counts as committed when the replicas installed its write (and must then be everywhere), and
+// as aborted when they did not.
+func TestUnknownOutcomeResolvedByReplicas(t *testing.T) {
+	installed, missing := txn.NewID(1, 1), txn.NewID(2, 1)
+	h := &history.History{
+		Txns: []history.Txn{
+			{ID: installed, Status: txn.Unknown, Writes: []string{"x"}},
+			{ID: missing, Status: txn.Unknown, Writes: []string{"y"}},
+		},
+		Replicas: []history.Replica{
+			{Name: "A", VersionOrder: map[string][]txn.ID{"x": {installed}}},
+			{Name: "B", VersionOrder: map[string][]txn.ID{"x": {installed}}},
+		},
+	}
+	if r := Check(h); !r.OK || r.Committed != 1 || r.Aborted != 1 {
+		t.Fatalf("report %+v, want ok with 1 committed and 1 aborted", r)
+	}
+	if h.Txns[0].Status != txn.Unknown {
+		t.Fatal("Check modified the history")
+	}
+	h.Replicas[1].VersionOrder = map[string][]txn.ID{}
+	if r := Check(h); r.OK {
+		t.Fatal("a resolved-committed transaction missing at replica B was not reported")
+	}
+}

@@ -128,7 +128,7 @@ type Result struct {
 	Status          txn.Status
 	Reason          txn.AbortReason
 	CommitLatencyUs int64 // from sending the commit request to receiving the decision
-	Err             error // the request itself failed; Status is Aborted then
+	Err             error // the request itself failed; Status is Unknown then
 }
 
 // Commit submits the transaction. A transaction with only reads also goes through the commit
@@ -144,7 +144,7 @@ func (t *Tx) Commit(done func(Result)) {
 	t.s.call(protocol.Request{Kind: protocol.Commit, Txn: ct}, func(r protocol.Reply) {
 		res := Result{Status: r.Status, Reason: r.Reason, CommitLatencyUs: t.s.tr.NowUs() - sentUs}
 		if r.Err != "" || (r.Status != txn.Committed && r.Status != txn.Aborted) {
-			res.Status, res.Err = txn.Aborted, fmt.Errorf("client: commit of %s failed: %s", t.id, r.Err)
+			res.Status, res.Err = txn.Unknown, fmt.Errorf("client: commit of %s failed, outcome unknown: %s", t.id, r.Err)
 		}
 		t.s.recordTxn(t, res)
 		done(res)

@@ -341,11 +341,11 @@ func TestReplyErrors(t *testing.T) {
 			s, recorded := newSession(tr)
 			res := commit(s.Begin())
 			tr.answer(t, c.reply)
-			if !res.called || res.Status != txn.Aborted || res.Err == nil || !strings.Contains(res.Err.Error(), c.want) {
-				t.Fatalf("Result %+v, want aborted with an error mentioning %q", res.Result, c.want)
+			if !res.called || res.Status != txn.Unknown || res.Err == nil || !strings.Contains(res.Err.Error(), c.want) {
+				t.Fatalf("Result %+v, want an unknown outcome with an error mentioning %q", res.Result, c.want)
 			}
-			if len(*recorded) != 1 || (*recorded)[0].Status != txn.Aborted {
-				t.Fatalf("recorded %+v, want one aborted transaction", *recorded)
+			if len(*recorded) != 1 || (*recorded)[0].Status != txn.Unknown {
+				t.Fatalf("recorded %+v, want one transaction of unknown outcome", *recorded)
 			}
 		})
 	}

@@ -105,7 +105,7 @@ func WriteJSONL(w io.Writer, h *History) error {
 			Writes:  t.Writes,
 		}
 		switch t.Status {
-		case txn.Committed:
+		case txn.Committed, txn.Unknown:
 		case txn.Aborted:
 			reason := string(t.Reason)
 			line.Reason = &reason
@@ -227,8 +227,13 @@ func parseTxn(l *jsonTxn) (Txn, error) {
 		if l.Reason != nil {
 			t.Reason = txn.AbortReason(*l.Reason)
 		}
+	case "unknown":
+		t.Status = txn.Unknown
+		if l.Reason != nil {
+			return Txn{}, fmt.Errorf("transaction %v of unknown outcome has a reason", id)
+		}
 	default:
-		return Txn{}, fmt.Errorf("transaction %v: status %q is neither \"committed\" nor \"aborted\"", id, l.Status)
+		return Txn{}, fmt.Errorf("transaction %v: status %q is not \"committed\", \"aborted\" or \"unknown\"", id, l.Status)
 	}
 	if len(l.Reads) > 0 {
 		t.Reads = make([]txn.Read, len(l.Reads))

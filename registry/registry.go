@@ -22,11 +22,11 @@ type Entry struct {
 }
 
 var entries = map[string]Entry{
-	"helios-0": {Description: "Helios, no failure tolerance: commit offsets from the lower bound (Rule 2)", New: helios.New(0, false)},
-	"helios-1": {Description: "Helios tolerating 1 datacenter outage: acknowledgements and grace time (Rule 3)", New: helios.New(1, false)},
-	"helios-2": {Description: "Helios tolerating 2 datacenter outages (Rule 3)", New: helios.New(2, false)},
-	"helios-b": {Description: "Helios-0 with every commit offset 0 (no RTT estimates, no linear program)", New: helios.New(0, true)},
-	"mf":       {Description: "Message Futures: commit once every datacenter has heard the last send", New: mf.New},
+	"helios-0": {Description: "Helios, no failure tolerance: commit offsets from the lower bound (Rule 2)", New: helios.New(0, false), Codec: helios.Codec},
+	"helios-1": {Description: "Helios tolerating 1 datacenter outage: acknowledgements and grace time (Rule 3)", New: helios.New(1, false), Codec: helios.Codec},
+	"helios-2": {Description: "Helios tolerating 2 datacenter outages (Rule 3)", New: helios.New(2, false), Codec: helios.Codec},
+	"helios-b": {Description: "Helios-0 with every commit offset 0 (no RTT estimates, no linear program)", New: helios.New(0, true), Codec: helios.Codec},
+	"mf":       {Description: "Message Futures: commit once every datacenter has heard the last send", New: mf.New, Codec: mf.Codec},
 }
 
 // Lookup returns the protocol called name.

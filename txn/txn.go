@@ -120,6 +120,10 @@ const (
 	Committed Status = iota + 1
 	// Aborted: none of the transaction's writes are ever installed.
 	Aborted
+	// Unknown: the client never learned the outcome (its node crashed or the connection broke
+	// after the commit request left). The transaction may have committed or not; the checker
+	// decides from the replicas (committed if and only if its writes were installed).
+	Unknown
 )
 
 // String returns "committed" or "aborted".
@@ -129,6 +133,8 @@ func (s Status) String() string {
 		return "committed"
 	case Aborted:
 		return "aborted"
+	case Unknown:
+		return "unknown"
 	}
 	return "unknown"
 }

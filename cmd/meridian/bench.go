@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,12 +12,18 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/meridian-kv/meridian/bench"
+	"github.com/meridian-kv/meridian/cluster"
 	"github.com/meridian-kv/meridian/history"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/rpc"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/txn"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -48,6 +56,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	jsonFile := fs.String("json", "", "write the results as JSON to this file")
 	historyFile := fs.String("history", "", "write the recorded history as JSON Lines (single protocol only)")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	clusterFile := fs.String("cluster", "", "run against the running cluster of this file instead of the simulator (its topology and protocol)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the simulation to this file (go tool pprof)")
 	var faults, params listFlag
 	fs.Var(&faults, "fault", "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s")
@@ -106,11 +115,28 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		defer stop()
 	}
-	var results []*bench.Result
-	for _, p := range opts.Protocols {
+	runOne := func(p string) (*bench.Result, error) {
 		res, err := bench.Run(opts, p)
 		if err != nil {
-			return usageError{err} // every runtime failure here comes from the configuration
+			return nil, usageError{err} // a simulated run fails only on its configuration
+		}
+		return res, nil
+	}
+	if *clusterFile != "" {
+		cfg, err := cluster.Load(*clusterFile)
+		if err != nil {
+			return usageError{err}
+		}
+		opts.Protocols = []string{cfg.Protocol}
+		runOne = func(string) (*bench.Result, error) {
+			return bench.RunCluster(context.Background(), opts, cfg, dialCluster(cfg))
+		}
+	}
+	var results []*bench.Result
+	for _, p := range opts.Protocols {
+		res, err := runOne(p)
+		if err != nil {
+			return err
 		}
 		if opts.Progress != nil {
 			fmt.Fprint(stderr, "\r\033[K")
@@ -195,9 +221,14 @@ func progressPrinter(w io.Writer, total int) func(string, int64, int64) {
 
 func printResult(w io.Writer, r *bench.Result, opts bench.Options) {
 	wallS := r.WallTime.Seconds()
-	fmt.Fprintf(w, "%s on %s: %d clients/DC, %s virtual, seed %d (simulated in %.1fs: %.0fx real time, %.0fk events/s)\n",
-		r.Protocol, r.Topology, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond, r.Seed, wallS,
-		float64(r.VirtualUs)/1e6/wallS, float64(r.Sim.Events)/wallS/1e3)
+	if r.Sim.Events == 0 { // a real cluster
+		fmt.Fprintf(w, "%s on %s (real cluster): %d clients/DC, %s, seed %d\n",
+			r.Protocol, r.Topology, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond, r.Seed)
+	} else {
+		fmt.Fprintf(w, "%s on %s: %d clients/DC, %s virtual, seed %d (simulated in %.1fs: %.0fx real time, %.0fk events/s)\n",
+			r.Protocol, r.Topology, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond, r.Seed, wallS,
+			float64(r.VirtualUs)/1e6/wallS, float64(r.Sim.Events)/wallS/1e3)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "DC\tmean ms\tp50 ms\tp99 ms\tbound ms\ttxn/s\tops/s\taborts\t")
 	var sum bench.DCResult
@@ -290,4 +321,19 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// dialCluster connects benchmark clients to cfg's nodes (plaintext; a TLS cluster needs
+// client certificates, which the benchmark does not take yet).
+func dialCluster(cfg *cluster.Config) bench.DialFunc {
+	return func(ctx context.Context, addr string) (bench.Conn, txn.ClientID, error) {
+		if cfg.TLS != nil {
+			return nil, 0, errors.New("bench --cluster does not support TLS clusters yet")
+		}
+		conn, id, err := rpc.Dial(ctx, addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, 0, err
+		}
+		return conn, id, nil
+	}
 }

@@ -4,6 +4,8 @@
 //	meridian bench --protocols helios-0 --duration 10s --json out.json
 //	meridian lowerbound --topology aws-helios
 //	meridian protocols                   list the registered protocols
+//	meridian cluster up --topology table4.1 --protocol helios-0 --dir /tmp/c
+//	meridian client --endpoint 127.0.0.1:7201 put k v
 //
 // Bad flags or files print one line on stderr and exit with status 2.
 package main
@@ -33,6 +35,9 @@ commands:
   bench        run the T-YCSB benchmark in the simulator (no flags: the main job)
   lowerbound   print each datacenter's optimal commit latency and the commit offsets
   protocols    list the registered protocols
+  serve        run one node of a cluster (--config cluster.yaml --node NAME)
+  cluster      start, stop or inspect a local multi-datacenter cluster (up, down, status)
+  client       talk to a running cluster (get, put, snapshot, txn)
 Run 'meridian <command> --help' for a command's flags.
 `
 
@@ -49,11 +54,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runLowerBound(args[1:], stdout)
 	case "protocols":
 		err = runProtocols(stdout)
+	case "serve":
+		err = runServe(args[1:], stderr)
+	case "cluster":
+		err = runCluster(args[1:], stdout, stderr)
+	case "client":
+		err = runClient(args[1:], os.Stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 		return 0
 	default:
-		err = usagef("unknown command %q (want bench, lowerbound or protocols)", args[0])
+		err = usagef("unknown command %q (want bench, lowerbound, protocols, serve, cluster or client)", args[0])
 	}
 	var ue usageError
 	switch {

@@ -1,0 +1,70 @@
+// Package cluster describes a networked Meridian deployment in one YAML file, the cluster file,
+// and starts and stops local clusters made of one server process per node (the tooling behind
+// `meridian cluster up`, `down` and `status`). Every server of a cluster reads the same file and
+// picks its own entry with `meridian serve --config FILE --node NAME`.
+//
+// # File format
+//
+//	name: demo                       # cluster name, checked in the peer handshake
+//	protocol: helios-0               # a registered protocol (meridian protocols)
+//	params: {interval: 10ms}         # protocol parameters (protocol.Params), optional
+//	topology: table4.1               # preset name or YAML/JSON topology file: the datacenters and RTTs
+//	wan_emulation: true              # delay every peer message by its link's RTT/2 + jitter (in-process)
+//	jitter: 1                        # scale of the topology's std devs when emulating (default 1)
+//	client_hop: 500us                # emulated client→node one-way delay (default 0)
+//	durability: sync                 # sync (fsync before any output leaves; the default) or none
+//	data_dir: data                   # base directory (default "data"); node data in <data_dir>/<node name>
+//	tls:                             # optional mutual TLS between nodes
+//	  ca: certs/ca.pem
+//	nodes:
+//	  - name: A                      # ASCII letters, digits, '-' and '_'; unique
+//	    dc: A                        # a datacenter of the topology
+//	    partition: 0                 # key-space partition (default 0)
+//	    peer_addr: 127.0.0.1:7101    # replica-to-replica TCP
+//	    client_addr: 127.0.0.1:7201  # client gRPC service
+//	    metrics_addr: 127.0.0.1:7301 # HTTP: /metrics (Prometheus), /healthz and /status
+//	    cert: certs/A.pem            # this node's certificate and key, required when tls is set
+//	    key: certs/A-key.pem
+//	    data_dir: data/A             # optional; overrides <data_dir>/<node name>
+//	  - name: B
+//	    dc: B
+//	    peer_addr: 127.0.0.1:7102
+//	    client_addr: 127.0.0.1:7202
+//	    metrics_addr: 127.0.0.1:7302
+//	    cert: certs/B.pem
+//	    key: certs/B-key.pem
+//	  - name: C
+//	    dc: C
+//	    peer_addr: 127.0.0.1:7103
+//	    client_addr: 127.0.0.1:7203
+//	    metrics_addr: 127.0.0.1:7303
+//	    cert: certs/C.pem
+//	    key: certs/C-key.pem
+//
+// Durations are Go durations ("10ms", "500us"). Relative paths (the topology file, the
+// certificates, the data directories) are relative to the cluster file's directory; Load and
+// Parse store them as absolute paths. A topology name that is a preset ("table4.1", "aws-mf",
+// "aws-helios") is the preset even if a file of that name exists.
+//
+// Load rejects unknown fields, a missing name, protocol, topology or node list, an unknown
+// protocol, an invalid topology, node names that are empty, repeated or contain other characters,
+// a dc that is not a datacenter of the topology, a negative partition, missing or malformed
+// addresses (host:port with a port in 1..65535), an address used twice (by any nodes, for any
+// purpose), two nodes sharing a data directory, a durability other than sync or none, a negative
+// jitter or client_hop, tls without a ca, tls with a node lacking its cert or key (or a cert or
+// key without tls), and a datacenter of the topology without any node. Protocol-specific layout
+// rules (for example Helios's one replica per datacenter) are the protocol factory's to check.
+// Every error is one line naming the file and the entry at fault, for example
+//
+//	cluster.yaml: nodes[2] (C): peer_addr "127.0.0.1" is not host:port
+//
+// Nodes are numbered in file order: node i of Nodes is protocol.NodeID(i) (see Placements).
+//
+// # Local clusters
+//
+// Generate makes the file of a local cluster: one node per datacenter on 127.0.0.1 with
+// consecutive ports and WAN emulation on. Up writes it to DIR/cluster.yaml and starts one detached
+// process per node (logs in DIR/logs/NAME.log, pids in DIR/pids/NAME.pid), waiting until every
+// node's /healthz answers; Status reports each node's process, health and /status report; Down
+// stops them.
+package cluster

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/meridian-kv/meridian/rpc"
+	"github.com/meridian-kv/meridian/txn"
+)
+
+const clientUsage = `usage: meridian client --endpoint ADDR [--timeout D] [--ca F [--cert F --key F]] COMMAND
+
+commands:
+  put K V             write V to K in a one-operation transaction and commit it
+  get K               read the latest version of K at the node (a local read, not a transaction)
+  snapshot K1 K2 ...  read the keys from one consistent snapshot of the node
+  txn                 run transactions read from standard input, one command per line:
+                        get K      read K in the current transaction
+                        put K V    buffer a write; V is the rest of the line, verbatim
+                        commit     commit the current transaction (the next command starts another)
+                        abort      abandon the current transaction
+                      Blank lines and lines starting with # are ignored. A malformed line stops
+                      the run with an error naming the line (exit status 2); the transaction it
+                      was part of is never committed. End of input aborts an open transaction.
+
+Output, one line per result: "K = V (version t3.1)", "committed", "aborted: REASON". Keys and
+values that are not printable text are shown Go-quoted. The exit status is 1 if a transaction
+aborted (other than by an abort command) or a request failed, 2 for bad usage.
+The connection is plaintext gRPC unless --ca is given (then TLS; --cert and --key add a client
+certificate, which clusters with TLS require).
+
+flags:
+`
+
+func runClient(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("client", stderr)
+	endpoint := fs.String("endpoint", "", "address of a Meridian node's client API, host:port (required)")
+	timeout := fs.Duration("timeout", 10*time.Second, "bound on connecting and on each request")
+	caFile := fs.String("ca", "", "TLS: verify the node against this CA certificate (PEM); without it, plaintext")
+	certFile := fs.String("cert", "", "TLS: client certificate (PEM) for nodes that require one; needs --ca and --key")
+	keyFile := fs.String("key", "", "TLS: the client certificate's private key (PEM)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, clientUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if *endpoint == "" {
+		return usagef("client: --endpoint is required")
+	}
+	if *timeout <= 0 {
+		return usagef("client: --timeout must be positive")
+	}
+	if (*certFile == "") != (*keyFile == "") || (*certFile != "" && *caFile == "") {
+		return usagef("client: --cert and --key go together, and with --ca")
+	}
+	if fs.NArg() == 0 {
+		return usagef("client: missing command (want put, get, snapshot or txn)")
+	}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch {
+	case cmd == "put" && len(rest) != 2:
+		return usagef("client: put takes a key and a value, got %d arguments", len(rest))
+	case cmd == "get" && len(rest) != 1:
+		return usagef("client: get takes one key, got %d arguments", len(rest))
+	case cmd == "snapshot" && len(rest) == 0:
+		return usagef("client: snapshot takes at least one key")
+	case cmd == "txn" && len(rest) != 0:
+		return usagef("client: txn takes no arguments (it reads commands from standard input)")
+	case cmd != "put" && cmd != "get" && cmd != "snapshot" && cmd != "txn":
+		return usagef("client: unknown command %q (want put, get, snapshot or txn)", cmd)
+	}
+	keys := rest
+	if cmd == "put" {
+		keys = rest[:1]
+	}
+	for _, k := range keys {
+		if k == "" {
+			return usagef("client: empty key")
+		}
+	}
+
+	creds, err := clientCredentials(*caFile, *certFile, *keyFile)
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	c, err := rpc.DialClient(ctx, *endpoint, grpc.WithTransportCredentials(creds))
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cannot register with %s: %s", *endpoint, describe(err))
+	}
+	defer c.Close()
+	s := &clientSession{c: c, out: stdout, timeout: *timeout}
+
+	switch cmd {
+	case "put":
+		tx := c.Begin()
+		if err := tx.Put(rest[0], []byte(rest[1])); err != nil {
+			return err
+		}
+		if err := s.commit(tx); err != nil {
+			return err
+		}
+		return s.verdict()
+	case "get":
+		return s.get(c.Begin(), rest[0])
+	case "snapshot":
+		ctx, cancel := s.ctx()
+		defer cancel()
+		reads, err := c.ReadSnapshot(ctx, rest)
+		if err != nil {
+			return fmt.Errorf("snapshot: %s", describe(err))
+		}
+		for _, r := range reads {
+			fmt.Fprintf(stdout, "%s = %s (version %s)\n", show(r.Key), show(string(r.Value)), r.Version)
+		}
+		return nil
+	default:
+		return s.script(stdin)
+	}
+}
+
+// clientCredentials returns plaintext without a CA, TLS verifying the node with one, and
+// mutual TLS with a client certificate too.
+func clientCredentials(caFile, certFile, keyFile string) (credentials.TransportCredentials, error) {
+	if caFile == "" {
+		return insecure.NewCredentials(), nil
+	}
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("client: --ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("client: --ca %s holds no PEM certificate", caFile)
+	}
+	conf := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client: --cert/--key: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	return credentials.NewTLS(conf), nil
+}
+
+// clientSession runs the client command's operations.
+type clientSession struct {
+	c       *rpc.Client
+	out     io.Writer
+	timeout time.Duration
+	aborts  int // transactions the node aborted
+	commits int // commit attempts
+}
+
+func (s *clientSession) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+func (s *clientSession) get(tx *rpc.Txn, key string) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	v, ver, err := tx.GetVersion(ctx, key)
+	if err != nil {
+		return fmt.Errorf("get %s: %s", show(key), describe(err))
+	}
+	fmt.Fprintf(s.out, "%s = %s (version %s)\n", show(key), show(string(v)), ver)
+	return nil
+}
+
+// commit commits tx and prints the outcome; an abort is counted, not returned.
+func (s *clientSession) commit(tx *rpc.Txn) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	s.commits++
+	res, err := tx.Commit(ctx)
+	if err != nil {
+		if c := status.Code(err); c == codes.InvalidArgument || c == codes.FailedPrecondition {
+			return fmt.Errorf("commit of %s rejected: %s", tx.ID(), describe(err))
+		}
+		return fmt.Errorf("commit of %s: %s; its outcome is unknown", tx.ID(), describe(err))
+	}
+	if res.Status == txn.Committed {
+		fmt.Fprintln(s.out, "committed")
+		return nil
+	}
+	s.aborts++
+	fmt.Fprintf(s.out, "aborted: %s\n", res.Reason)
+	return nil
+}
+
+// verdict turns the aborts seen into the command's result.
+func (s *clientSession) verdict() error {
+	switch {
+	case s.aborts == 0:
+		return nil
+	case s.commits == 1:
+		return errors.New("transaction aborted")
+	default:
+		return fmt.Errorf("%d of %d transactions aborted", s.aborts, s.commits)
+	}
+}
+
+// script runs the txn command's input.
+func (s *clientSession) script(in io.Reader) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 4<<20) // a line holds a value of up to the default 1 MiB limit
+	var tx *rpc.Txn                        // the open transaction, if any
+	ops := 0                               // its operations
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		bad := func(format string, args ...any) error {
+			return usagef("stdin line %d: %s", n, fmt.Sprintf(format, args...))
+		}
+		cmd, rest := cutField(line)
+		if tx == nil && (cmd == "get" || cmd == "put" || cmd == "commit") {
+			tx, ops = s.c.Begin(), 0
+		}
+		switch cmd {
+		case "get":
+			key, extra := cutField(rest)
+			if key == "" || extra != "" {
+				return bad("want get K, got %q", line)
+			}
+			if err := s.get(tx, key); err != nil {
+				return fmt.Errorf("stdin line %d: %w", n, err)
+			}
+			ops++
+		case "put":
+			key, value := cutField(rest)
+			if key == "" || value == "" {
+				return bad("want put K V, got %q", line)
+			}
+			if err := tx.Put(key, []byte(value)); err != nil {
+				return fmt.Errorf("stdin line %d: %w", n, err)
+			}
+			ops++
+		case "commit", "abort":
+			if rest != "" {
+				return bad("%s takes no arguments, got %q", cmd, line)
+			}
+			if cmd == "abort" {
+				if tx != nil {
+					tx.Abort()
+				}
+				fmt.Fprintln(s.out, "aborted: by client")
+			} else if err := s.commit(tx); err != nil {
+				return fmt.Errorf("stdin line %d: %w", n, err)
+			}
+			tx = nil
+		default:
+			return bad("unknown command %q (want get, put, commit or abort)", cmd)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading standard input: %w", err)
+	}
+	if tx != nil && ops > 0 {
+		tx.Abort()
+		s.aborts++
+		s.commits++
+		fmt.Fprintln(s.out, "aborted: end of input before commit")
+	}
+	return s.verdict()
+}
+
+// cutField splits s at its first run of white space.
+func cutField(s string) (first, rest string) {
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
+}
+
+// show prints a key or value as is if it is printable text, Go-quoted otherwise.
+func show(s string) string {
+	if s == "" || !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 ||
+		strings.HasPrefix(s, `"`) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// describe renders an error from package rpc: a gRPC status as its message and code.
+func describe(err error) string {
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		if st := se.GRPCStatus(); st != nil {
+			return fmt.Sprintf("%s (%s)", st.Message(), st.Code())
+		}
+	}
+	return err.Error()
+}

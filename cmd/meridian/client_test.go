@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+
+	"github.com/meridian-kv/meridian/rpc"
+	"github.com/meridian-kv/meridian/rpc/rpctest"
+)
+
+// startClientServer serves an in-memory single-replica node on a loopback port.
+func startClientServer(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	rpc.Register(s, rpctest.NewMemBackend(), rpc.Limits{})
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	return lis.Addr().String()
+}
+
+func runClientT(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	err = runClient(args, stdin, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// funcReader runs f when read, then reports end of input: in an io.MultiReader it runs between
+// the lines before and after it.
+type funcReader func()
+
+func (f funcReader) Read([]byte) (int, error) { f(); return 0, io.EOF }
+
+func TestClientCommand(t *testing.T) {
+	addr := startClientServer(t)
+	ep := "--endpoint=" + addr
+	expect := func(stdin io.Reader, want string, args ...string) {
+		t.Helper()
+		out, _, err := runClientT(t, stdin, append([]string{ep}, args...)...)
+		if err != nil || out != want {
+			t.Errorf("client %s: %v\ngot:\n%s\nwant:\n%s", strings.Join(args, " "), err, out, want)
+		}
+	}
+	// Every command registers a new client: ids 1, 2, 3, ...
+	expect(nil, "committed\n", "put", "k", "v")                                          // t1.1
+	expect(nil, "k = v (version t1.1)\n", "get", "k")                                    // client 2
+	expect(nil, "nothing = \"\" (version init)\n", "get", "nothing")                     // client 3
+	expect(nil, "k = v (version t1.1)\nx = \"\" (version init)\n", "snapshot", "k", "x") // client 4
+
+	// Client 5: two transactions, an explicit abort, then a malformed line.
+	script := `# a comment
+
+get k
+put k v2
+put other hello  world
+get other
+commit
+get k
+put k never
+abort
+frobnicate k
+get k
+`
+	out, _, err := runClientT(t, strings.NewReader(script), ep, "txn")
+	want := "k = v (version t1.1)\nother = hello  world (version t5.1)\ncommitted\nk = v2 (version t5.1)\naborted: by client\n"
+	var ue usageError
+	if out != want || !errors.As(err, &ue) || !strings.Contains(err.Error(), "stdin line 11: unknown command \"frobnicate\"") {
+		t.Errorf("txn: %v\ngot:\n%s\nwant:\n%s", err, out, want)
+	}
+
+	// Client 6 reads k, client 7 overwrites it, client 6's commit aborts.
+	stdin := io.MultiReader(strings.NewReader("get k\nput k mine\n"),
+		funcReader(func() { runClientT(t, nil, ep, "put", "k", "theirs") }),
+		strings.NewReader("commit\n"))
+	out, _, err = runClientT(t, stdin, ep, "txn")
+	if want := "k = v2 (version t5.1)\naborted: stale-read\n"; out != want || err == nil || errors.As(err, &ue) {
+		t.Errorf("stale txn: %v\ngot:\n%s\nwant:\n%s", err, out, want)
+	}
+	expect(nil, "k = theirs (version t7.1)\n", "get", "k")
+
+	// End of input with an open transaction: nothing is committed.
+	out, _, err = runClientT(t, strings.NewReader("put k lost\n"), ep, "txn")
+	if out != "aborted: end of input before commit\n" || err == nil {
+		t.Errorf("unterminated txn: %v\n%s", err, out)
+	}
+	for _, line := range []string{"get", "get a b", "put k", "commit now"} {
+		_, _, err := runClientT(t, strings.NewReader("# x\n"+line+"\n"), ep, "txn")
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "stdin line 2:") {
+			t.Errorf("%q: %v, want a usage error naming line 2", line, err)
+		}
+	}
+	expect(nil, "k = theirs (version t7.1)\n", "get", "k")
+}
+
+func TestClientUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"put", "k", "v"},
+		{"--endpoint=x"},
+		{"--endpoint=x", "put", "k"},
+		{"--endpoint=x", "get"},
+		{"--endpoint=x", "get", ""},
+		{"--endpoint=x", "snapshot"},
+		{"--endpoint=x", "txn", "extra"},
+		{"--endpoint=x", "delete", "k"},
+		{"--endpoint=x", "--timeout=0s", "get", "k"},
+		{"--bogus"},
+		{"--endpoint=x", "--cert=c.pem", "get", "k"},
+		{"--endpoint=x", "--ca=ca.pem", "--key=k.pem", "get", "k"},
+		{"--endpoint=x", "--ca=/nonexistent/ca.pem", "get", "k"},
+	} {
+		_, _, err := runClientT(t, nil, args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("client %q: %v, want a usage error", args, err)
+		}
+	}
+	if code, _, stderr := runCLI(t, "client", "--endpoint=x", "put", "k"); code != 2 || !strings.Contains(stderr, "put takes a key and a value") {
+		t.Errorf("bad usage: exit %d, %s", code, stderr)
+	}
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := lis.Addr().String()
+	lis.Close()
+	_, _, err := runClientT(t, nil, "--endpoint="+dead, "--timeout=2s", "get", "k")
+	var ue usageError
+	if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot register with") {
+		t.Errorf("unreachable endpoint: %v", err)
+	}
+}

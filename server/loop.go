@@ -1,0 +1,284 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/store"
+	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/wire"
+)
+
+// inputKind says what a recorded input was.
+type inputKind byte
+
+const (
+	inStart inputKind = iota + 1
+	inMessage
+	inRequest
+	inTimer
+	inCall // runs call on the loop goroutine (inspection); not a replica input, not recorded
+)
+
+// input is one thing the event loop hands the replica.
+type input struct {
+	kind  inputKind
+	from  protocol.NodeID
+	raw   []byte // inMessage: the encoded message, as persisted
+	msg   protocol.Message
+	req   protocol.Request
+	reply func(protocol.Reply) // inRequest: where the answer goes (not persisted)
+	timer protocol.TimerID
+	atUs  int64 // when the input reached the node (for latency metrics)
+	call  func()
+}
+
+type send struct {
+	to  protocol.NodeID
+	msg protocol.Message
+}
+
+type timerReq struct {
+	afterUs int64
+	id      protocol.TimerID
+}
+
+// env is the replica's protocol.Env in the network runtime. Effects are buffered and released
+// by the loop only after the inputs that caused them are durable ("persist before send").
+type env struct {
+	wallUs    func() int64
+	lastUs    int64
+	readings  []int64 // clock readings of the current input: recorded, or replayed
+	replaying bool
+	replayPos int
+	rand      *rand.Rand
+	store     *store.Store
+
+	sends   []send
+	timers  []timerReq
+	replies []protocol.Reply
+}
+
+func (e *env) NowUs() int64 {
+	if e.replaying {
+		if e.replayPos < len(e.readings) {
+			e.lastUs = max(e.lastUs, e.readings[e.replayPos])
+			e.replayPos++
+			return e.lastUs
+		}
+		// More readings than were recorded: the protocol is not deterministic given its inputs.
+		panic("server: replay asked for a clock reading that was never recorded; the protocol is not deterministic")
+	}
+	e.lastUs = max(e.lastUs, e.wallUs())
+	e.readings = append(e.readings, e.lastUs)
+	return e.lastUs
+}
+
+func (e *env) Rand() *rand.Rand     { return e.rand }
+func (e *env) Store() *store.Store { return e.store }
+
+func (e *env) Send(to protocol.NodeID, m protocol.Message) {
+	e.sends = append(e.sends, send{to: to, msg: m})
+}
+
+func (e *env) SetTimer(afterUs int64, id protocol.TimerID) {
+	e.timers = append(e.timers, timerReq{afterUs: afterUs, id: id})
+}
+
+func (e *env) Reply(r protocol.Reply) { e.replies = append(e.replies, r) }
+
+// maxBatch bounds how many inputs one loop iteration makes durable with one fsync.
+const maxBatch = 256
+
+// run is the event loop: it owns the replica and everything it touches.
+func (n *Node) run(ctx context.Context) error {
+	for {
+		var first input
+		select {
+		case <-ctx.Done():
+			return nil
+		case first = <-n.inputs:
+		}
+		batch := n.log.newBatch()
+		if err := n.handle(batch, first); err != nil {
+			return err
+		}
+	drain:
+		for i := 1; i < maxBatch; i++ {
+			select {
+			case in := <-n.inputs:
+				if err := n.handle(batch, in); err != nil {
+					return err
+				}
+			default:
+				break drain
+			}
+		}
+		if err := batch.commit(); err != nil {
+			return fmt.Errorf("server: persisting inputs: %w", err)
+		}
+		n.flush()
+	}
+}
+
+// handle runs one input through the replica and records it in batch.
+func (n *Node) handle(b *batch, in input) error {
+	if in.kind == inCall {
+		in.call()
+		return nil
+	}
+	e := n.env
+	e.readings = e.readings[:0]
+	n.dispatch(in)
+	if in.kind == inRequest && in.reply != nil {
+		n.pending[replyKey{in.req.Client, in.req.Seq}] = pendingReply{reply: in.reply, atUs: in.atUs, commit: in.req.Kind == protocol.Commit}
+	}
+	rec, err := n.encodeInput(in, e.readings)
+	if err != nil {
+		return fmt.Errorf("server: recording input: %w", err)
+	}
+	return b.add(rec)
+}
+
+func (n *Node) dispatch(in input) {
+	switch in.kind {
+	case inStart:
+		n.replica.Start()
+	case inMessage:
+		n.replica.HandleMessage(in.from, in.msg)
+	case inRequest:
+		n.replica.HandleRequest(in.req)
+	case inTimer:
+		n.replica.HandleTimer(in.timer)
+	}
+}
+
+type replyKey struct {
+	client txn.ClientID
+	seq    uint64
+}
+
+type pendingReply struct {
+	reply  func(protocol.Reply)
+	atUs   int64
+	commit bool
+}
+
+// flush releases the buffered effects of the inputs just made durable.
+func (n *Node) flush() {
+	e := n.env
+	for _, s := range e.sends {
+		n.transport.send(s.to, s.msg)
+	}
+	for _, t := range e.timers {
+		n.armTimer(time.Duration(t.afterUs)*time.Microsecond, t.id)
+	}
+	now := e.wallUs()
+	for _, r := range e.replies {
+		key := replyKey{r.Client, r.Seq}
+		p, ok := n.pending[key]
+		if !ok {
+			continue // its client is gone (e.g. it asked before a restart)
+		}
+		delete(n.pending, key)
+		if p.commit {
+			n.metrics.observeCommit(r, float64(now-p.atUs)/1e6)
+		}
+		p.reply(r)
+	}
+	clear(e.sends)
+	clear(e.replies)
+	e.sends, e.timers, e.replies = e.sends[:0], e.timers[:0], e.replies[:0]
+}
+
+func (n *Node) armTimer(d time.Duration, id protocol.TimerID) {
+	time.AfterFunc(d, func() {
+		select {
+		case n.inputs <- input{kind: inTimer, timer: id}:
+		case <-n.stopped:
+		}
+	})
+}
+
+// encodeInput renders an input record: kind, clock readings, then the kind's payload.
+func (n *Node) encodeInput(in input, readings []int64) ([]byte, error) {
+	rec := []byte{byte(in.kind)}
+	rec = binary.AppendUvarint(rec, uint64(len(readings)))
+	for _, r := range readings {
+		rec = binary.AppendVarint(rec, r)
+	}
+	switch in.kind {
+	case inMessage:
+		rec = binary.AppendUvarint(rec, uint64(in.from))
+		rec = append(rec, in.raw...)
+	case inRequest:
+		return wire.AppendRequest(rec, &in.req)
+	case inTimer:
+		rec = binary.AppendVarint(rec, int64(in.timer))
+	}
+	return rec, nil
+}
+
+// replayInput runs one recorded input through the replica with its recorded clock readings;
+// its effects are dropped (the peers and clients that could see them already did or are gone)
+// except timers, which are counted so that the live node can re-arm those still pending.
+func (n *Node) replayInput(rec []byte, armed map[protocol.TimerID]int) error {
+	d := wire.NewDecoder(rec)
+	kindByte, err := d.Byte("input kind")
+	if err != nil {
+		return err
+	}
+	count, err := d.Count("clock readings", len(rec), 1)
+	if err != nil {
+		return err
+	}
+	e := n.env
+	e.readings = e.readings[:0]
+	for range count {
+		v, err := d.Varint("clock reading")
+		if err != nil {
+			return err
+		}
+		e.readings = append(e.readings, v)
+	}
+	in := input{kind: inputKind(kindByte)}
+	switch in.kind {
+	case inStart:
+	case inMessage:
+		from, err := d.Int("sender", len(n.cfg.Nodes)-1)
+		if err != nil {
+			return err
+		}
+		in.from = protocol.NodeID(from)
+		if in.msg, err = n.codec.Decode(rec[d.Offset():]); err != nil {
+			return fmt.Errorf("%w: %v", errInputCorrupt, err)
+		}
+	case inRequest:
+		if in.req, err = wire.DecodeRequest(rec[d.Offset():]); err != nil {
+			return fmt.Errorf("%w: %v", errInputCorrupt, err)
+		}
+	case inTimer:
+		id, err := d.Varint("timer id")
+		if err != nil {
+			return err
+		}
+		in.timer = protocol.TimerID(id)
+		armed[in.timer]--
+	default:
+		return errInputCorrupt
+	}
+	e.replaying, e.replayPos = true, 0
+	n.dispatch(in)
+	e.replaying = false
+	for _, t := range e.timers {
+		armed[t.id]++
+	}
+	clear(e.sends)
+	clear(e.replies)
+	e.sends, e.timers, e.replies = e.sends[:0], e.timers[:0], e.replies[:0]
+	return nil
+}

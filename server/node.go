@@ -1,0 +1,261 @@
+// Package server runs one Meridian node: the same sans-IO protocol replica the simulator
+// drives, here driven by the real clock, real timers and real sockets. A single event-loop
+// goroutine owns the replica. Peer messages arrive over TCP (package wire framing, optional
+// mutual TLS, optional WAN delay emulation), client requests over gRPC (package rpc); every input
+// is recorded in a Pebble write-ahead log and made durable before any effect it caused leaves
+// the node, and a restarted node replays that log to recover (see inputLog).
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/meridian-kv/meridian/cluster"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/rpc"
+	"github.com/meridian-kv/meridian/store"
+	"github.com/meridian-kv/meridian/txn"
+)
+
+// Node is one running replica with its listeners.
+type Node struct {
+	cfg       *cluster.Config
+	self      protocol.NodeID
+	logger    *slog.Logger
+	replica   protocol.Replica
+	env       *env
+	codec     protocol.Codec
+	log       *inputLog
+	inputs    chan input
+	pending   map[replyKey]pendingReply
+	transport *transport
+	metrics   *metrics
+	stopped   chan struct{}
+	clientHop time.Duration
+
+	idMu           sync.Mutex
+	nextID, idsEnd uint32
+}
+
+// New builds node name of cfg: it checks the configuration and builds the replica, but opens
+// nothing yet.
+func New(cfg *cluster.Config, name string, logger *slog.Logger) (*Node, error) {
+	index, _, err := cfg.Node(name)
+	if err != nil {
+		return nil, err
+	}
+	entry, err := registry.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	if entry.Codec == nil {
+		return nil, fmt.Errorf("protocol %s has no wire codec", cfg.Protocol)
+	}
+	n := &Node{
+		cfg:       cfg,
+		self:      protocol.NodeID(index),
+		logger:    logger.With("node", name),
+		codec:     entry.Codec,
+		inputs:    make(chan input, 4096),
+		pending:   map[replyKey]pendingReply{},
+		stopped:   make(chan struct{}),
+		clientHop: time.Duration(cfg.ClientHopUs) * time.Microsecond,
+	}
+	n.env = &env{
+		wallUs: func() int64 { return time.Now().UnixMicro() },
+		rand:   rand.New(rand.NewPCG(uint64(index), 0x6d6572696469616e)), // fixed: replay must draw the same numbers
+		store:  store.New(),
+	}
+	pc := protocol.Config{Self: n.self, Nodes: cfg.Placements(), Topology: cfg.Topology, Params: cfg.Params}
+	if n.replica, err = entry.New(pc, n.env); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
+	}
+	n.metrics = newMetrics(func() *transport { return n.transport })
+	return n, nil
+}
+
+// Run recovers the node from its data directory, serves peers, clients and metrics, and runs
+// the event loop until ctx ends or a fatal error (a failed disk write) occurs.
+func (n *Node) Run(ctx context.Context) error {
+	me := n.cfg.Nodes[n.self]
+	dir := n.cfg.NodeDataDir(int(n.self))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if n.log, err = openInputLog(dir, n.cfg.Durability != "none"); err != nil {
+		return err
+	}
+	defer n.log.close()
+	recovered, armed, err := n.recover()
+	if err != nil {
+		return err
+	}
+	n.logger.Info("recovered", "inputs", recovered, "data_dir", dir)
+
+	peerTLS, clientCreds, err := n.tlsConfigs()
+	if err != nil {
+		return err
+	}
+	peerLn, err := net.Listen("tcp", me.PeerAddr)
+	if err != nil {
+		return fmt.Errorf("listen for peers on %s: %w", me.PeerAddr, err)
+	}
+	clientLn, err := net.Listen("tcp", me.ClientAddr)
+	if err != nil {
+		peerLn.Close()
+		return fmt.Errorf("listen for clients on %s: %w", me.ClientAddr, err)
+	}
+	metricsLn, err := net.Listen("tcp", me.MetricsAddr)
+	if err != nil {
+		peerLn.Close()
+		clientLn.Close()
+		return fmt.Errorf("listen for metrics on %s: %w", me.MetricsAddr, err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	n.transport = newTransport(n, peerLn, peerTLS)
+	n.transport.start(ctx, &wg)
+
+	var grpcOpts []grpc.ServerOption
+	if clientCreds != nil {
+		grpcOpts = append(grpcOpts, grpc.Creds(clientCreds))
+	}
+	grpcServer := grpc.NewServer(grpcOpts...)
+	rpc.Register(grpcServer, n, rpc.Limits{})
+	go grpcServer.Serve(clientLn)
+
+	var ready atomic.Bool
+	httpServer := &http.Server{Handler: n.httpHandler(&ready), ReadHeaderTimeout: 5 * time.Second}
+	go httpServer.Serve(metricsLn)
+
+	if recovered == 0 {
+		n.inputs <- input{kind: inStart}
+	}
+	for id, count := range armed {
+		for range count {
+			n.armTimer(0, id)
+		}
+	}
+	ready.Store(true)
+	n.logger.Info("serving", "peers", me.PeerAddr, "clients", me.ClientAddr, "metrics", me.MetricsAddr)
+	loopErr := n.run(ctx)
+
+	ready.Store(false)
+	close(n.stopped)
+	cancel()
+	peerLn.Close()
+	grpcServer.Stop()
+	shutdownCtx, done := context.WithTimeout(context.Background(), 2*time.Second)
+	httpServer.Shutdown(shutdownCtx)
+	done()
+	wg.Wait()
+	n.failPending()
+	return loopErr
+}
+
+// recover replays the input log and returns how many inputs it held and the timers still armed.
+func (n *Node) recover() (int, map[protocol.TimerID]int, error) {
+	armed := map[protocol.TimerID]int{}
+	count := 0
+	err := n.log.replay(func(rec []byte) error {
+		count++
+		return n.replayInput(rec, armed)
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("recovering from the input log (record %d): %w", count, err)
+	}
+	return count, armed, nil
+}
+
+// failPending answers every request still waiting when the node stops.
+func (n *Node) failPending() {
+	for key, p := range n.pending {
+		p.reply(protocol.Reply{Client: key.client, Seq: key.seq, Err: "node stopped before deciding; the outcome is unknown"})
+	}
+	clear(n.pending)
+}
+
+// NewClientID hands out a client id unique across the cluster and restarts (rpc.Backend).
+func (n *Node) NewClientID() (txn.ClientID, error) {
+	n.idMu.Lock()
+	defer n.idMu.Unlock()
+	if n.nextID == n.idsEnd {
+		const block = 1024
+		first, err := n.log.allocateClientIDs(int(n.self), block)
+		if err != nil {
+			return 0, err
+		}
+		n.nextID, n.idsEnd = first, first+block
+	}
+	id := n.nextID
+	n.nextID++
+	return txn.ClientID(id), nil
+}
+
+// Submit hands a client request to the event loop (rpc.Backend). With an emulated client hop
+// the request and its reply each wait that long.
+func (n *Node) Submit(req protocol.Request, reply func(protocol.Reply)) {
+	deliver := func() {
+		in := input{kind: inRequest, req: req, atUs: time.Now().UnixMicro(), reply: reply}
+		if n.clientHop > 0 {
+			in.reply = func(r protocol.Reply) { time.AfterFunc(n.clientHop, func() { reply(r) }) }
+		}
+		select {
+		case n.inputs <- in:
+		case <-n.stopped:
+			reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "node is shutting down"})
+		}
+	}
+	if n.clientHop > 0 {
+		time.AfterFunc(n.clientHop, deliver)
+		return
+	}
+	deliver()
+}
+
+// tlsConfigs builds mutual-TLS settings from the cluster file: peers must present a
+// certificate signed by the cluster CA, for the replica transport and for clients alike.
+func (n *Node) tlsConfigs() (*tls.Config, credentials.TransportCredentials, error) {
+	if n.cfg.TLS == nil {
+		return nil, nil, nil
+	}
+	me := n.cfg.Nodes[n.self]
+	caPEM, err := os.ReadFile(n.cfg.TLS.CA)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls: reading CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, nil, errors.New("tls: " + n.cfg.TLS.CA + " holds no PEM certificate")
+	}
+	cert, err := tls.LoadX509KeyPair(me.Cert, me.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls: node %s: %w", me.Name, err)
+	}
+	conf := &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      pool,
+		ClientCAs:    pool,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		MinVersion:   tls.VersionTLS13,
+	}
+	return conf, credentials.NewTLS(conf), nil
+}

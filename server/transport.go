@@ -1,0 +1,339 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/wire"
+)
+
+// Limits of the replica transport.
+const (
+	maxFrameBytes   = 64 << 20 // a larger frame closes the connection
+	maxQueuedFrames = 100_000  // per peer; beyond it new messages are dropped (the log repairs)
+	helloTimeout    = 5 * time.Second
+	dialBackoffMin  = 50 * time.Millisecond
+	dialBackoffMax  = 2 * time.Second
+)
+
+// transport carries replica messages between nodes: one outgoing TCP connection per peer
+// (reconnecting with backoff) and the incoming connections peers open. With WAN emulation
+// every outgoing message waits for its link's one-way delay (RTT/2 plus jitter) before it is
+// written, keeping per-link FIFO order, so a multi-datacenter cluster runs on one machine with
+// realistic latencies.
+type transport struct {
+	n       *Node
+	ln      net.Listener
+	peers   []*peer // indexed by NodeID; nil for this node
+	tlsConf *tls.Config
+
+	randMu sync.Mutex
+	rand   *rand.Rand
+}
+
+// peer is the outgoing side of one link.
+type peer struct {
+	id       protocol.NodeID
+	name     string
+	addr     string
+	delayUs  func() int64 // emulated one-way delay; nil without WAN emulation
+	mu       sync.Mutex
+	queue    []outFrame
+	wake     chan struct{}
+	lastDue  time.Time // FIFO under emulated delay
+	up       atomic.Bool
+	lastRecv atomic.Int64 // unix µs of the last message received from this peer
+	dropped  atomic.Uint64
+}
+
+type outFrame struct {
+	payload []byte
+	due     time.Time
+}
+
+func newTransport(n *Node, ln net.Listener, tlsConf *tls.Config) *transport {
+	t := &transport{n: n, ln: ln, tlsConf: tlsConf, rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(n.self)))}
+	cfg := n.cfg
+	selfDC := cfg.Nodes[n.self].DCIndex
+	t.peers = make([]*peer, len(cfg.Nodes))
+	for i, nd := range cfg.Nodes {
+		if protocol.NodeID(i) == n.self {
+			continue
+		}
+		p := &peer{id: protocol.NodeID(i), name: nd.Name, addr: nd.PeerAddr, wake: make(chan struct{}, 1)}
+		if cfg.WANEmulation && nd.DCIndex != selfDC {
+			a, b := selfDC, nd.DCIndex
+			p.delayUs = func() int64 {
+				t.randMu.Lock()
+				defer t.randMu.Unlock()
+				return cfg.Topology.OneWayDelayUs(a, b, cfg.Jitter, t.rand)
+			}
+		}
+		t.peers[i] = p
+	}
+	return t
+}
+
+// start runs the accept loop and one sender per peer until ctx ends.
+func (t *transport) start(ctx context.Context, wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t.accept(ctx)
+	}()
+	for _, p := range t.peers {
+		if p != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.sendLoop(ctx, p)
+			}()
+		}
+	}
+}
+
+// send encodes m for peer to and queues it. It never blocks the event loop.
+func (t *transport) send(to protocol.NodeID, m protocol.Message) {
+	p := t.peers[to]
+	if p == nil {
+		return
+	}
+	payload, err := t.n.codec.Append(nil, m)
+	if err != nil {
+		t.n.logger.Error("cannot encode message", "peer", p.name, "err", err)
+		return
+	}
+	due := time.Now()
+	if p.delayUs != nil {
+		due = due.Add(time.Duration(p.delayUs()) * time.Microsecond)
+	}
+	p.mu.Lock()
+	if due.Before(p.lastDue) {
+		due = p.lastDue
+	}
+	p.lastDue = due
+	if len(p.queue) >= maxQueuedFrames {
+		p.mu.Unlock()
+		p.dropped.Add(1)
+		return
+	}
+	p.queue = append(p.queue, outFrame{payload: payload, due: due})
+	p.mu.Unlock()
+	t.n.metrics.peerSent(p.name, len(payload))
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sendLoop keeps a connection to p and writes its queued frames when they are due.
+func (t *transport) sendLoop(ctx context.Context, p *peer) {
+	backoff := dialBackoffMin
+	for ctx.Err() == nil {
+		conn, err := t.dial(ctx, p)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, dialBackoffMax)
+			continue
+		}
+		backoff = dialBackoffMin
+		p.up.Store(true)
+		err = t.writeFrames(ctx, p, conn)
+		p.up.Store(false)
+		conn.Close()
+		if err != nil && ctx.Err() == nil {
+			t.n.logger.Warn("peer connection lost", "peer", p.name, "err", err)
+		}
+	}
+}
+
+func (t *transport) dial(ctx context.Context, p *peer) (net.Conn, error) {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	var conn net.Conn
+	var err error
+	if t.tlsConf != nil {
+		conf := t.tlsConf.Clone()
+		conf.ServerName, _, _ = net.SplitHostPort(p.addr)
+		td := tls.Dialer{NetDialer: &d, Config: conf}
+		conn, err = td.DialContext(ctx, "tcp", p.addr)
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", p.addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	hello, err := wire.AppendHello(nil, wire.Hello{Cluster: t.n.cfg.Name, Protocol: t.n.cfg.Protocol, From: uint32(t.n.self), Version: wire.FormatVersion})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	conn.SetWriteDeadline(time.Now().Add(helloTimeout))
+	if err := wire.WriteFrame(conn, wire.KindHello, hello); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	conn.SetWriteDeadline(time.Time{})
+	return conn, nil
+}
+
+// writeFrames writes p's queue in order, each frame once it is due, flushing when the queue
+// runs dry (write coalescing). It returns when the connection fails or ctx ends.
+func (t *transport) writeFrames(ctx context.Context, p *peer, conn net.Conn) error {
+	w := bufio.NewWriterSize(conn, 64<<10)
+	for {
+		p.mu.Lock()
+		var next *outFrame
+		if len(p.queue) > 0 {
+			next = &p.queue[0]
+		}
+		p.mu.Unlock()
+		if next == nil {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-p.wake:
+			}
+			continue
+		}
+		if wait := time.Until(next.due); wait > 0 {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+		}
+		p.mu.Lock()
+		f := p.queue[0]
+		p.queue[0] = outFrame{}
+		p.queue = p.queue[1:]
+		p.mu.Unlock()
+		if err := wire.WriteFrame(w, wire.KindMessage, f.payload); err != nil {
+			return err
+		}
+	}
+}
+
+// accept takes peer connections until the listener closes.
+func (t *transport) accept(ctx context.Context) {
+	for {
+		conn, err := t.ln.Accept()
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				t.n.logger.Warn("accepting peer connection", "err", err)
+			}
+			return
+		}
+		if t.tlsConf != nil {
+			conn = tls.Server(conn, t.tlsConf)
+		}
+		go t.receive(ctx, conn)
+	}
+}
+
+// receive reads one peer connection: a hello naming the peer, then messages. Anything malformed
+// closes the connection and is logged; it never reaches the replica and never stops the node.
+func (t *transport) receive(ctx context.Context, conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReaderSize(conn, 64<<10)
+	from, err := t.readHello(conn, r)
+	if err != nil {
+		t.n.logger.Warn("refusing peer connection", "remote", conn.RemoteAddr().String(), "err", err)
+		return
+	}
+	p := t.peers[from]
+	for {
+		kind, payload, err := wire.ReadFrame(r, maxFrameBytes)
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				t.n.logger.Info("peer connection closed", "peer", p.name, "err", err)
+			}
+			return
+		}
+		if kind != wire.KindMessage {
+			t.n.logger.Warn("closing peer connection: unexpected frame kind", "peer", p.name, "kind", kind)
+			return
+		}
+		msg, err := t.n.codec.Decode(payload)
+		if err != nil {
+			t.n.logger.Warn("closing peer connection: malformed message", "peer", p.name, "err", err)
+			return
+		}
+		p.lastRecv.Store(time.Now().UnixMicro())
+		select {
+		case t.n.inputs <- input{kind: inMessage, from: from, raw: payload, msg: msg}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (t *transport) readHello(conn net.Conn, r *bufio.Reader) (protocol.NodeID, error) {
+	conn.SetReadDeadline(time.Now().Add(helloTimeout))
+	defer conn.SetReadDeadline(time.Time{})
+	kind, payload, err := wire.ReadFrame(r, maxFrameBytes)
+	if err != nil {
+		return 0, err
+	}
+	if kind != wire.KindHello {
+		return 0, fmt.Errorf("first frame is kind %d, not a hello", kind)
+	}
+	h, err := wire.DecodeHello(payload)
+	switch {
+	case err != nil:
+		return 0, err
+	case h.Version != wire.FormatVersion:
+		return 0, fmt.Errorf("peer speaks wire version %d, we speak %d", h.Version, wire.FormatVersion)
+	case h.Cluster != t.n.cfg.Name || h.Protocol != t.n.cfg.Protocol:
+		return 0, fmt.Errorf("peer belongs to cluster %q running %s, we are %q running %s", h.Cluster, h.Protocol, t.n.cfg.Name, t.n.cfg.Protocol)
+	case int(h.From) >= len(t.peers) || t.peers[h.From] == nil:
+		return 0, fmt.Errorf("peer claims to be node %d, not another node of this cluster", h.From)
+	}
+	return protocol.NodeID(h.From), nil
+}
+
+// peerStatus is one line of /status.
+type peerStatus struct {
+	Peer            string  `json:"peer"`
+	Connected       bool    `json:"connected"`
+	LastReceiveAgeS float64 `json:"last_receive_age_s"` // -1: never
+	QueuedFrames    int     `json:"queued_frames"`
+	DroppedFrames   uint64  `json:"dropped_frames"`
+}
+
+func (t *transport) status() []peerStatus {
+	var out []peerStatus
+	now := time.Now().UnixMicro()
+	for _, p := range t.peers {
+		if p == nil {
+			continue
+		}
+		p.mu.Lock()
+		queued := len(p.queue)
+		p.mu.Unlock()
+		age := -1.0
+		if last := p.lastRecv.Load(); last > 0 {
+			age = float64(now-last) / 1e6
+		}
+		out = append(out, peerStatus{Peer: p.name, Connected: p.up.Load(), LastReceiveAgeS: age, QueuedFrames: queued, DroppedFrames: p.dropped.Load()})
+	}
+	return out
+}
