@@ -48,6 +48,9 @@ func (r *runState) idle() bool {
 	return true
 }
 
+// errorBackoffUs is how long a client waits after a failed request before its next transaction.
+const errorBackoffUs = 100_000
+
 // worker is one T-YCSB client: it runs generated transactions one at a time until the run's
 // duration is over.
 type worker struct {
@@ -92,6 +95,10 @@ func (w *worker) step(tx *client.Tx, ops []workload.Op) {
 			w.run.mu.Lock()
 			w.run.stats.add(w.dc, w.startUs, w.nowUs(), res)
 			w.run.mu.Unlock()
+			if res.Err != nil { // the node is unreachable: retry after a pause, not in a spin
+				w.conn.After(errorBackoffUs, w.next)
+				return
+			}
 			w.next()
 		})
 		return
