@@ -21,8 +21,8 @@ type inputLog struct {
 }
 
 var (
-	inputPrefix   = []byte("in/")
-	clientIDKey   = []byte("meta/client-id-next")
+	inputPrefix     = []byte("in/")
+	clientIDKey     = []byte("meta/client-id-next")
 	errInputCorrupt = errors.New("server: corrupt input log record")
 )
 

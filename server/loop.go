@@ -78,7 +78,7 @@ func (e *env) NowUs() int64 {
 	return e.lastUs
 }
 
-func (e *env) Rand() *rand.Rand     { return e.rand }
+func (e *env) Rand() *rand.Rand    { return e.rand }
 func (e *env) Store() *store.Store { return e.store }
 
 func (e *env) Send(to protocol.NodeID, m protocol.Message) {

@@ -59,18 +59,19 @@ func readAll(t *testing.T, r *bufio.Reader, maxBytes int) []testFrame {
 func TestFrameRoundTrip(t *testing.T) {
 	frames := sampleFrames()
 	stream := writeFrames(t, frames)
-	for name, r := range map[string]io.Reader{
-		"whole":       bytes.NewReader(stream),
-		"one byte":    iotest.OneByteReader(bytes.NewReader(stream)),
-		"half":        iotest.HalfReader(bytes.NewReader(stream)),
-		"data + EOF":  iotest.DataErrReader(bytes.NewReader(stream)),
-		"one byte 16": iotest.OneByteReader(bytes.NewReader(stream)),
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+		size int // bufio buffer; 16 (the minimum) makes headers straddle refills
+	}{
+		{"whole", bytes.NewReader(stream), 4096},
+		{"one byte", iotest.OneByteReader(bytes.NewReader(stream)), 4096},
+		{"one byte, small buffer", iotest.OneByteReader(bytes.NewReader(stream)), 16},
+		{"half", iotest.HalfReader(bytes.NewReader(stream)), 16},
+		{"data with EOF", iotest.DataErrReader(bytes.NewReader(stream)), 4096},
 	} {
-		size := 4096
-		if name == "one byte 16" {
-			size = 16 // bufio's minimum: headers straddle buffer refills
-		}
-		got := readAll(t, bufio.NewReaderSize(r, size), 0)
+		name := tc.name
+		got := readAll(t, bufio.NewReaderSize(tc.r, tc.size), 0)
 		if len(got) != len(frames) {
 			t.Fatalf("%s: read %d frames, want %d", name, len(got), len(frames))
 		}
