@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -161,7 +162,7 @@ func runOverWire(t *testing.T, e Entry) {
 	const stepUs, issueUntilUs, endUs = 1000, 1_500_000, 6_000_000
 	for c.nowUs < endUs {
 		c.nowUs += stepUs
-		slices.SortFunc(c.inflight, func(a, b delivery) int { return cmpPair(a.atUs, b.atUs, a.seq, b.seq) })
+		slices.SortFunc(c.inflight, func(a, b delivery) int { return cmp.Or(cmp.Compare(a.atUs, b.atUs), cmp.Compare(a.seq, b.seq)) })
 		for len(c.inflight) > 0 && c.inflight[0].atUs <= c.nowUs {
 			d := c.inflight[0]
 			c.inflight = c.inflight[1:]
@@ -225,14 +226,4 @@ func runOverWire(t *testing.T, e Entry) {
 			t.Errorf("no %q entry went over the wire", k)
 		}
 	}
-}
-
-func cmpPair(a1, b1 int64, a2, b2 int) int {
-	switch {
-	case a1 != b1:
-		return int(min(max(a1-b1, -1), 1))
-	case a2 != b2:
-		return a2 - b2
-	}
-	return 0
 }
