@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -75,10 +76,13 @@ func (m *metrics) peerSent(peer string, bytes int) {
 
 // httpHandler serves /metrics, /healthz (200 once the node has recovered and runs its event
 // loop), /status (per-peer link state as JSON: the log lag towards every peer) and /versions
-// (every key's installed version order as JSON, for checking a real cluster's convergence).
+// (every key's installed version order as JSON, for checking a real cluster's convergence), and
+// Go's profiler under /debug/pprof/.
 func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
 			http.Error(w, "recovering", http.StatusServiceUnavailable)
