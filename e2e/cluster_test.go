@@ -26,9 +26,9 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
+	buildOnce   sync.Once
+	meridianBin string
+	buildErr    error
 )
 
 // meridianBinary builds cmd/meridian once per test run.
@@ -40,8 +40,8 @@ func meridianBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binary = filepath.Join(dir, "meridian")
-		out, err := exec.Command("go", "build", "-o", binary, "github.com/meridian-kv/meridian/cmd/meridian").CombinedOutput()
+		meridianBin = filepath.Join(dir, "meridian")
+		out, err := exec.Command("go", "build", "-o", meridianBin, "github.com/meridian-kv/meridian/cmd/meridian").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -49,7 +49,7 @@ func meridianBinary(t *testing.T) string {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return binary
+	return meridianBin
 }
 
 // freeBasePort finds a run of 3·nodes free loopback ports.
@@ -123,7 +123,7 @@ func TestClusterEndToEnd(t *testing.T) {
 		t.Skip("builds the binary and runs real processes")
 	}
 	cfg, _ := startCluster(t, "table4.1", "helios-0")
-	res, err := bench.RunCluster(context.Background(), workloadOptions(3*time.Second), cfg, dial)
+	res, err := runShortWorkload(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestClusterCrashRestart(t *testing.T) {
 	}
 	rounds := crashRounds(t)
 	cfg, dir := startCluster(t, "table4.1", "helios-1")
-	const downFor, upFor = 700 * time.Millisecond, 800 * time.Millisecond
+	const downFor, upFor = 1500 * time.Millisecond, 800 * time.Millisecond
 	duration := time.Duration(rounds)*(downFor+upFor) + time.Second
 	type outcome struct {
 		res *bench.Result
@@ -168,18 +168,27 @@ func TestClusterCrashRestart(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := bench.RunCluster(context.Background(), workloadOptions(duration), cfg, dial)
+		opts := workloadOptions(duration)
+		opts.KeepHistory = true
+		res, err := bench.RunCluster(context.Background(), opts, cfg, dial)
 		done <- outcome{res, err}
 	}()
 	ctx := context.Background()
 	victims := []string{"C", "B", "A"}
+	type outage struct {
+		node         string
+		fromUs, toUs int64
+	}
+	var outages []outage
 	for i := range rounds {
 		time.Sleep(upFor)
 		victim := victims[i%len(victims)]
 		if err := cluster.Kill(dir, victim); err != nil {
 			t.Fatalf("round %d: %v", i, err)
 		}
+		killedUs := time.Now().UnixMicro()
 		time.Sleep(downFor)
+		outages = append(outages, outage{victim, killedUs, time.Now().UnixMicro()})
 		if err := cluster.StartNode(ctx, dir, meridianBinary(t), victim); err != nil {
 			t.Fatalf("round %d: %v", i, err)
 		}
@@ -196,4 +205,22 @@ func TestClusterCrashRestart(t *testing.T) {
 	if committed == 0 || !o.res.Checker.OK {
 		t.Fatalf("%d committed; checker: %s", committed, o.res.Checker.Summary())
 	}
+	whileDown := 0
+	for _, tx := range o.res.History.Txns {
+		for _, out := range outages {
+			// Started after the crash (plus the grace time) and decided before the restart.
+			if tx.Status == txn.Committed && tx.DC != out.node && tx.StartUs > out.fromUs+500_000 && tx.EndUs < out.toUs {
+				whileDown++
+			}
+		}
+	}
+	if whileDown == 0 {
+		t.Fatal("Helios-1 committed nothing at the surviving datacenters while a node was down")
+	}
+	t.Logf("%d transactions committed while a node was down", whileDown)
+}
+
+// runShortWorkload runs three seconds of the contended workload against cfg.
+func runShortWorkload(cfg *cluster.Config) (*bench.Result, error) {
+	return bench.RunCluster(context.Background(), workloadOptions(3*time.Second), cfg, dial)
 }
