@@ -6,6 +6,7 @@ import (
 
 	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/history"
+	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/workload"
 )
@@ -47,7 +48,7 @@ func TestCheckerCatchesBrokenHelios(t *testing.T) {
 func TestSimulationIsDeterministic(t *testing.T) {
 	for _, proto := range []string{"helios-0", "helios-2", "mf"} {
 		t.Run(proto, func(t *testing.T) {
-			opts := swarm(proto, 7)
+			opts := swarm.Options(proto, 7)
 			opts.KeepHistory = true
 			first, second := run(t, opts, proto), run(t, opts, proto)
 			if a, b := jsonl(t, first), jsonl(t, second); !bytes.Equal(a, b) || first.Sim != second.Sim {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -105,4 +106,12 @@ func TestLatencyWithJitter(t *testing.T) {
 		t.Errorf("average latency: helios-0 %.1f, helios-b %.1f, mf %.1f; want helios-0 lowest", avg["helios-0"], avg["helios-b"], avg["mf"])
 	}
 	t.Logf("average latency: helios-0 %.1f ms, helios-b %.1f ms, mf %.1f ms", avg["helios-0"], avg["helios-b"], avg["mf"])
+}
+
+func mustPreset(name string) *topology.Topology {
+	t, ok := topology.Preset(name)
+	if !ok {
+		panic("no preset " + name)
+	}
+	return t
 }
