@@ -60,15 +60,20 @@ func Options(proto string, seed uint64) bench.Options {
 		opts.ClockOffsetUs[dc] = r.Int64N(200_001) - 100_000
 		opts.ClockDriftPPM[dc] = r.Float64()*200 - 100
 	}
-	opts.Params = protocol.Params{"interval": fmt.Sprintf("%dms", 1+r.IntN(20))}
+	// Parameters for the protocols that take them; others (the baselines) run with defaults.
+	interval := fmt.Sprintf("%dms", 1+r.IntN(20))
 	switch {
 	case proto == "mf":
+		opts.Params = protocol.Params{"interval": interval}
 		for _, dc := range topo.DCs {
 			if r.IntN(3) == 0 {
 				opts.Params["interval."+dc] = fmt.Sprintf("%dms", 1+r.IntN(200))
 			}
 		}
-	case proto != "helios-b":
+	case proto == "helios-b":
+		opts.Params = protocol.Params{"interval": interval}
+	case strings.HasPrefix(proto, "helios-"):
+		opts.Params = protocol.Params{"interval": interval}
 		opts.Params["latency_ms"] = randomLatencies(r, topo)
 		if f > 0 {
 			// Around the largest one-way delay: mostly long enough to acknowledge, sometimes
