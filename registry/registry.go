@@ -1,9 +1,11 @@
 // Package registry maps protocol names to their implementations: the one place where the CLI,
-// the benchmarks and (later) the servers look up a protocol by name.
+// the benchmarks and the servers look up a protocol by name. The core protocols (Helios, Message
+// Futures) are listed here; others register themselves with Register when imported.
 package registry
 
 import (
 	"fmt"
+	"strconv"
 	"sort"
 	"strings"
 
@@ -27,6 +29,16 @@ var entries = map[string]Entry{
 	"helios-2": {Description: "Helios tolerating 2 datacenter outages (Rule 3)", New: helios.New(2, false), Codec: helios.Codec},
 	"helios-b": {Description: "Helios-0 with every commit offset 0 (no RTT estimates, no linear program)", New: helios.New(0, true), Codec: helios.Codec},
 	"mf":       {Description: "Message Futures: commit once every datacenter has heard the last send", New: mf.New, Codec: mf.Codec},
+}
+
+// Register adds a protocol under name; a protocol package calls it from its init function (the
+// database/sql driver pattern), and the binaries import every protocol package. It panics if the
+// name is taken or the entry has no factory.
+func Register(name string, e Entry) {
+	if _, taken := entries[name]; taken || e.New == nil || name == "" {
+		panic("registry: cannot register protocol " + strconv.Quote(name))
+	}
+	entries[name] = e
 }
 
 // Lookup returns the protocol called name.
