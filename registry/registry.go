@@ -5,8 +5,8 @@ package registry
 
 import (
 	"fmt"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/meridian-kv/meridian/helios"
