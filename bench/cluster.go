@@ -43,6 +43,9 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dial Dia
 	}
 	wallStart := time.Now()
 	for _, nd := range cfg.Nodes {
+		if !run.hasClients(nd.DCIndex) {
+			continue
+		}
 		for i := range opts.ClientsPerDC {
 			conn, id, err := dial(ctx, nd.ClientAddr)
 			if err != nil {

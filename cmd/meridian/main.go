@@ -38,6 +38,7 @@ commands:
   serve        run one node of a cluster (--config cluster.yaml --node NAME)
   cluster      start, stop or inspect a local multi-datacenter cluster (up, down, status)
   client       talk to a running cluster (get, put, snapshot, txn)
+  repro        reproduce the papers' experiments and compare with their claims (list, NAME, --all)
 Run 'meridian <command> --help' for a command's flags.
 `
 
@@ -60,11 +61,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runCluster(args[1:], stdout, stderr)
 	case "client":
 		err = runClient(args[1:], os.Stdin, stdout, stderr)
+	case "repro":
+		err = runRepro(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 		return 0
 	default:
-		err = usagef("unknown command %q (want bench, lowerbound, protocols, serve, cluster or client)", args[0])
+		err = usagef("unknown command %q (want bench, lowerbound, protocols, serve, cluster, client or repro)", args[0])
 	}
 	var ue usageError
 	switch {

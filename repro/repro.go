@@ -1,0 +1,94 @@
+// Package repro reproduces the experiments of the Message Futures and Helios evaluations
+// (dissertation seed 000, chapters 3 and 4; spec helios-message-futures.md §6) in the simulator
+// and sets each of the paper's claims beside our figure with a verdict.
+//
+// Every experiment uses the spec's setup (topology, workload, clients, parameters); durations
+// are shortened from the paper's 10 minutes to keep `meridian repro --all` within minutes, which
+// the simulator's determinism and steady state make safe (see docs/REPRODUCTION.md).
+package repro
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Verdicts of a claim.
+const (
+	Matches = "matches"
+	Differs = "differs"
+)
+
+// Claim is one statement of the paper with our measurement.
+type Claim struct {
+	Claim   string `json:"claim"`
+	Paper   string `json:"paper"`
+	Ours    string `json:"ours"`
+	Verdict string `json:"verdict"`
+}
+
+// Report is one experiment's outcome.
+type Report struct {
+	Name   string  `json:"name"`
+	Title  string  `json:"title"`
+	Claims []Claim `json:"claims"`
+}
+
+// Env is what an experiment needs from its caller.
+type Env struct {
+	// Progress, if set, receives a short description of each run as it starts.
+	Progress func(step string)
+	// Seed seeds every simulated run.
+	Seed uint64
+}
+
+func (e Env) progress(format string, args ...any) {
+	if e.Progress != nil {
+		e.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// Experiment is one reproducible experiment.
+type Experiment struct {
+	Name  string
+	Title string
+	Run   func(env Env) (*Report, error)
+}
+
+var experiments = map[string]Experiment{}
+
+func register(e Experiment) { experiments[e.Name] = e }
+
+// List returns every experiment, sorted by name.
+func List() []Experiment {
+	out := make([]Experiment, 0, len(experiments))
+	for _, e := range experiments {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup returns the experiment called name.
+func Lookup(name string) (Experiment, bool) {
+	e, ok := experiments[name]
+	return e, ok
+}
+
+// within is a numeric claim: ours matches if it lies within tolerance of the paper's value.
+func within(claim string, paper, ours, tolerance float64, unit string) Claim {
+	c := Claim{Claim: claim, Paper: fmt.Sprintf("%.4g %s", paper, unit), Ours: fmt.Sprintf("%.4g %s", ours, unit), Verdict: Matches}
+	if math.Abs(ours-paper) > tolerance {
+		c.Verdict = fmt.Sprintf("%s by %+.3g %s", Differs, ours-paper, unit)
+	}
+	return c
+}
+
+// holds is a qualitative claim: it matches if ok.
+func holds(claim, paper, ours string, ok bool) Claim {
+	c := Claim{Claim: claim, Paper: paper, Ours: ours, Verdict: Matches}
+	if !ok {
+		c.Verdict = Differs
+	}
+	return c
+}
