@@ -86,7 +86,7 @@ func (t *Tx) Get(key string, done func(value []byte, err error)) {
 		done(v, nil)
 		return
 	}
-	t.s.call(protocol.Request{Kind: protocol.Get, Key: key}, func(r protocol.Reply) {
+	t.s.call(protocol.Request{Kind: protocol.Get, Key: key, TxnID: t.id}, func(r protocol.Reply) {
 		if r.Err != "" {
 			done(nil, errors.New(r.Err))
 			return

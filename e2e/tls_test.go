@@ -131,7 +131,11 @@ func TestMutualTLSRefusesForeignCertificate(t *testing.T) {
 		}
 		for _, p := range st.Peers {
 			heard := p.LastReceiveAgeS >= 0
-			if p.Connected != want[nd.Name][p.Peer] || heard != want[nd.Name][p.Peer] {
+			// C's own dials may look connected for a moment: with TLS 1.3 the client finishes
+			// its handshake before the server has checked the client's certificate. Whether
+			// anything was ever received is the definitive test.
+			connectedOK := p.Connected == want[nd.Name][p.Peer] || nd.Name == "C"
+			if !connectedOK || heard != want[nd.Name][p.Peer] {
 				t.Errorf("%s → %s: connected %v, heard from %v; want %v", nd.Name, p.Peer, p.Connected, heard, want[nd.Name][p.Peer])
 			}
 		}

@@ -112,6 +112,8 @@ type Request struct {
 	Key    string   // Get
 	Keys   []string // ReadSnapshot
 	Txn    *txn.Txn // Commit
+	// Get: the transaction the read belongs to; protocols that lock on reads use it.
+	TxnID txn.ID
 }
 
 // Reply answers one Request.

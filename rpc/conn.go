@@ -151,7 +151,7 @@ func (c *Conn) do(ctx context.Context, req protocol.Request) (protocol.Reply, er
 	id, seq := uint32(c.id), req.Seq
 	switch req.Kind {
 	case protocol.Get:
-		resp, err := c.api.Get(ctx, &meridianpb.GetRequest{ClientId: id, Seq: seq, Key: []byte(req.Key)})
+		resp, err := c.api.Get(ctx, &meridianpb.GetRequest{ClientId: id, Seq: seq, Key: []byte(req.Key), TxnId: uint64(req.TxnID)})
 		if err != nil {
 			return reply, err
 		}

@@ -136,7 +136,7 @@ func (s *service) Get(ctx context.Context, in *meridianpb.GetRequest) (*meridian
 	if err := s.checkKey(in.GetKey(), ""); err != nil {
 		return nil, err
 	}
-	req := protocol.Request{Client: txn.ClientID(in.GetClientId()), Seq: in.GetSeq(), Kind: protocol.Get, Key: string(in.GetKey())}
+	req := protocol.Request{Client: txn.ClientID(in.GetClientId()), Seq: in.GetSeq(), Kind: protocol.Get, Key: string(in.GetKey()), TxnID: txn.ID(in.GetTxnId())}
 	r, err := s.submit(ctx, cs, req)
 	if err != nil {
 		return nil, err

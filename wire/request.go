@@ -7,8 +7,8 @@ import (
 	"github.com/meridian-kv/meridian/txn"
 )
 
-// AppendRequest appends every field of r: Client, Seq, Kind, Key, Keys and Txn (preceded by a
-// presence flag). Kind is carried as is, even if unknown, so that the replica, not the wire,
+// AppendRequest appends every field of r: Client, Seq, Kind, Key, TxnID, Keys and Txn (preceded
+// by a presence flag). Kind is carried as is, even if unknown, so that the replica, not the wire,
 // answers a bad request. It fails, leaving dst's length unchanged, if r exceeds a wire limit
 // (MaxKeyLen, MaxSnapshotKeys, the transaction limits).
 func AppendRequest(dst []byte, r *protocol.Request) ([]byte, error) {
@@ -28,6 +28,7 @@ func AppendRequest(dst []byte, r *protocol.Request) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, r.Seq)
 	dst = append(dst, byte(r.Kind))
 	dst = AppendString(dst, r.Key)
+	dst = binary.AppendUvarint(dst, uint64(r.TxnID))
 	dst = binary.AppendUvarint(dst, uint64(len(r.Keys)))
 	for _, k := range r.Keys {
 		dst = AppendString(dst, k)
@@ -72,6 +73,11 @@ func decodeRequest(d *Decoder) (r protocol.Request, err error) {
 	if r.Key, err = d.String("request key", MaxKeyLen); err != nil {
 		return r, err
 	}
+	txnID, err := d.Uvarint("request transaction id")
+	if err != nil {
+		return r, err
+	}
+	r.TxnID = txn.ID(txnID)
 	n, err := d.Count("request key count", MaxSnapshotKeys, 1)
 	if err != nil {
 		return r, err

@@ -164,10 +164,12 @@ func (x *RegisterResponse) GetClientId() uint32 {
 // Every request carries the caller's client id and a sequence number. Sequence numbers need not
 // be consecutive, but two requests of one client may not be outstanding with the same one.
 type GetRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClientId      uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
-	Key           []byte                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ClientId uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Seq      uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Key      []byte                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// The transaction the read belongs to; protocols that lock on reads (rc, 2pc-paxos) use it.
+	TxnId         uint64 `protobuf:"varint,4,opt,name=txn_id,json=txnId,proto3" json:"txn_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -221,6 +223,13 @@ func (x *GetRequest) GetKey() []byte {
 		return x.Key
 	}
 	return nil
+}
+
+func (x *GetRequest) GetTxnId() uint64 {
+	if x != nil {
+		return x.TxnId
+	}
+	return 0
 }
 
 type GetResponse struct {
@@ -727,12 +736,13 @@ const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\x1ameridian/v1/meridian.proto\x12\vmeridian.v1\"\x11\n" +
 	"\x0fRegisterRequest\"/\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
-	"\tclient_id\x18\x01 \x01(\rR\bclientId\"M\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\"d\n" +
 	"\n" +
 	"GetRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x10\n" +
-	"\x03key\x18\x03 \x01(\fR\x03key\"=\n" +
+	"\x03key\x18\x03 \x01(\fR\x03key\x12\x15\n" +
+	"\x06txn_id\x18\x04 \x01(\x04R\x05txnId\"=\n" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\"2\n" +

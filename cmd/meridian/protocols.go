@@ -1,0 +1,8 @@
+package main
+
+// The baseline protocols register themselves with the registry when imported.
+import (
+	_ "github.com/meridian-kv/meridian/paxos"
+	_ "github.com/meridian-kv/meridian/rc"
+	_ "github.com/meridian-kv/meridian/twopc"
+)
