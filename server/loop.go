@@ -272,13 +272,27 @@ func (n *Node) replayInput(rec []byte, armed map[protocol.TimerID]int) error {
 		return errInputCorrupt
 	}
 	e.replaying, e.replayPos = true, 0
-	n.dispatch(in)
-	e.replaying = false
+	if err := n.dispatchReplay(in); err != nil {
+		return err
+	}
 	for _, t := range e.timers {
 		armed[t.id]++
 	}
 	clear(e.sends)
 	clear(e.replies)
 	e.sends, e.timers, e.replies = e.sends[:0], e.timers[:0], e.replies[:0]
+	return nil
+}
+
+// dispatchReplay runs a recorded input, turning a replay that diverges from the recording (the
+// protocol asked for a clock reading that was never recorded) into an error instead of a crash.
+func (n *Node) dispatchReplay(in input) (err error) {
+	defer func() {
+		n.env.replaying = false
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: replay diverged: %v", errInputCorrupt, r)
+		}
+	}()
+	n.dispatch(in)
 	return nil
 }
