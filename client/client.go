@@ -54,15 +54,67 @@ type Tx struct {
 	id       txn.ID
 	startUs  int64
 	reads    []txn.Read
-	values   map[string][]byte // what this transaction has read or written, by key
+	readVals [][]byte // readVals[i] is the value of reads[i]
 	writes   []txn.Write
+	// index maps a key to its position in writes (≥ 0) or in reads (-1-i), built only once the
+	// transaction is large: small ones, the common case, are searched linearly.
+	index    map[string]int
 	finished bool
+}
+
+// indexFrom is the number of keys from which a Tx keeps an index instead of searching.
+const indexFrom = 16
+
+// value returns what the transaction already knows of key: its own write, else its read.
+func (t *Tx) value(key string) ([]byte, bool) {
+	if t.index != nil {
+		i, ok := t.index[key]
+		switch {
+		case !ok:
+			return nil, false
+		case i >= 0:
+			return t.writes[i].Value, true
+		default:
+			return t.readVals[-1-i], true
+		}
+	}
+	for i := range t.writes {
+		if t.writes[i].Key == key {
+			return t.writes[i].Value, true
+		}
+	}
+	for i := range t.reads {
+		if t.reads[i].Key == key {
+			return t.readVals[i], true
+		}
+	}
+	return nil, false
+}
+
+// remember records that key is at position i (see index) once the transaction is large.
+func (t *Tx) remember(key string, i int) {
+	if t.index == nil && len(t.reads)+len(t.writes) < indexFrom {
+		return
+	}
+	if t.index == nil {
+		t.index = make(map[string]int, 2*indexFrom)
+		for j, r := range t.reads {
+			t.index[r.Key] = -1 - j
+		}
+		for j, w := range t.writes {
+			t.index[w.Key] = j // a write shadows a read of the same key
+		}
+	}
+	if _, written := t.index[key]; i < 0 && written {
+		return
+	}
+	t.index[key] = i
 }
 
 // Begin starts a new transaction with a globally unique id.
 func (s *Session) Begin() *Tx {
 	s.nextTxn++
-	return &Tx{s: s, id: txn.NewID(s.id, s.nextTxn), startUs: s.tr.NowUs(), values: map[string][]byte{}}
+	return &Tx{s: s, id: txn.NewID(s.id, s.nextTxn), startUs: s.tr.NowUs()}
 }
 
 // ID returns the transaction's id.
@@ -82,7 +134,7 @@ func (t *Tx) Get(key string, done func(value []byte, err error)) {
 		done(nil, errors.New("client: empty key"))
 		return
 	}
-	if v, ok := t.values[key]; ok {
+	if v, ok := t.value(key); ok {
 		done(v, nil)
 		return
 	}
@@ -91,12 +143,13 @@ func (t *Tx) Get(key string, done func(value []byte, err error)) {
 			done(nil, errors.New(r.Err))
 			return
 		}
-		if v, ok := t.values[key]; ok { // a concurrent Get of the key answered first
+		if v, ok := t.value(key); ok { // a concurrent Get of the key answered first
 			done(v, nil)
 			return
 		}
 		t.reads = append(t.reads, txn.Read{Key: key, Version: r.Version})
-		t.values[key] = r.Value
+		t.readVals = append(t.readVals, r.Value)
+		t.remember(key, -len(t.reads))
 		done(r.Value, nil)
 	})
 }
@@ -109,18 +162,27 @@ func (t *Tx) Put(key string, value []byte) error {
 	case key == "":
 		return errors.New("client: empty key")
 	}
-	if _, ok := t.values[key]; ok {
-		for i := range t.writes {
-			if t.writes[i].Key == key {
-				t.writes[i].Value = value
-				t.values[key] = value
-				return nil
-			}
-		}
+	if i, ok := t.writeIndex(key); ok {
+		t.writes[i].Value = value
+		return nil
 	}
 	t.writes = append(t.writes, txn.Write{Key: key, Value: value})
-	t.values[key] = value
+	t.remember(key, len(t.writes)-1)
 	return nil
+}
+
+// writeIndex returns the position of key in the write set.
+func (t *Tx) writeIndex(key string) (int, bool) {
+	if t.index != nil {
+		i, ok := t.index[key]
+		return i, ok && i >= 0
+	}
+	for i := range t.writes {
+		if t.writes[i].Key == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Result is the outcome of a commit.

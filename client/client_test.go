@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -382,5 +383,67 @@ func TestNilRecorderIsAllowed(t *testing.T) {
 	s := NewSession(tr, 1, "A", "A/0", nil)
 	if res := commit(s.Begin()); !res.called || res.Status != txn.Committed {
 		t.Fatalf("commit = %+v", res.Result)
+	}
+}
+
+// TestLargeTransactionKeepsReadsAndWritesStraight crosses the size from which a Tx indexes its
+// keys: repeated reads, read-your-writes and overwritten puts must behave the same on both sides.
+func TestLargeTransactionKeepsReadsAndWritesStraight(t *testing.T) {
+	tr := &fakeTransport{serve: func(req protocol.Request) protocol.Reply {
+		return protocol.Reply{Value: []byte("stored-" + req.Key), Version: txn.NewID(1, 1)}
+	}}
+	s, _ := newSession(tr)
+	tx := s.Begin()
+	key := func(i int) string { return fmt.Sprintf("k%d", i) }
+	get := func(k string) string {
+		var got string
+		tx.Get(k, func(v []byte, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = string(v)
+		})
+		return got
+	}
+	for i := range 3 * indexFrom {
+		if i%2 == 0 {
+			if v := get(key(i)); v != "stored-"+key(i) {
+				t.Fatalf("Get(%s) = %q", key(i), v)
+			}
+		} else if err := tx.Put(key(i), []byte("mine")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requests := len(tr.reqs)
+	for i := range 3 * indexFrom {
+		want := "stored-" + key(i)
+		if i%2 == 1 {
+			want = "mine"
+		}
+		if v := get(key(i)); v != want {
+			t.Fatalf("second Get(%s) = %q, want %q", key(i), v, want)
+		}
+	}
+	if len(tr.reqs) != requests {
+		t.Fatalf("repeated Gets made %d more requests", len(tr.reqs)-requests)
+	}
+	if err := tx.Put(key(0), []byte("overwrite")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Put(key(1), []byte("again")); err != nil {
+		t.Fatal(err)
+	}
+	if v := get(key(0)); v != "overwrite" {
+		t.Fatalf("read-your-write after an index: %q", v)
+	}
+	res := commit(tx)
+	ct := tr.reqs[len(tr.reqs)-1].Txn
+	if !res.called || len(ct.Reads) != 3*indexFrom/2 || len(ct.Writes) != 3*indexFrom/2+1 {
+		t.Fatalf("committed %d reads and %d writes, want %d and %d", len(ct.Reads), len(ct.Writes), 3*indexFrom/2, 3*indexFrom/2+1)
+	}
+	for _, w := range ct.Writes {
+		if w.Key == key(1) && string(w.Value) != "again" {
+			t.Fatalf("overwritten put sent %q", w.Value)
+		}
 	}
 }

@@ -14,7 +14,12 @@ type Conn struct {
 	id      txn.ClientID
 	dc      int
 	node    protocol.NodeID
-	pending map[uint64]func(protocol.Reply)
+	pending []pendingCall // outstanding calls; usually one, so a slice beats a map
+}
+
+type pendingCall struct {
+	seq  uint64
+	done func(protocol.Reply)
 }
 
 // Connect places client id in the datacenter of replica to and connects it there.
@@ -28,7 +33,7 @@ func (s *Sim) Connect(id txn.ClientID, to protocol.NodeID) (*Conn, error) {
 	if s.clients == nil {
 		s.clients = map[txn.ClientID]*Conn{}
 	}
-	c := &Conn{sim: s, id: id, dc: s.cfg.Nodes[to].DC, node: to, pending: map[uint64]func(protocol.Reply){}}
+	c := &Conn{sim: s, id: id, dc: s.cfg.Nodes[to].DC, node: to}
 	s.clients[id] = c
 	return c, nil
 }
@@ -36,7 +41,7 @@ func (s *Sim) Connect(id txn.ClientID, to protocol.NodeID) (*Conn, error) {
 // Call sends req (stamped with this client's id) and calls done with the reply.
 func (c *Conn) Call(req protocol.Request, done func(protocol.Reply)) {
 	req.Client = c.id
-	c.pending[req.Seq] = done
+	c.pending = append(c.pending, pendingCall{seq: req.Seq, done: done})
 	s := c.sim
 	e := s.newEvent()
 	e.at, e.kind, e.dc, e.node, e.req = s.nowUs+s.cfg.ClientHopUs, evRequest, c.dc, c.node, req
@@ -53,8 +58,11 @@ func (c *Conn) After(delayUs int64, fn func()) { c.sim.After(c.dc, delayUs, fn) 
 func (c *Conn) DC() int { return c.dc }
 
 func (c *Conn) deliver(r protocol.Reply) {
-	if done, ok := c.pending[r.Seq]; ok {
-		delete(c.pending, r.Seq)
-		done(r)
+	for i, p := range c.pending {
+		if p.seq == r.Seq {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			p.done(r)
+			return
+		}
 	}
 }
