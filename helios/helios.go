@@ -57,11 +57,10 @@ type Replica struct {
 	nodeOf   []protocol.NodeID // replica of each datacenter
 	self, n  int
 	log      *rlog.Log[Entry]
-	ptPool   []*pending // local preparing transactions, in q order
-	ptIndex  txn.WriterIndex
-	ptAccess txn.AccessIndex     // keys PTPool reads or writes: a quick no-conflict test
+	ptPool   []*pending          // local preparing transactions, in q order
+	ptIndex  txn.PoolIndex       // local pending transactions' keys
 	eptPool  map[txn.ID]*txn.Txn // remote preparing transactions
-	eptIndex txn.WriterIndex
+	eptIndex txn.PoolIndex
 	known    []int64 // scratch for knowledge
 	progress []int64 // scratch for knowledge
 }
@@ -84,10 +83,9 @@ func New(f int, zeroOffsets bool) protocol.Factory {
 			self:     self,
 			n:        len(nodeOf),
 			log:      rlog.New[Entry](self, len(nodeOf)),
-			ptIndex:  txn.WriterIndex{},
-			ptAccess: txn.AccessIndex{},
+			ptIndex:  txn.PoolIndex{},
 			eptPool:  map[txn.ID]*txn.Txn{},
-			eptIndex: txn.WriterIndex{},
+			eptIndex: txn.PoolIndex{},
 		}, nil
 	}
 }
@@ -130,10 +128,10 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Status: txn.Aborted, Reason: reason})
 	}
 	switch {
-	case r.ptIndex.Meets(t):
+	case r.ptIndex.WritesMeet(t):
 		abort(txn.ReasonLocalConflict)
 		return
-	case r.eptIndex.Meets(t):
+	case r.eptIndex.WritesMeet(t):
 		abort(txn.ReasonRemoteConflict)
 		return
 	case r.env.Store().Stale(t.Reads):
@@ -147,7 +145,6 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	}
 	r.ptPool = append(r.ptPool, p)
 	r.ptIndex.Add(t)
-	r.ptAccess.Add(t)
 	r.tryCommit()
 }
 
@@ -170,7 +167,7 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	case Preparing:
 		r.abortConflicting(e.Txn)
 		r.eptPool[e.Txn.ID] = e.Txn
-		r.eptIndex.Add(e.Txn)
+		r.eptIndex.AddWrites(e.Txn)
 		if r.cfg.f > 0 && r.env.NowUs() >= rec.TS+r.cfg.graceUs {
 			r.log.Append(r.env.NowUs(), Entry{Kind: Nack, Of: e.Txn.ID})
 		}
@@ -181,7 +178,7 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 		}
 		if t, ok := r.eptPool[e.Of]; ok {
 			delete(r.eptPool, e.Of)
-			r.eptIndex.Remove(t)
+			r.eptIndex.RemoveWrites(t)
 		}
 	case Nack:
 		for _, p := range r.ptPool {
@@ -195,7 +192,7 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 // abortConflicting aborts every local preparing transaction whose read or write set meets w's
 // writes.
 func (r *Replica) abortConflicting(w *txn.Txn) {
-	if !r.ptAccess.MetBy(w.Writes) {
+	if !r.ptIndex.AccessedBy(w.Writes) {
 		return
 	}
 	r.ptPool = slices.DeleteFunc(r.ptPool, func(p *pending) bool {
@@ -216,7 +213,6 @@ func (r *Replica) finish(p *pending, status txn.Status, reason txn.AbortReason) 
 	}
 	r.log.Append(r.env.NowUs(), e)
 	r.ptIndex.Remove(p.t)
-	r.ptAccess.Remove(p.t)
 	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Status: status, Reason: reason})
 }
 

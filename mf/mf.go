@@ -47,10 +47,9 @@ type Replica struct {
 	log         *rlog.Log[Entry]
 	lpt         int64 // timestamp of this replica's latest send
 	pt          []*pending
-	ptIndex     txn.WriterIndex
-	ptAccess    txn.AccessIndex     // keys PT reads or writes: a quick no-conflict test
+	ptIndex     txn.PoolIndex       // local pending transactions' keys
 	remote      map[txn.ID]*txn.Txn // remote Ep records without their Ec yet
-	remoteIndex txn.WriterIndex
+	remoteIndex txn.PoolIndex
 	// unsafeCommitFirst runs Algorithm 2 before Algorithm 1 on each message, the order §2.5.2
 	// forbids. Only tests set it, to show that the checker catches the resulting anomaly.
 	unsafeCommitFirst bool
@@ -96,10 +95,9 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		self:        self,
 		n:           len(nodeOf),
 		log:         rlog.New[Entry](self, len(nodeOf)),
-		ptIndex:     txn.WriterIndex{},
-		ptAccess:    txn.AccessIndex{},
+		ptIndex:     txn.PoolIndex{},
 		remote:      map[txn.ID]*txn.Txn{},
-		remoteIndex: txn.WriterIndex{},
+		remoteIndex: txn.PoolIndex{},
 	}, nil
 }
 
@@ -143,16 +141,15 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	case r.env.Store().Stale(t.Reads):
 		abort(txn.ReasonStaleRead)
 		return
-	case r.ptIndex.Meets(t):
+	case r.ptIndex.WritesMeet(t):
 		abort(txn.ReasonLocalConflict)
 		return
-	case r.remoteIndex.Meets(t):
+	case r.remoteIndex.WritesMeet(t):
 		abort(txn.ReasonRemoteConflict)
 		return
 	}
 	r.pt = append(r.pt, &pending{t: t, lpt: r.lpt, client: req.Client, seq: req.Seq})
 	r.ptIndex.Add(t)
-	r.ptAccess.Add(t)
 	r.log.Append(r.env.NowUs(), Entry{Txn: &txn.Txn{ID: t.ID, Writes: t.Writes}})
 	r.tryCommit() // Immediate Commit Zone: the condition may already hold
 }
@@ -183,7 +180,7 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 
 func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	e := rec.Payload
-	if (!e.Finished || e.Committed) && r.ptAccess.MetBy(e.Txn.Writes) { // an aborted Ec aborts nobody
+	if (!e.Finished || e.Committed) && r.ptIndex.AccessedBy(e.Txn.Writes) { // an aborted Ec aborts nobody
 		r.pt = slices.DeleteFunc(r.pt, func(p *pending) bool {
 			if !p.t.WriteConflicts(e.Txn) {
 				return false
@@ -194,7 +191,7 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	}
 	if !e.Finished {
 		r.remote[e.Txn.ID] = e.Txn
-		r.remoteIndex.Add(e.Txn)
+		r.remoteIndex.AddWrites(e.Txn)
 		return
 	}
 	if e.Committed {
@@ -202,7 +199,7 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	}
 	if t, ok := r.remote[e.Txn.ID]; ok {
 		delete(r.remote, e.Txn.ID)
-		r.remoteIndex.Remove(t)
+		r.remoteIndex.RemoveWrites(t)
 	}
 }
 
@@ -241,6 +238,5 @@ func (r *Replica) finish(p *pending, status txn.Status, reason txn.AbortReason) 
 	}
 	r.log.Append(r.env.NowUs(), e)
 	r.ptIndex.Remove(p.t)
-	r.ptAccess.Remove(p.t)
 	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Status: status, Reason: reason})
 }

@@ -155,78 +155,84 @@ const (
 	ReasonNoAcks AbortReason = "no-acks"
 )
 
-// WriterIndex counts, per key, how many transactions of a set write it, so that "does any
-// transaction in the set write something t accesses" costs one lookup per key of t. Protocols
-// keep one per pool of pending transactions.
-type WriterIndex map[string]int
+// PoolIndex summarises a pool of pending transactions per key: how many of them read or write
+// the key, and how many write it. It answers the two conflict questions Message Futures and
+// Helios ask with one lookup per key instead of a scan of the pool:
+//
+//   - WritesMeet(t): does some pooled transaction write a key t reads or writes (t must abort
+//     at request time)?
+//   - AccessedBy(w): does some pooled transaction read or write a key w writes (an incoming
+//     write set may abort pooled transactions, so scan the pool)?
+type PoolIndex map[string]uint64
 
-// Add records t's writes.
-func (w WriterIndex) Add(t *Txn) {
-	for _, wr := range t.Writes {
-		w[wr.Key]++
-	}
-}
+// A key's entry packs the writer count in the high half and the access count in the low half.
+const (
+	poolAccess = 1
+	poolWriter = 1 << 32
+)
 
-// Remove forgets t's writes; t must have been added.
-func (w WriterIndex) Remove(t *Txn) {
-	for _, wr := range t.Writes {
-		decrement(w, wr.Key)
-	}
-}
-
-// Meets reports whether some indexed transaction writes a key t reads or writes.
-func (w WriterIndex) Meets(t *Txn) bool {
+// Add records t's reads and writes.
+func (p PoolIndex) Add(t *Txn) {
 	for _, r := range t.Reads {
-		if w[r.Key] > 0 {
+		p[r.Key] += poolAccess
+	}
+	for _, w := range t.Writes {
+		p[w.Key] += poolAccess + poolWriter
+	}
+}
+
+// Remove forgets t, which must have been added.
+func (p PoolIndex) Remove(t *Txn) {
+	for _, r := range t.Reads {
+		p.sub(r.Key, poolAccess)
+	}
+	for _, w := range t.Writes {
+		p.sub(w.Key, poolAccess+poolWriter)
+	}
+}
+
+func (p PoolIndex) sub(key string, v uint64) {
+	if n := p[key] - v; n != 0 {
+		p[key] = n
+	} else {
+		delete(p, key)
+	}
+}
+
+// AddWrites records only t's writes: enough for a pool that is only asked WritesMeet (a pool of
+// remote transactions), at half the cost of Add.
+func (p PoolIndex) AddWrites(t *Txn) {
+	for _, w := range t.Writes {
+		p[w.Key] += poolAccess + poolWriter
+	}
+}
+
+// RemoveWrites forgets a transaction added with AddWrites.
+func (p PoolIndex) RemoveWrites(t *Txn) {
+	for _, w := range t.Writes {
+		p.sub(w.Key, poolAccess+poolWriter)
+	}
+}
+
+// WritesMeet reports whether some pooled transaction writes a key t reads or writes.
+func (p PoolIndex) WritesMeet(t *Txn) bool {
+	for _, r := range t.Reads {
+		if p[r.Key] >= poolWriter {
 			return true
 		}
 	}
-	for _, wr := range t.Writes {
-		if w[wr.Key] > 0 {
+	for _, w := range t.Writes {
+		if p[w.Key] >= poolWriter {
 			return true
 		}
 	}
 	return false
 }
 
-// AccessIndex counts, per key, how many transactions of a set read or write it, so that "does
-// this write set meet any transaction in the set" costs one lookup per written key. Protocols
-// use it to skip scanning their pending transactions for the common case of no conflict.
-type AccessIndex map[string]int
-
-// Add records every key t reads or writes.
-func (a AccessIndex) Add(t *Txn) {
-	for _, r := range t.Reads {
-		a[r.Key]++
-	}
-	for _, w := range t.Writes {
-		a[w.Key]++
-	}
-}
-
-// Remove forgets t's keys; t must have been added.
-func (a AccessIndex) Remove(t *Txn) {
-	for _, r := range t.Reads {
-		decrement(a, r.Key)
-	}
-	for _, w := range t.Writes {
-		decrement(a, w.Key)
-	}
-}
-
-// decrement lowers a key's count, deleting the key at zero so indexes stay small.
-func decrement[M ~map[string]int](m M, key string) {
-	if n := m[key]; n > 1 {
-		m[key] = n - 1
-	} else {
-		delete(m, key)
-	}
-}
-
-// MetBy reports whether some indexed transaction accesses a key that writes writes.
-func (a AccessIndex) MetBy(writes []Write) bool {
+// AccessedBy reports whether some pooled transaction reads or writes a key in writes.
+func (p PoolIndex) AccessedBy(writes []Write) bool {
 	for _, w := range writes {
-		if a[w.Key] > 0 {
+		if p[w.Key] != 0 {
 			return true
 		}
 	}
