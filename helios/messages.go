@@ -36,19 +36,8 @@ func (m *Message) SizeBytes() int {
 	for _, r := range m.Records {
 		size += 18
 		if r.Payload.Txn != nil {
-			size += txnSize(r.Payload.Txn)
+			size += r.Payload.Txn.SizeBytes()
 		}
-	}
-	return size
-}
-
-func txnSize(t *txn.Txn) int {
-	size := 8
-	for _, r := range t.Reads {
-		size += len(r.Key) + 10
-	}
-	for _, w := range t.Writes {
-		size += len(w.Key) + len(w.Value) + 4
 	}
 	return size
 }

@@ -45,18 +45,7 @@ type Message struct {
 func (m *Message) SizeBytes() int {
 	size := 40
 	for _, t := range m.Value {
-		size += txnSize(t)
-	}
-	return size
-}
-
-func txnSize(t *txn.Txn) int {
-	size := 8
-	for _, r := range t.Reads {
-		size += len(r.Key) + 10
-	}
-	for _, w := range t.Writes {
-		size += len(w.Key) + len(w.Value) + 4
+		size += t.SizeBytes()
 	}
 	return size
 }

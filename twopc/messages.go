@@ -75,7 +75,7 @@ func (m *ReadReq) SizeBytes() int { return 24 + len(m.Key) }
 func (m *ReadResp) SizeBytes() int { return 32 + len(m.Value) + len(m.Reason) }
 
 // SizeBytes estimates the encoded size.
-func (m *CommitReq) SizeBytes() int { return 8 + txnSize(m.Txn) }
+func (m *CommitReq) SizeBytes() int { return 8 + m.Txn.SizeBytes() }
 
 // SizeBytes estimates the encoded size.
 func (m *AbortReq) SizeBytes() int { return 16 }
@@ -87,24 +87,10 @@ func (m *Outcome) SizeBytes() int { return 16 + len(m.Reason) }
 func (m *Accept) SizeBytes() int {
 	size := 16
 	for _, e := range m.Entries {
-		size += 8 + txnSize(e.Txn)
+		size += 8 + e.Txn.SizeBytes()
 	}
 	return size
 }
 
 // SizeBytes estimates the encoded size.
 func (m *Ack) SizeBytes() int { return 24 }
-
-func txnSize(t *txn.Txn) int {
-	if t == nil {
-		return 0
-	}
-	size := 8
-	for _, r := range t.Reads {
-		size += len(r.Key) + 10
-	}
-	for _, w := range t.Writes {
-		size += len(w.Key) + len(w.Value) + 4
-	}
-	return size
-}

@@ -238,3 +238,19 @@ func (p PoolIndex) AccessedBy(writes []Write) bool {
 	}
 	return false
 }
+
+// SizeBytes estimates t's encoded size (keys, values, versions and a header), for the traffic
+// accounting of the protocols' messages. A nil transaction has size 0.
+func (t *Txn) SizeBytes() int {
+	if t == nil {
+		return 0
+	}
+	size := 8
+	for _, r := range t.Reads {
+		size += len(r.Key) + 10
+	}
+	for _, w := range t.Writes {
+		size += len(w.Key) + len(w.Value) + 4
+	}
+	return size
+}
