@@ -120,6 +120,16 @@ type DCResult struct {
 	ImmediateFraction float64
 	Committed         int
 	Aborted           int
+	// LatencyCDF samples the distribution of the latencies behind Latency (cdfPercentiles:
+	// about 50 points, finer in the tail), read from the run's histogram; empty when nothing
+	// was measured.
+	LatencyCDF []CDFPoint
+}
+
+// CDFPoint is one point of a latency distribution: Fraction of the measured transactions took
+// at most Ms milliseconds.
+type CDFPoint struct {
+	Ms, Fraction float64
 }
 
 // Result is one protocol's run.

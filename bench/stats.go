@@ -64,6 +64,16 @@ func (c *collector) add(dc int, startUs, endUs int64, res client.Result) {
 	}
 }
 
+// cdfPercentiles are the percentiles DCResult.LatencyCDF samples: every 2% from 0 to 98, then
+// the tail at 99, 99.5, 99.9 and 100.
+var cdfPercentiles = func() []float64 {
+	var qs []float64
+	for q := 0; q < 100; q += 2 {
+		qs = append(qs, float64(q))
+	}
+	return append(qs, 99, 99.5, 99.9, 100)
+}()
+
 func (c *collector) summarise(topo *topology.Topology, boundMs []float64, opsPerTxn int) []DCResult {
 	windowS := float64(c.durationUs-c.warmupUs) / 1e6
 	out := make([]DCResult, len(c.dcs))
@@ -78,6 +88,10 @@ func (c *collector) summarise(topo *topology.Topology, boundMs []float64, opsPer
 				P50:    float64(d.hist.ValueAtQuantile(50)) / 1000,
 				P99:    float64(d.hist.ValueAtQuantile(99)) / 1000,
 				StdDev: math.Sqrt(max(0, d.sumSquareUs/n-mean*mean)) / 1000,
+			}
+			r.LatencyCDF = make([]CDFPoint, len(cdfPercentiles))
+			for j, q := range cdfPercentiles {
+				r.LatencyCDF[j] = CDFPoint{Ms: float64(d.hist.ValueAtQuantile(q)) / 1000, Fraction: q / 100}
 			}
 		}
 		if total := d.committed + d.aborted; total > 0 {

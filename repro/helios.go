@@ -33,6 +33,8 @@ func runTable41(env Env) (*Report, error) {
 	r.Claims = append(r.Claims, within("MAO average latency", 15, sol.AverageMs, 0.01, "ms"),
 		holds("the throughput-optimal vertex is a master at A", "(0, 30, 20)", fmt.Sprint(tp.LatencyMs),
 			tp.LatencyMs[0] == 0 && tp.LatencyMs[1] == 30 && tp.LatencyMs[2] == 20))
+	r.Series = []Series{dcBars("latency", "Commit latency per datacenter: MAO and the throughput-optimal vertex", "commit latency (ms)",
+		topo.DCs, Line{Label: "MAO (latency-optimal)", Y: sol.LatencyMs}, Line{Label: "throughput-optimal vertex", Y: tp.LatencyMs})}
 	return r, nil
 }
 
@@ -136,6 +138,7 @@ func runE41(env Env) (*Report, error) {
 		r.Claims = append(r.Claims, within("Helios-1 above Helios-0 at "+pair.dc+" (model: the ack from the closest DC)", pair.delta,
 			h1.res.DCs[i].Latency.Mean-h0.res.DCs[i].Latency.Mean, 3, "ms"))
 	}
+	r.Series = seriesFromResults(nil, h0, h1, h2, hb, mf, rc, tpc)
 	return r, nil
 }
 
@@ -185,5 +188,6 @@ func runE43(env Env) (*Report, error) {
 		within("V −100 ms: the average rises", 64, behind.avgMs-sync.avgMs, 15, "ms"),
 		within("mixed skew {V+24, O−60, C+120, I−10, S+55}: the average rises", 60, mixed.avgMs-sync.avgMs, 20, "ms"),
 	)
+	r.Series = seriesFromResults([]string{"synchronised", "V +100 ms", "V −100 ms", "mixed skew"}, sync, ahead, behind, mixed)
 	return r, nil
 }

@@ -41,6 +41,7 @@ func runE31(env Env) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	runs := []protoResult{mf["mf"]}
 	committedPerDC := float64(0)
 	for _, dc := range mf["mf"].res.DCs {
 		committedPerDC += float64(dc.Committed) / float64(len(mf["mf"].res.DCs))
@@ -60,7 +61,9 @@ func runE31(env Env) (*Report, error) {
 			return nil, err
 		}
 		r.Claims = append(r.Claims, holds(p+" latency grows to seconds on COVIS", "> 14 s", fmt.Sprintf("%.1f s", res[p].avgMs/1000), res[p].avgMs > 1000))
+		runs = append(runs, res[p])
 	}
+	r.Series = seriesFromResults(nil, runs...)
 	return r, nil
 }
 
@@ -102,11 +105,14 @@ func runE36(env Env) (*Report, error) {
 		within("the other DCs' mean latency rises from C=50 to C=500 ms (GAP-M5: the periodic model predicts ≈225)", 65,
 			othersMean(runs[500].res)-othersMean(runs[50].res), 30, "ms"),
 	)
+	r.Series = append(seriesFromResults([]string{"C every 50 ms", "C every 500 ms", "C every 1000 ms"}, runs[50], runs[500], runs[1000]),
+		sweepSeries("C's propagation interval", "ms", []float64{50, 500, 1000}, runs[50], runs[500], runs[1000])...)
 	return r, nil
 }
 
 func runE37(env Env) (*Report, error) {
 	r := &Report{Name: "e3.7", Title: experiments["e3.7"].Title}
+	var runs []protoResult
 	for _, tc := range []struct {
 		ms   int
 		want float64
@@ -117,6 +123,8 @@ func runE37(env Env) (*Report, error) {
 		}
 		got := 100 * res.res.DCs[dcIndex(res.res, "C")].ImmediateFraction
 		r.Claims = append(r.Claims, within(fmt.Sprintf("immediate commits at C with a %d ms interval", tc.ms), tc.want, got, 10, "%"))
+		runs = append(runs, res)
 	}
+	r.Series = seriesFromResults([]string{"C every 500 ms", "C every 1000 ms"}, runs...)
 	return r, nil
 }

@@ -32,6 +32,9 @@ type Report struct {
 	Name   string  `json:"name"`
 	Title  string  `json:"title"`
 	Claims []Claim `json:"claims"`
+	// Series is what the experiment measured, for plots and CSV files (WriteDir); the JSON
+	// output carries the claims only.
+	Series []Series `json:"-"`
 }
 
 // Env is what an experiment needs from its caller.

@@ -38,7 +38,7 @@ commands:
   serve        run one node of a cluster (--config cluster.yaml --node NAME)
   cluster      start, stop or inspect a local multi-datacenter cluster (up, down, status)
   client       talk to a running cluster (get, put, snapshot, txn)
-  repro        reproduce the papers' experiments and compare with their claims (list, NAME, --all)
+  repro        reproduce the papers' experiments and compare with their claims (list, NAME, --all, --out DIR)
 Run 'meridian <command> --help' for a command's flags.
 `
 

@@ -3,18 +3,21 @@ package main
 import (
 	"fmt"
 	"io"
-
+	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/meridian-kv/meridian/repro"
 )
 
-// runRepro implements `meridian repro list`, `meridian repro NAME...` and `meridian repro --all`.
+// runRepro implements `meridian repro list`, `meridian repro NAME...` and `meridian repro --all`;
+// --out DIR also writes each experiment's claims, data and plots, and an index page, under DIR.
 func runRepro(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("repro", stderr)
 	all := fs.Bool("all", false, "run every experiment")
 	jsonFile := fs.String("json", "", "also write the claims as JSON to this file")
+	outDir := fs.String("out", "", "also write CSV files, PNG plots and an HTML page per experiment, and index.html, under this directory")
 	seed := fs.Uint64("seed", 1, "seed of every simulated run")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	if err := fs.Parse(args); err != nil {
@@ -47,14 +50,20 @@ func runRepro(args []string, stdout, stderr io.Writer) error {
 	env := repro.Env{Seed: *seed}
 	var reports []*repro.Report
 	start := time.Now()
+	redraw := isTerminal(stderr)
 	for i, e := range exps {
 		if !*quiet {
 			env.Progress = func(step string) {
-				fmt.Fprintf(stderr, "\r\033[K[%d/%d, %s elapsed] %s", i+1, len(exps), time.Since(start).Round(time.Second), step)
+				line := progressLine(i, len(exps), time.Since(start), step)
+				if redraw {
+					fmt.Fprint(stderr, "\r\033[K"+line)
+				} else {
+					fmt.Fprintln(stderr, line)
+				}
 			}
 		}
 		r, err := e.Run(env)
-		if !*quiet {
+		if !*quiet && redraw {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
 		if err != nil {
@@ -62,6 +71,15 @@ func runRepro(args []string, stdout, stderr io.Writer) error {
 		}
 		printReport(stdout, r)
 		reports = append(reports, r)
+		if *outDir != "" {
+			// Written as each experiment ends, so that a long run's finished part is on disk.
+			if err := repro.WriteExperiment(*outDir, r); err != nil {
+				return err
+			}
+			if err := repro.WriteIndex(*outDir, reports); err != nil {
+				return err
+			}
+		}
 	}
 	if *jsonFile != "" {
 		return writeJSON(*jsonFile, map[string][]*repro.Report{"experiments": reports})
@@ -82,4 +100,26 @@ func printReport(w io.Writer, r *repro.Report) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  %d of %d claims match\n\n", matched, len(r.Claims))
+}
+
+// progressLine is the progress bar of `meridian repro` while experiment done+1 of n runs step:
+// "[####................] 3/10 1m5s e4.1: helios-2, 60 virtual s".
+func progressLine(done, n int, elapsed time.Duration, step string) string {
+	const width = 20
+	filled := width * done / max(n, 1)
+	if r := []rune(step); len(r) > 70 {
+		step = string(r[:69]) + "…"
+	}
+	return fmt.Sprintf("[%s%s] %d/%d %s %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		done+1, n, elapsed.Round(time.Second), step)
+}
+
+// isTerminal reports whether w is a terminal, where the progress line redraws itself in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

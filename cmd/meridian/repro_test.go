@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReproOut runs the fastest experiment with --out and --json: the directory gets the
+// experiment's page, claims, data and plot and the index page, and the JSON keeps its shape.
+func TestReproOut(t *testing.T) {
+	dir := t.TempDir()
+	out, jsonFile := filepath.Join(dir, "out"), filepath.Join(dir, "claims.json")
+	code, stdout, stderr := runCLI(t, "repro", "--out", out, "--json", jsonFile, "table4.1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "5 of 5 claims match") {
+		t.Errorf("stdout lacks the claims:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "[....................] 1/1") {
+		t.Errorf("stderr lacks the progress bar: %q", stderr)
+	}
+	for _, f := range []string{"index.html", "table4.1/index.html", "table4.1/claims.csv", "table4.1/latency.csv", "table4.1/latency.png"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string][]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got["experiments"]) != 1 {
+		t.Fatalf("JSON = %s", data)
+	}
+	for key := range got["experiments"][0] {
+		if key != "name" && key != "title" && key != "claims" {
+			t.Errorf("JSON experiment has field %q: %s", key, data)
+		}
+	}
+}
+
+// TestProgressLine checks the bar fills with the finished experiments and long steps are cut.
+func TestProgressLine(t *testing.T) {
+	for _, tc := range []struct {
+		done, n int
+		step    string
+		want    string
+	}{
+		{0, 4, "table4.1: solving", "[....................] 1/4 1m5s table4.1: solving"},
+		{2, 4, "e4.1: helios-2, 60 virtual s", "[##########..........] 3/4 1m5s e4.1: helios-2, 60 virtual s"},
+		{2, 3, strings.Repeat("x", 100), "[#############.......] 3/3 1m5s " + strings.Repeat("x", 69) + "…"},
+	} {
+		if got := progressLine(tc.done, tc.n, 65*time.Second, tc.step); got != tc.want {
+			t.Errorf("progressLine(%d, %d, %q) = %q, want %q", tc.done, tc.n, tc.step, got, tc.want)
+		}
+	}
+}
