@@ -31,6 +31,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/meridian-kv/meridian/lowerbound"
 	"github.com/meridian-kv/meridian/protocol"
@@ -320,6 +321,14 @@ const (
 	ParamGrace     = "gt"         // grace time for Helios-f (default 500ms)
 	ParamLatencies = "latency_ms" // target latencies per DC in topology order (default: MAO, rounded up)
 	ParamKappa     = "kappa"      // "row" (T_A[A][C], default) or "diagonal" (T_A[C][C])
+	// ParamRTTEstimates replaces the topology's RTTs with estimates, in ms, wherever Helios plans
+	// with RTTs: the MAO program (when latency_ms is absent) and Eq. 4.5's offsets co_A[B] =
+	// L_A − RTT(A,B)/2. The value is the upper triangle of the RTT matrix in topology order, one
+	// number per datacenter pair (0,1), (0,2), …, (0,n−1), (1,2), …, (n−2,n−1): for aws-helios
+	// (V, O, C, I, S) that is "V-O,V-C,V-I,V-S,O-C,O-I,O-S,C-I,C-S,I-S", 10 numbers. Every
+	// estimate must be finite and ≥ 0. Wrong estimates cost latency, never safety (Rule 1 holds
+	// by construction); all zeros make Helios-0 behave as Helios-B (spec E4.4).
+	ParamRTTEstimates = "rtt_est_ms"
 	// ParamUnsafeSkipRule1 accepts offsets that violate Rule 1. It exists only so that tests can
 	// show that such a Helios loses serializability and that the checker notices.
 	ParamUnsafeSkipRule1 = "unsafe_skip_rule1"
@@ -327,7 +336,7 @@ const (
 
 func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error) {
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamInterval, ParamGrace, ParamLatencies, ParamKappa, ParamUnsafeSkipRule1}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamInterval, ParamGrace, ParamLatencies, ParamKappa, ParamRTTEstimates, ParamUnsafeSkipRule1}, nil); err != nil {
 		return settings{}, fmt.Errorf("helios: %w", err)
 	}
 	topo := pc.Topology
@@ -385,9 +394,14 @@ func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error
 }
 
 // offsetsMs derives the commit offsets of Eq. 4.5 from the target latencies (given, or the
-// MAO solution on the topology's RTTs rounded up, spec GAP-H8).
+// MAO solution rounded up, spec GAP-H8) and the RTTs Helios plans with (the topology's, or the
+// estimates of rtt_est_ms).
 func offsetsMs(pc protocol.Config, zero bool) ([][]float64, error) {
 	topo := pc.Topology
+	rttMs, err := plannedRTTsMs(pc)
+	if err != nil {
+		return nil, err
+	}
 	if zero {
 		return lowerbound.HeliosBOffsets(topo.N()), nil
 	}
@@ -396,7 +410,7 @@ func offsetsMs(pc protocol.Config, zero bool) ([][]float64, error) {
 		return nil, fmt.Errorf("helios: %w", err)
 	}
 	if latencies == nil {
-		sol, err := lowerbound.MAO(topo.RTTMs)
+		sol, err := lowerbound.MAO(rttMs)
 		if err != nil {
 			return nil, fmt.Errorf("helios: lower bound for topology %s: %w", topo.Name, err)
 		}
@@ -405,5 +419,44 @@ func offsetsMs(pc protocol.Config, zero bool) ([][]float64, error) {
 	if len(latencies) != topo.N() {
 		return nil, fmt.Errorf("helios: parameter %s has %d values, topology %s has %d datacenters", ParamLatencies, len(latencies), topo.Name, topo.N())
 	}
-	return lowerbound.Offsets(latencies, topo.RTTMs), nil
+	return lowerbound.Offsets(latencies, rttMs), nil
+}
+
+// plannedRTTsMs returns the RTT matrix Helios plans with: the topology's, or the estimates of
+// parameter rtt_est_ms (see ParamRTTEstimates), checked.
+func plannedRTTsMs(pc protocol.Config) ([][]float64, error) {
+	topo := pc.Topology
+	est, err := pc.Params.Floats(ParamRTTEstimates)
+	if err != nil {
+		return nil, fmt.Errorf("helios: %w", err)
+	}
+	if est == nil {
+		return topo.RTTMs, nil
+	}
+	n := topo.N()
+	var pairs []string
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			pairs = append(pairs, topo.DCs[a]+"-"+topo.DCs[b])
+		}
+	}
+	if len(est) != len(pairs) {
+		return nil, fmt.Errorf("helios: parameter %s has %d values, topology %s has %d datacenter pairs (%s)",
+			ParamRTTEstimates, len(est), topo.Name, len(pairs), strings.Join(pairs, ","))
+	}
+	rttMs := make([][]float64, n)
+	for a := range rttMs {
+		rttMs[a] = make([]float64, n)
+	}
+	k := 0
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			if v := est[k]; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return nil, fmt.Errorf("helios: parameter %s: the estimate for %s is %g, want a finite number ≥ 0", ParamRTTEstimates, pairs[k], v)
+			}
+			rttMs[a][b], rttMs[b][a] = est[k], est[k]
+			k++
+		}
+	}
+	return rttMs, nil
 }
