@@ -7,7 +7,10 @@ import (
 	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/history"
 	"github.com/meridian-kv/meridian/internal/swarm"
+	_ "github.com/meridian-kv/meridian/paxos" // the baselines register themselves
 	"github.com/meridian-kv/meridian/protocol"
+	_ "github.com/meridian-kv/meridian/rc"
+	_ "github.com/meridian-kv/meridian/twopc"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -46,7 +49,7 @@ func TestCheckerCatchesBrokenHelios(t *testing.T) {
 // protocol and requires byte-identical histories and identical counters; a different seed must
 // give a different history.
 func TestSimulationIsDeterministic(t *testing.T) {
-	for _, proto := range []string{"helios-0", "helios-2", "mf"} {
+	for _, proto := range []string{"helios-0", "helios-2", "mf", "rc", "2pc-paxos", "paxos-cp"} {
 		t.Run(proto, func(t *testing.T) {
 			opts := swarm.Options(proto, 7)
 			opts.KeepHistory = true
