@@ -185,12 +185,23 @@ func (n *Node) recover() (int, map[protocol.TimerID]int, error) {
 	return count, armed, nil
 }
 
-// failPending answers every request still waiting when the node stops.
+// failPending answers every request still waiting when the node stops: those the replica holds
+// and those still queued for the loop.
 func (n *Node) failPending() {
 	for key, p := range n.pending {
 		p.reply(protocol.Reply{Client: key.client, Seq: key.seq, Err: "node stopped before deciding; the outcome is unknown"})
 	}
 	clear(n.pending)
+	for {
+		select {
+		case in := <-n.inputs:
+			if in.kind == inRequest && in.reply != nil {
+				in.reply(protocol.Reply{Client: in.req.Client, Seq: in.req.Seq, Err: "node is shutting down"})
+			}
+		default:
+			return
+		}
+	}
 }
 
 // NewClientID hands out a client id unique across the cluster and restarts (rpc.Backend).
