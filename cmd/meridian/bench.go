@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meridian-kv/meridian/bench"
@@ -57,6 +57,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	historyFile := fs.String("history", "", "write the recorded history as JSON Lines (single protocol only)")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	clusterFile := fs.String("cluster", "", "run against the running cluster of this file instead of the simulator (its topology and protocol)")
+	certFile := fs.String("cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
+	keyFile := fs.String("key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the simulation to this file (go tool pprof)")
 	var faults, params listFlag
 	fs.Var(&faults, "fault", "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s")
@@ -128,8 +130,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		}
 		opts.Protocols = []string{cfg.Protocol}
+		creds := insecure.NewCredentials()
+		if cfg.TLS != nil {
+			if *certFile == "" || *keyFile == "" {
+				return usagef("bench: cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cfg.Path, cfg.TLS.CA)
+			}
+			if creds, err = clientCredentials(cfg.TLS.CA, *certFile, *keyFile); err != nil {
+				return usageError{err}
+			}
+		}
 		runOne = func(string) (*bench.Result, error) {
-			return bench.RunCluster(context.Background(), opts, cfg, dialCluster(cfg))
+			return bench.RunCluster(context.Background(), opts, cfg, dialCluster(creds))
 		}
 	}
 	var results []*bench.Result
@@ -323,14 +334,10 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// dialCluster connects benchmark clients to cfg's nodes (plaintext; a TLS cluster needs
-// client certificates, which the benchmark does not take yet).
-func dialCluster(cfg *cluster.Config) bench.DialFunc {
+// dialCluster connects benchmark clients to a cluster's nodes with creds.
+func dialCluster(creds credentials.TransportCredentials) bench.DialFunc {
 	return func(ctx context.Context, addr string) (bench.Conn, txn.ClientID, error) {
-		if cfg.TLS != nil {
-			return nil, 0, errors.New("bench --cluster does not support TLS clusters yet")
-		}
-		conn, id, err := rpc.Dial(ctx, addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, id, err := rpc.Dial(ctx, addr, grpc.WithTransportCredentials(creds))
 		if err != nil {
 			return nil, 0, err
 		}
