@@ -54,36 +54,40 @@ const errorBackoffUs = 100_000
 // worker is one T-YCSB client: it runs generated transactions one at a time until the run's
 // duration is over.
 type worker struct {
-	run     *runState
-	dc      int
-	conn    Conn
-	sess    *client.Session
-	rng     *rand.Rand
-	busy    atomic.Bool
-	started bool  // it has started a transaction
-	startUs int64 // when the current transaction started, in run time
+	run        *runState
+	dc         int
+	conn       Conn
+	sess       *client.Session
+	rng        *rand.Rand
+	busy       atomic.Bool
+	started    bool  // it has started a transaction
+	startUs    int64 // when the current transaction started, in run time
+	nextSlotUs int64 // open loop: the earliest start of the next transaction, in run time
 }
 
 // nowUs is the run's time: the client's clock since the run began.
 func (w *worker) nowUs() int64 { return w.conn.NowUs() - w.run.originUs }
 
-// next starts the next transaction: at once (closed loop) or at the next pacing slot (open loop).
+// next starts the next transaction: at once (closed loop), or at the start of the next pacing
+// slot, or at once if the last transaction overran its slot (open loop, spec GAP-E13).
 func (w *worker) next() {
 	now := w.nowUs()
 	if now >= w.run.opts.DurationUs {
 		w.busy.Store(false)
 		return
 	}
-	if rate := w.run.opts.RatePerClient; rate > 0 && w.started {
-		slotUs := int64(1e6 / rate)
-		if wait := w.startUs + slotUs - now; wait > 0 {
-			w.busy.Store(false)
-			w.conn.After(wait, w.next)
-			return
-		}
+	if w.started && w.nextSlotUs > now {
+		w.busy.Store(false)
+		w.conn.After(w.nextSlotUs-now, w.next)
+		return
 	}
 	w.busy.Store(true)
 	w.started, w.startUs = true, now
+	if rate := w.run.opts.RatePerClient; rate > 0 {
+		// Slots last 1/rate on average, each drawn from [0.5, 1.5)/rate: exactly periodic
+		// clients would stay phase-locked to anything periodic in the system (MF's sends).
+		w.nextSlotUs = now + int64((0.5+w.rng.Float64())*1e6/rate)
+	}
 	spec := w.run.gen.Next(w.rng)
 	w.step(w.sess.Begin(), spec.Ops)
 }
