@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net"
@@ -20,6 +19,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/meridian-kv/meridian/internal/strictyaml"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/registry"
 	"github.com/meridian-kv/meridian/topology"
@@ -396,31 +396,13 @@ var unknownField = regexp.MustCompile(`field (.*?) not found in type [\w.]+`)
 var typeNames = strings.NewReplacer("cluster.file", "a cluster file", "cluster.nodeFile", "a node entry",
 	"cluster.tlsFile", "a tls entry", "\n", `\n`, "\r", `\r`)
 
+// decodeYAML decodes a cluster file and names unknown fields and types as the file calls them.
 func decodeYAML(data []byte, f *file) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(f); err != nil && err != io.EOF { // io.EOF: empty file
-		return yamlError(err)
+	err := strictyaml.Decode(data, f)
+	if err == nil {
+		return nil
 	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case err == nil:
-		return errors.New("yaml: more than one document")
-	case err != io.EOF:
-		return yamlError(err)
-	}
-	return nil
-}
-
-// yamlError makes yaml.v3's errors one line and names unknown fields plainly.
-func yamlError(err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msg = "yaml: " + strings.Join(te.Errors, "; ")
-	}
-	msg = unknownField.ReplaceAllString(msg, `unknown field "$1"`)
-	return errors.New(typeNames.Replace(msg))
+	return errors.New(typeNames.Replace(unknownField.ReplaceAllString(err.Error(), `unknown field "$1"`)))
 }
 
 // Node returns the index and entry of the node called name, or an error listing the known

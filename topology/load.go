@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/meridian-kv/meridian/internal/strictyaml"
 )
 
 // Load returns the preset called nameOrPath if there is one, and otherwise reads the topology
@@ -84,32 +84,7 @@ func parse(path string, data []byte) (*Topology, []string, error) {
 	return t, warnings, nil
 }
 
-func decodeYAML(data []byte, f *file) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(f); err != nil && err != io.EOF { // io.EOF: empty file
-		return yamlError(err)
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case err == nil:
-		return errors.New("yaml: more than one document")
-	case err != io.EOF:
-		return yamlError(err)
-	}
-	return nil
-}
-
-// yamlError makes yaml.v3's errors one line: it joins the lines of a type error and escapes the
-// line breaks of quoted values.
-func yamlError(err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msg = "yaml: " + strings.Join(te.Errors, "; ")
-	}
-	return errors.New(strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(msg))
-}
+func decodeYAML(data []byte, f *file) error { return strictyaml.Decode(data, f) }
 
 func decodeJSON(data []byte, f *file) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
