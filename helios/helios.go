@@ -113,15 +113,7 @@ func (r *Replica) propagate() {
 
 // HandleRequest serves local reads and commit requests (Algorithm 3).
 func (r *Replica) HandleRequest(req protocol.Request) {
-	if protocol.ServeLocalRead(r.env, req) {
-		return
-	}
-	if req.Kind != protocol.Commit {
-		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: fmt.Sprintf("helios: unknown request kind %d", req.Kind)})
-		return
-	}
-	if msg := protocol.ValidateCommit(req); msg != "" {
-		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "helios: " + msg})
+	if !protocol.AdmitCommit(r.env, req, "helios") {
 		return
 	}
 	t := req.Txn

@@ -122,15 +122,7 @@ func (r *Replica) propagate() {
 
 // HandleRequest serves local reads and commit requests (§2.5.1).
 func (r *Replica) HandleRequest(req protocol.Request) {
-	if protocol.ServeLocalRead(r.env, req) {
-		return
-	}
-	if req.Kind != protocol.Commit {
-		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: fmt.Sprintf("mf: unknown request kind %d", req.Kind)})
-		return
-	}
-	if msg := protocol.ValidateCommit(req); msg != "" {
-		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "mf: " + msg})
+	if !protocol.AdmitCommit(r.env, req, "mf") {
 		return
 	}
 	t := req.Txn

@@ -169,15 +169,7 @@ func (r *Replica) Start() { r.env.SetTimer(r.retryUs, timerSync) }
 
 // HandleRequest serves local reads and queues commit requests.
 func (r *Replica) HandleRequest(req protocol.Request) {
-	if protocol.ServeLocalRead(r.env, req) {
-		return
-	}
-	if req.Kind != protocol.Commit {
-		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: fmt.Sprintf("paxos: unknown request kind %d", req.Kind)})
-		return
-	}
-	if msg := protocol.ValidateCommit(req); msg != "" {
-		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "paxos: " + msg})
+	if !protocol.AdmitCommit(r.env, req, "paxos") {
 		return
 	}
 	r.queue = append(r.queue, &pending{t: req.Txn, client: req.Client, seq: req.Seq})

@@ -1,5 +1,7 @@
 package protocol
 
+import "fmt"
+
 // ServeLocalRead answers Get and ReadSnapshot requests from env's store and reports whether it
 // did. Protocols whose reads are purely local (Message Futures, Helios) call it first in
 // HandleRequest. A ReadSnapshot is answered within one handler call, so all its reads see the
@@ -46,4 +48,23 @@ func ValidateCommit(req Request) string {
 		seen[w.Key] = true
 	}
 	return ""
+}
+
+// AdmitCommit is the common start of HandleRequest for protocols that read locally: it answers
+// Get and ReadSnapshot from the local store, rejects unknown request kinds and malformed commit
+// requests with an error naming the protocol, and reports whether req is a well-formed Commit
+// that the protocol must now decide.
+func AdmitCommit(env Env, req Request, protocolName string) bool {
+	if ServeLocalRead(env, req) {
+		return false
+	}
+	msg := ValidateCommit(req)
+	if req.Kind != Commit {
+		msg = fmt.Sprintf("unknown request kind %d", req.Kind)
+	}
+	if msg != "" {
+		env.Reply(Reply{Client: req.Client, Seq: req.Seq, Err: protocolName + ": " + msg})
+		return false
+	}
+	return true
 }

@@ -163,3 +163,34 @@ func TestValidateCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitCommit: reads are served, unknown kinds and malformed commits are refused with an
+// error naming the protocol, and only a well-formed commit is left to the protocol.
+func TestAdmitCommit(t *testing.T) {
+	good := &txn.Txn{ID: txn.NewID(1, 1), Writes: []txn.Write{{Key: "x"}}}
+	bad := &txn.Txn{ID: txn.NewID(1, 2), Writes: []txn.Write{{Key: "x"}, {Key: "x"}}}
+	for _, tc := range []struct {
+		req     Request
+		admit   bool
+		wantErr string
+	}{
+		{Request{Kind: Get, Key: "x"}, false, ""},
+		{Request{Kind: 99}, false, "p: unknown request kind 99"},
+		{Request{Kind: Commit, Txn: bad}, false, "p: empty or repeated key"},
+		{Request{Kind: Commit}, false, "p: commit request without a transaction"},
+		{Request{Kind: Commit, Txn: good}, true, ""},
+	} {
+		env := &fakeEnv{st: seeded()}
+		if got := AdmitCommit(env, tc.req, "p"); got != tc.admit {
+			t.Errorf("%+v: admitted %v, want %v", tc.req, got, tc.admit)
+		}
+		switch {
+		case tc.admit && len(env.replies) != 0:
+			t.Errorf("%+v: admitted but answered %+v", tc.req, env.replies)
+		case !tc.admit && len(env.replies) != 1:
+			t.Errorf("%+v: %d replies, want 1", tc.req, len(env.replies))
+		case tc.wantErr != "" && !strings.HasPrefix(env.replies[0].Err, tc.wantErr):
+			t.Errorf("%+v: error %q, want %q…", tc.req, env.replies[0].Err, tc.wantErr)
+		}
+	}
+}
