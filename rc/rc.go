@@ -86,10 +86,9 @@ const (
 	ReasonTimeout txn.AbortReason = "timeout"
 )
 
-const (
-	timerTick protocol.TimerID = 1
-	tickUs                     = 10_000 // housekeeping period: timeouts, leases, retransmission
-)
+const timerTick protocol.TimerID = 1
+
+const tickUs = 10_000 // housekeeping period: timeouts, leases, retransmission
 
 // lock is one key's lock table entry: at most one exclusive holder, or shared holders.
 type lock struct {

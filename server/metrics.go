@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -53,7 +54,7 @@ func newMetrics(t func() *transport) *metrics {
 			return worst
 		})
 	m.registry.MustRegister(m.commits, m.aborts, m.commitLatency, m.sentMessages, m.sentBytes, lag,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -77,10 +77,11 @@ const (
 	ReasonLockLost txn.AbortReason = "lock-lost"
 )
 
+const timerTick protocol.TimerID = 1
+
 const (
-	timerTick    protocol.TimerID = 1
-	tickUs                        = 10_000 // retransmission and timeout check period
-	batchEntries                  = 128    // most log entries per retransmitted Accept
+	tickUs       = 10_000 // retransmission and timeout check period
+	batchEntries = 128    // most log entries per retransmitted Accept
 )
 
 // Replica is one 2pc-paxos replica: the forwarding proxy for its local clients, an acceptor and
