@@ -19,6 +19,10 @@ type Txn struct {
 	EndUs   int64 // client's time when the outcome arrived
 	Reads   []txn.Read
 	Writes  []string
+	// Rounds is the number of client-server rounds a read-only transaction of the
+	// transactional-causal protocols took (package tcc); 0 elsewhere. It is white-box data for
+	// the round-bound oracle, not part of the JSON Lines contract.
+	Rounds int
 }
 
 // Replica is the final state of one replica: for every key, the writers of its versions in the

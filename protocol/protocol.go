@@ -102,6 +102,11 @@ const (
 	// serializable (spec GAP-H9). Read-only transactions that need one-copy serializability
 	// go through Commit with an empty write set.
 	ReadSnapshot
+	// Operation carries a protocol-specific request in Request.Op, answered in Reply.Op. The
+	// partitioned protocols (the transactional-causal family) speak it: their client library
+	// runs part of the protocol (vector clocks, dependency lists, snapshot rounds) and needs
+	// messages of its own shape, not the Get/Commit vocabulary.
+	Operation
 )
 
 // Request is a client's request to its replica. Seq is echoed in the Reply.
@@ -114,6 +119,8 @@ type Request struct {
 	Txn    *txn.Txn // Commit
 	// Get: the transaction the read belongs to; protocols that lock on reads use it.
 	TxnID txn.ID
+	// Operation: the protocol's own request, encoded on the wire by its Codec.
+	Op Message
 }
 
 // Reply answers one Request.
@@ -128,8 +135,19 @@ type Reply struct {
 	// Commit: the outcome, and why if aborted.
 	Status txn.Status
 	Reason txn.AbortReason
+	// Operation: the protocol's own answer.
+	Op Message
 	// Err reports a malformed request; no other field is meaningful then.
 	Err string
+}
+
+// VersionOrderer is implemented by replicas whose version order of a key is not the order in
+// which they installed its versions in their Store (for example Eiger, which orders versions by
+// commit timestamp while commits may arrive out of that order). The drivers hand the checker
+// VersionOrder instead of the store's installation order.
+type VersionOrderer interface {
+	// VersionOrder returns, for every key this replica holds, its versions' writers, oldest first.
+	VersionOrder() map[string][]txn.ID
 }
 
 // SnapshotRead is one key read by a ReadSnapshot request.

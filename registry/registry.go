@@ -12,6 +12,7 @@ import (
 	"github.com/meridian-kv/meridian/helios"
 	"github.com/meridian-kv/meridian/mf"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/tcc"
 )
 
 // Entry describes one registered protocol.
@@ -21,6 +22,10 @@ type Entry struct {
 	New         protocol.Factory
 	// Codec encodes the protocol's peer messages for the network runtime.
 	Codec protocol.Codec
+	// NewClient is set for the partitioned transactional-causal protocols (package tcc), whose
+	// client library runs part of the protocol; they serve read-only and write-only
+	// transactions, not the read-write transactions of client.Session.
+	NewClient tcc.ClientFactory
 }
 
 var entries = map[string]Entry{

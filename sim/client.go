@@ -7,14 +7,16 @@ import (
 	"github.com/meridian-kv/meridian/txn"
 )
 
-// Conn is a simulated client's connection to one replica in its datacenter. It implements
-// client.Transport, so the client library runs in the simulator unchanged.
+// Conn is a simulated client's connection to one replica in its datacenter, its home node. It
+// implements client.Transport, so the client library runs in the simulator unchanged, and
+// tcc.Transport (CallNode), so a partitioned protocol's client library can reach any node.
 type Conn struct {
 	sim     *Sim
 	id      txn.ClientID
 	dc      int
 	node    protocol.NodeID
-	pending []pendingCall // outstanding calls; usually one, so a slice beats a map
+	nextSeq uint64
+	pending []pendingCall // outstanding calls; usually few, so a slice beats a map
 }
 
 type pendingCall struct {
@@ -38,13 +40,23 @@ func (s *Sim) Connect(id txn.ClientID, to protocol.NodeID) (*Conn, error) {
 	return c, nil
 }
 
-// Call sends req (stamped with this client's id) and calls done with the reply.
-func (c *Conn) Call(req protocol.Request, done func(protocol.Reply)) {
-	req.Client = c.id
-	c.pending = append(c.pending, pendingCall{seq: req.Seq, done: done})
+// Call sends req to the home node and calls done with the reply.
+func (c *Conn) Call(req protocol.Request, done func(protocol.Reply)) { c.CallNode(c.node, req, done) }
+
+// CallNode sends req to node to and calls done with the reply. The request is stamped with this
+// client's id and a sequence number of the connection's own (replacing req.Seq), so that calls
+// to several nodes at once never share one.
+func (c *Conn) CallNode(to protocol.NodeID, req protocol.Request, done func(protocol.Reply)) {
 	s := c.sim
+	if int(to) < 0 || int(to) >= len(s.nodes) {
+		done(protocol.Reply{Client: c.id, Err: fmt.Sprintf("sim: no node %d", to)})
+		return
+	}
+	c.nextSeq++
+	req.Client, req.Seq = c.id, c.nextSeq
+	c.pending = append(c.pending, pendingCall{seq: req.Seq, done: done})
 	e := s.newEvent()
-	e.at, e.kind, e.dc, e.node, e.req = s.nowUs+s.cfg.ClientHopUs, evRequest, c.dc, c.node, req
+	e.at, e.kind, e.dc, e.node, e.req = s.nowUs+s.cfg.ClientHopUs, evRequest, c.dc, to, req
 	s.push(e)
 }
 

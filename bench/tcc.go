@@ -1,0 +1,352 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meridian-kv/meridian/history"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/tcc"
+	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/workload"
+)
+
+// TCCOptions describe one run of a transactional-causal protocol (package tcc) in the
+// simulator: the FastCCS thesis's closed-loop ROT/WOT workload on a partitioned store.
+type TCCOptions struct {
+	// Topology gives the datacenters; nil means one datacenter (the thesis's setting).
+	Topology     *topology.Topology
+	Partitions   int // per datacenter
+	ClientsPerDC int
+	Workload     workload.TCCConfig
+	// DurationUs is how long clients run; the measurement window is [WarmupUs,
+	// DurationUs-CooldownUs) (the thesis keeps the middle half of each trial).
+	DurationUs, WarmupUs, CooldownUs int64
+	Seed                             uint64
+	Jitter                           float64 // scale of the topology's RTT standard deviations
+	Params                           protocol.Params
+	Faults                           []sim.Fault
+	// ClientHopUs is the client-to-partition delay, IntraDCUs the partition-to-partition delay.
+	ClientHopUs, IntraDCUs int64
+	// KeepHistory keeps the recorded history in the result.
+	KeepHistory bool
+	// Progress, if set, is called about once per virtual second.
+	Progress func(protocolName string, virtualUs, totalUs int64)
+}
+
+// TCCDefaults is the thesis's default configuration (spec §4.3): 8 partitions, 5 keys per
+// transaction, 128-byte values, 5% writes. The thesis does not say how many clients it ran (spec
+// WL4); we run 32 closed-loop clients, 4 per partition. Trials last 20 virtual seconds, of which
+// the middle 10 are measured (the thesis keeps the middle half of each trial).
+func TCCDefaults() TCCOptions {
+	return TCCOptions{Partitions: 8, ClientsPerDC: 32, Workload: workload.DefaultTCCConfig(),
+		DurationUs: 20_000_000, WarmupUs: 5_000_000, CooldownUs: 5_000_000, Seed: 1,
+		ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: sim.DefaultClientHopUs}
+}
+
+// singleDC is the one-datacenter topology of the thesis's experiments.
+func singleDC() *topology.Topology {
+	return &topology.Topology{Name: "one-dc", DCs: []string{"dc0"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
+}
+
+// Validate reports the first invalid option.
+func (o *TCCOptions) Validate() error {
+	switch {
+	case o.Partitions < 1:
+		return fmt.Errorf("bench: partitions must be at least 1, got %d", o.Partitions)
+	case o.ClientsPerDC < 1:
+		return fmt.Errorf("bench: clients per datacenter must be at least 1, got %d", o.ClientsPerDC)
+	case o.DurationUs <= 0:
+		return errors.New("bench: duration must be positive")
+	case o.WarmupUs < 0 || o.CooldownUs < 0 || o.WarmupUs+o.CooldownUs >= o.DurationUs:
+		return errors.New("bench: warm-up and cool-down must not be negative and must leave a measurement window")
+	case o.Jitter < 0 || o.ClientHopUs < 0 || o.IntraDCUs < 0:
+		return errors.New("bench: jitter and delays must not be negative")
+	}
+	return o.Workload.Validate()
+}
+
+// TCCLatency summarises one transaction type's latencies in milliseconds.
+type TCCLatency struct {
+	Mean float64 `json:"mean_ms"`
+	P50  float64 `json:"p50_ms"`
+	P99  float64 `json:"p99_ms"`
+}
+
+// TCCResult is one protocol's run.
+type TCCResult struct {
+	Protocol   string `json:"protocol"`
+	Partitions int    `json:"partitions"`
+	Seed       uint64 `json:"seed"`
+	// ThroughputTPS counts the transactions (ROTs and committed WOTs) that finished inside the
+	// measurement window, per second.
+	ThroughputTPS float64    `json:"throughput_tps"`
+	ROTs          int        `json:"rots"`
+	WOTs          int        `json:"wots"`
+	ROTLatency    TCCLatency `json:"rot_latency"`
+	WOTLatency    TCCLatency `json:"wot_latency"`
+	// RotRounds is the histogram of measured ROTs by rounds taken ("1", "2", "3").
+	RotRounds map[string]int `json:"rot_rounds"`
+	// CommitChecks counts Eiger's server-side commit checks caused by measured ROTs.
+	CommitChecks int `json:"commit_checks"`
+	// ValueMismatches counts reads (measured or not) whose value is not what the version they
+	// name wrote: a protocol bug, whatever the consistency model.
+	ValueMismatches int              `json:"value_mismatches"`
+	Unfinished      int              `json:"unfinished"` // transactions still running when the run stopped
+	Sim             sim.Stats        `json:"-"`
+	WallTime        time.Duration    `json:"-"`
+	VirtualUs       int64            `json:"-"`
+	History         *history.History `json:"-"` // only with TCCOptions.KeepHistory
+	Replay          string           `json:"replay"`
+}
+
+// MultiRoundFraction is the share of measured ROTs that took more than one round.
+func (r *TCCResult) MultiRoundFraction() float64 {
+	if r.ROTs == 0 {
+		return 0
+	}
+	return 1 - float64(r.RotRounds["1"])/float64(r.ROTs)
+}
+
+// AvgRounds is the mean number of rounds of the measured ROTs.
+func (r *TCCResult) AvgRounds() float64 {
+	if r.ROTs == 0 {
+		return 0
+	}
+	sum := 0
+	for k, n := range r.RotRounds {
+		rounds, _ := strconv.Atoi(k)
+		sum += rounds * n
+	}
+	return float64(sum) / float64(r.ROTs)
+}
+
+// RunTCC runs protocolName, a transactional-causal protocol, with opts in the simulator.
+func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
+	entry, err := registry.Lookup(protocolName)
+	if err != nil {
+		return nil, err
+	}
+	if entry.NewClient == nil {
+		return nil, fmt.Errorf("bench: %s is not a transactional-causal protocol (it serves read-write transactions; use the default workload)", protocolName)
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Topology == nil {
+		opts.Topology = singleDC()
+	}
+	gen, err := workload.NewTCCGenerator(opts.Workload, opts.Partitions)
+	if err != nil {
+		return nil, err
+	}
+	dcs := opts.Topology.N()
+	nodes := tcc.PartitionedNodes(dcs, opts.Partitions)
+	layout, err := tcc.NewLayout(nodes, dcs)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Topology: opts.Topology, Nodes: nodes, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
+		Jitter: opts.Jitter, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, Faults: opts.Faults}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	run := &tccRun{opts: &opts, gen: gen,
+		rot: hdrhistogram.New(1, 3_600_000_000, 3), wot: hdrhistogram.New(1, 3_600_000_000, 3), rounds: map[string]int{}}
+	wallStart := time.Now()
+	for dc := range dcs {
+		for i := range opts.ClientsPerDC {
+			id := txn.ClientID(dc*opts.ClientsPerDC + i + 1)
+			conn, err := s.Connect(id, layout.Node[dc][i%opts.Partitions])
+			if err != nil {
+				return nil, err
+			}
+			lib, err := entry.NewClient(tcc.ClientConfig{ID: id, DC: dc, Layout: layout, Transport: conn,
+				Rand: rand.New(rand.NewPCG(opts.Seed, uint64(id)<<1)), Params: opts.Params})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", protocolName, err)
+			}
+			name := fmt.Sprintf("%s/%d", opts.Topology.DCs[dc], i)
+			w := &tccWorker{run: run, conn: conn, rng: rand.New(rand.NewPCG(opts.Seed, uint64(id)<<1|1))}
+			w.sess = tcc.NewSession(lib, conn, id, opts.Topology.DCs[dc], name, run.record)
+			run.workers = append(run.workers, w)
+		}
+	}
+	for _, w := range run.workers {
+		w.busy = true
+		w.conn.After(0, w.next)
+	}
+	for t := int64(0); t < opts.DurationUs; {
+		t = min(t+1_000_000, opts.DurationUs)
+		s.RunUntil(t)
+		if opts.Progress != nil {
+			opts.Progress(protocolName, t, opts.DurationUs)
+		}
+	}
+	// Let running transactions finish (a healed network lets timeouts resolve them), then let
+	// stabilization make everything visible.
+	for deadline := s.NowUs() + maxQuiesceUs; s.NowUs() < deadline && !run.idle(); {
+		s.RunUntil(s.NowUs() + 100_000)
+	}
+	s.RunUntil(s.NowUs() + 1_000_000)
+	res := run.summarise(protocolName)
+	for _, w := range run.workers {
+		if w.busy {
+			res.Unfinished++
+		}
+	}
+	if opts.KeepHistory {
+		res.History = &history.History{Txns: run.txns}
+		for _, nd := range s.Nodes() {
+			order := s.Store(nd.ID).VersionOrder()
+			if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
+				order = vo.VersionOrder()
+			}
+			name := fmt.Sprintf("%s/p%d", opts.Topology.DCs[nd.DC], nd.Partition)
+			res.History.Replicas = append(res.History.Replicas, history.Replica{Name: name, VersionOrder: order})
+		}
+	}
+	res.Sim, res.VirtualUs, res.WallTime = s.Stats(), s.NowUs(), time.Since(wallStart)
+	res.Replay = fmt.Sprintf("protocol=%s topology=%s partitions=%d clients-per-dc=%d seed=%d duration=%s window=[%s,%s) jitter=%g params=%v faults=%v workload=%+v",
+		protocolName, opts.Topology.Name, opts.Partitions, opts.ClientsPerDC, opts.Seed, time.Duration(opts.DurationUs)*time.Microsecond,
+		time.Duration(opts.WarmupUs)*time.Microsecond, time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond,
+		opts.Jitter, opts.Params, opts.Faults, opts.Workload)
+	return res, nil
+}
+
+// tccRun is the state one run's workers share (all on the simulator's goroutine).
+type tccRun struct {
+	opts     *TCCOptions
+	gen      *workload.TCCGenerator
+	workers  []*tccWorker
+	txns     []history.Txn
+	rot, wot *hdrhistogram.Histogram
+	rounds   map[string]int
+	checks   int
+	// mismatches counts reads whose value is not what their version's writer wrote.
+	mismatches int
+	rots       int
+	wots       int
+}
+
+func (r *tccRun) record(t history.Txn) { r.txns = append(r.txns, t) }
+
+func (r *tccRun) idle() bool {
+	for _, w := range r.workers {
+		if w.busy {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *tccRun) measured(startUs, endUs int64) bool {
+	return startUs >= r.opts.WarmupUs && endUs <= r.opts.DurationUs-r.opts.CooldownUs
+}
+
+func (r *tccRun) summarise(protocolName string) *TCCResult {
+	o := r.opts
+	windowS := float64(o.DurationUs-o.WarmupUs-o.CooldownUs) / 1e6
+	res := &TCCResult{Protocol: protocolName, Partitions: o.Partitions, Seed: o.Seed, ROTs: r.rots, WOTs: r.wots,
+		ThroughputTPS: float64(r.rots+r.wots) / windowS, RotRounds: r.rounds, CommitChecks: r.checks, ValueMismatches: r.mismatches,
+		ROTLatency: latencyOf(r.rot), WOTLatency: latencyOf(r.wot)}
+	return res
+}
+
+func latencyOf(h *hdrhistogram.Histogram) TCCLatency {
+	if h.TotalCount() == 0 {
+		return TCCLatency{}
+	}
+	return TCCLatency{Mean: h.Mean() / 1000, P50: float64(h.ValueAtQuantile(50)) / 1000, P99: float64(h.ValueAtQuantile(99)) / 1000}
+}
+
+// valueOf is the value transaction id writes to key: "<id>/<key>" padded with dots to size
+// bytes, so that every value names its writer (spec §1.2) and a read whose value and version
+// disagree is caught.
+func valueOf(id txn.ID, key string, size int) []byte {
+	v := []byte(id.String() + "/" + key)
+	for len(v) < size {
+		v = append(v, '.')
+	}
+	return v
+}
+
+// checkValues counts the reads whose value is not the one their version wrote.
+func (r *tccRun) checkValues(reads []tcc.Read) {
+	for _, rd := range reads {
+		want := []byte(nil)
+		if rd.Version != txn.None {
+			want = valueOf(rd.Version, rd.Key, r.opts.Workload.ValueBytes)
+		}
+		if string(rd.Value) != string(want) {
+			r.mismatches++
+		}
+	}
+}
+
+// tccWorker is one closed-loop client.
+type tccWorker struct {
+	run  *tccRun
+	conn *sim.Conn
+	sess *tcc.Session
+	rng  *rand.Rand
+	busy bool
+}
+
+func (w *tccWorker) next() {
+	r := w.run
+	startUs := w.conn.NowUs()
+	if startUs >= r.opts.DurationUs {
+		w.busy = false
+		return
+	}
+	t := r.gen.Next(w.rng)
+	if !t.Write {
+		w.sess.Read(t.Keys, func(res tcc.ReadResult) {
+			end := w.conn.NowUs()
+			if res.Err == nil {
+				r.checkValues(res.Reads)
+			}
+			if res.Err == nil && r.measured(startUs, end) {
+				r.rots++
+				r.rounds[strconv.Itoa(res.Rounds)]++
+				r.checks += res.CommitChecks
+				_ = r.rot.RecordValue(max(end-startUs, 1))
+			}
+			w.after(res.Err)
+		})
+		return
+	}
+	id := w.sess.NextID()
+	writes := make([]txn.Write, len(t.Keys))
+	for i, k := range t.Keys {
+		writes[i] = txn.Write{Key: k, Value: valueOf(id, k, r.opts.Workload.ValueBytes)}
+	}
+	w.sess.Write(writes, func(res tcc.WriteResult) {
+		end := w.conn.NowUs()
+		if res.Status == txn.Committed && r.measured(startUs, end) {
+			r.wots++
+			_ = r.wot.RecordValue(max(end-startUs, 1))
+		}
+		w.after(res.Err)
+	})
+}
+
+// after starts the next transaction: at once, or after a pause when the last one failed (a
+// crashed or cut-off partition), so that a client does not spin.
+func (w *tccWorker) after(err error) {
+	if err != nil {
+		w.conn.After(errorBackoffUs, w.next)
+		return
+	}
+	w.next()
+}

@@ -1,0 +1,147 @@
+// Package tcc is the shared vocabulary of Meridian's transactional-causal protocol family
+// (FastCCS, Eiger, Wren and the eventual-consistency baseline; spec fastccs-tcc.md): a key space
+// split over N partitions per datacenter, read-only transactions (ROTs) that read a set of keys
+// from one snapshot, and write-only transactions (WOTs) that write a set of keys atomically.
+//
+// Unlike Helios and Message Futures, these protocols run part of their logic in the client
+// library (FastCCS's client clock, Eiger's dependency list, Wren's write cache), so a protocol
+// here is two sans-IO halves: server replicas (protocol.Replica, one per partition, built by the
+// registry's factory) and a Client built by a ClientFactory. Both halves speak the protocol's own
+// messages through protocol.Request.Op and protocol.Reply.Op.
+package tcc
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/txn"
+)
+
+// PartitionOf maps key to one of n partitions: FNV-1a 64 of the key modulo n (spec §2.1). Every
+// protocol of the family and every workload use it, so that comparisons are fair.
+func PartitionOf(key string, n int) int {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return int(h.Sum64() % uint64(n))
+}
+
+// Layout is where the partitions of every datacenter run: Node[dc][p] is the node serving
+// partition p in datacenter dc.
+type Layout struct {
+	Node [][]protocol.NodeID
+}
+
+// Partitions is the number of partitions per datacenter.
+func (l *Layout) Partitions() int { return len(l.Node[0]) }
+
+// NewLayout checks that nodes give every one of dcs datacenters exactly the partitions 0..N-1
+// (the same N everywhere) and returns where they run.
+func NewLayout(nodes []protocol.Node, dcs int) (*Layout, error) {
+	if dcs <= 0 {
+		return nil, errors.New("tcc: no datacenters")
+	}
+	perDC := make([]map[int]protocol.NodeID, dcs)
+	for i := range perDC {
+		perDC[i] = map[int]protocol.NodeID{}
+	}
+	for i, nd := range nodes {
+		if nd.ID != protocol.NodeID(i) || nd.DC < 0 || nd.DC >= dcs || nd.Partition < 0 {
+			return nil, fmt.Errorf("tcc: node %d has a malformed placement (id %d, datacenter %d, partition %d)", i, nd.ID, nd.DC, nd.Partition)
+		}
+		if _, dup := perDC[nd.DC][nd.Partition]; dup {
+			return nil, fmt.Errorf("tcc: datacenter %d has two nodes for partition %d", nd.DC, nd.Partition)
+		}
+		perDC[nd.DC][nd.Partition] = nd.ID
+	}
+	n := len(perDC[0])
+	l := &Layout{Node: make([][]protocol.NodeID, dcs)}
+	for dc, m := range perDC {
+		if len(m) != n || n == 0 {
+			return nil, fmt.Errorf("tcc: datacenter %d has %d partitions, datacenter 0 has %d; every datacenter needs the same non-zero number", dc, len(m), n)
+		}
+		l.Node[dc] = make([]protocol.NodeID, n)
+		for p := range n {
+			id, ok := m[p]
+			if !ok {
+				return nil, fmt.Errorf("tcc: datacenter %d has no node for partition %d", dc, p)
+			}
+			l.Node[dc][p] = id
+		}
+	}
+	return l, nil
+}
+
+// PartitionedNodes places n partitions in each of dcs datacenters: node dc*n+p serves partition
+// p of datacenter dc.
+func PartitionedNodes(dcs, n int) []protocol.Node {
+	nodes := make([]protocol.Node, 0, dcs*n)
+	for dc := range dcs {
+		for p := range n {
+			nodes = append(nodes, protocol.Node{ID: protocol.NodeID(len(nodes)), DC: dc, Partition: p})
+		}
+	}
+	return nodes
+}
+
+// Transport carries a client library's requests to any node of its deployment. Calls may be
+// outstanding to several nodes at once; each done runs exactly once, on the client's own event
+// loop (in the simulator: in virtual time). sim.Conn implements it.
+type Transport interface {
+	CallNode(to protocol.NodeID, req protocol.Request, done func(protocol.Reply))
+	// NowUs reads the client's clock.
+	NowUs() int64
+	// After runs fn on the client's event loop after delayUs (the library's timeouts).
+	After(delayUs int64, fn func())
+}
+
+// ClientConfig is what a client library is built from.
+type ClientConfig struct {
+	ID        txn.ClientID
+	DC        int // the client's datacenter: it talks only to that datacenter's partitions
+	Layout    *Layout
+	Transport Transport
+	Rand      *rand.Rand // seeded: coordinator choices and the like
+	Params    protocol.Params
+}
+
+// ClientFactory builds one client session's library. It validates cfg.Params like a replica
+// factory does.
+type ClientFactory func(cfg ClientConfig) (Client, error)
+
+// Client is one session's protocol library. It runs one transaction at a time.
+type Client interface {
+	// ReadTx reads keys from one snapshot (a ROT) and calls done once. Keys may repeat; every
+	// position gets the same answer (cut isolation).
+	ReadTx(id txn.ID, keys []string, done func(ReadResult))
+	// WriteTx writes all of writes atomically (a WOT) and calls done once. Keys are distinct.
+	WriteTx(id txn.ID, writes []txn.Write, done func(WriteResult))
+}
+
+// Read is one key's answer in a ROT: its value and the transaction that wrote it (txn.None for
+// the initial, empty version).
+type Read struct {
+	Key     string
+	Value   []byte
+	Version txn.ID
+}
+
+// ReadResult is a finished ROT.
+type ReadResult struct {
+	Reads []Read // in request order
+	// Rounds is the number of client-server rounds the ROT took (a server-side commit check,
+	// Eiger's third round, counts as one).
+	Rounds int
+	// CommitChecks counts Eiger's server-to-coordinator commit checks this ROT caused.
+	CommitChecks int
+	Err          error
+}
+
+// WriteResult is a finished WOT. Status is Unknown when the outcome could not be learned (a
+// timeout); the checker then treats the writes as possibly visible.
+type WriteResult struct {
+	Status txn.Status
+	Err    error
+}
