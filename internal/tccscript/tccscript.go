@@ -61,7 +61,9 @@ func (e Envelope) String() string { return fmt.Sprintf("%s→%s %T", e.From, e.T
 
 // Between reports whether e travels from → to (endpoints as String renders them, e.g. "c1",
 // "p0").
-func (e Envelope) Between(from, to string) bool { return e.From.String() == from && e.To.String() == to }
+func (e Envelope) Between(from, to string) bool {
+	return e.From.String() == from && e.To.String() == to
+}
 
 type timer struct {
 	atUs int64
