@@ -36,6 +36,14 @@
 // bidirectional test (one writes a key the other reads or writes). Transactions seen in promise
 // replies are not combined: they belong to other proposers' queues.
 //
+// Garbage collection: every replica learns from the Sync heartbeats how far each peer has
+// applied the log, and drops the prefix that every replica has applied, except the last
+// keptPositions of it and never a position at or after its own in-flight proposal's (which
+// Paxos-CP's promotion test reads), together with the outcomes of the transactions in it. No peer can ask for a dropped position (each has applied
+// it), and a transaction is chosen at one position only (a proposer moves it on only after that
+// position is chosen without it), so the outcomes kept for the retained suffix suffice. Memory
+// is therefore bounded by the log suffix some replica still lacks.
+//
 // Liveness: a proposal that stalls (lost messages, frozen or partitioned datacenters) is retried
 // with a higher ballot after the retry timeout, doubled on every consecutive retry (up to 64×)
 // and randomised with the replica's seeded PRNG; a rejected proposal backs off for a random part
@@ -45,6 +53,7 @@ package paxos
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -75,6 +84,7 @@ const (
 	timerProposal protocol.TimerID = 2 // + 4·generation
 	syncBatch                      = 64
 	maxBackoff                     = 64
+	keptPositions                  = 256 // applied everywhere, yet kept (see the package comment)
 )
 
 // pending is a commit request waiting at its origin replica.
@@ -116,15 +126,17 @@ type Replica struct {
 	self, n       int
 	majority      int
 
-	round   uint64                // highest ballot round seen
-	acc     map[uint64]*acceptor  // undecided positions
-	log     [][]*txn.Txn          // log[i] is the value chosen for position i+1; all applied
-	chosen  map[uint64][]*txn.Txn // learned but not yet applied (a gap precedes them)
-	outcome map[txn.ID]bool       // applied transactions: installed or not
-	queue   []*pending
-	cur     *proposal
-	gen     int
-	selfQ   []*Message
+	round       uint64                // highest ballot round seen
+	acc         map[uint64]*acceptor  // undecided positions
+	log         [][]*txn.Txn          // log[i] is the value chosen for position base+i+1; all applied
+	base        uint64                // positions every replica has applied, dropped from log
+	peerApplied []uint64              // per datacenter: the highest applied position it reported
+	chosen      map[uint64][]*txn.Txn // learned but not yet applied (a gap precedes them)
+	outcome     map[txn.ID]bool       // transactions applied in log: installed or not
+	queue       []*pending
+	cur         *proposal
+	gen         int
+	selfQ       []*Message
 }
 
 // New returns the Factory of paxos-commit (combined = false) or paxos-cp (combined = true).
@@ -158,11 +170,36 @@ func New(combined bool) protocol.Factory {
 		n := len(nodeOf)
 		return &Replica{env: env, combined: combined, retryUs: retry, maxPromotions: maxProm,
 			nodeOf: nodeOf, self: self, n: n, majority: n/2 + 1,
-			acc: map[uint64]*acceptor{}, chosen: map[uint64][]*txn.Txn{}, outcome: map[txn.ID]bool{}}, nil
+			acc: map[uint64]*acceptor{}, chosen: map[uint64][]*txn.Txn{}, outcome: map[txn.ID]bool{}, peerApplied: make([]uint64, n)}, nil
 	}
 }
 
-func (r *Replica) applied() uint64 { return uint64(len(r.log)) }
+func (r *Replica) applied() uint64 { return r.base + uint64(len(r.log)) }
+
+// collect drops the log prefix every replica has applied but its last keptPositions, keeping
+// the in-flight proposal's position and everything after it, and forgets the outcomes of the
+// dropped transactions.
+func (r *Replica) collect() {
+	r.peerApplied[r.self] = r.applied()
+	upTo := slices.Min(r.peerApplied)
+	if upTo <= keptPositions {
+		return
+	}
+	upTo -= keptPositions
+	if r.cur != nil {
+		upTo = min(upTo, r.cur.pos-1)
+	}
+	if upTo <= r.base {
+		return
+	}
+	for _, v := range r.log[:upTo-r.base] {
+		for _, t := range v {
+			delete(r.outcome, t.ID)
+		}
+	}
+	r.log = slices.Delete(r.log, 0, int(upTo-r.base))
+	r.base = upTo
+}
 
 // Start arms the Sync heartbeat.
 func (r *Replica) Start() { r.env.SetTimer(r.retryUs, timerSync) }
@@ -177,10 +214,11 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	r.drain()
 }
 
-// HandleTimer sends the Sync heartbeat or retries a stalled proposal.
+// HandleTimer sends the Sync heartbeat (and collects garbage) or retries a stalled proposal.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
 	switch {
 	case id == timerSync:
+		r.collect()
 		r.broadcast(&Message{Kind: Sync, From: r.self, Applied: r.applied()}, false)
 		r.env.SetTimer(r.retryUs, timerSync)
 	case id%4 == timerProposal && int(id/4) == r.gen && r.cur != nil:
@@ -278,14 +316,16 @@ func (r *Replica) handleAcceptor(m *Message) {
 	r.send(m.From, &Message{Kind: Accepted, From: r.self, Pos: m.Pos, Ballot: m.Ballot})
 }
 
-// sendChosen sends to the decided positions from..min(to, from+syncBatch-1).
+// sendChosen sends to the decided positions from..min(to, from+syncBatch-1) that are still in
+// the log (a dropped position has been applied everywhere: only a stale message asks for it).
 func (r *Replica) sendChosen(dc int, from, to uint64) {
-	for p := from; p <= to && p < from+syncBatch; p++ {
-		r.send(dc, &Message{Kind: Chosen, From: r.self, Pos: p, Value: r.log[p-1]})
+	for p := max(from, r.base+1); p <= to && p < from+syncBatch; p++ {
+		r.send(dc, &Message{Kind: Chosen, From: r.self, Pos: p, Value: r.log[p-1-r.base]})
 	}
 }
 
 func (r *Replica) handleSync(m *Message) {
+	r.peerApplied[m.From] = max(r.peerApplied[m.From], m.Applied)
 	switch {
 	case r.applied() > m.Applied:
 		r.sendChosen(m.From, m.Applied+1, r.applied())
@@ -519,7 +559,7 @@ func (r *Replica) resolve() {
 // conflictsSince reports whether a transaction installed at a position from pos on writes a key
 // t reads or writes (the promotion test of §5.4).
 func (r *Replica) conflictsSince(t *txn.Txn, pos uint64) bool {
-	for _, v := range r.log[pos-1:] {
+	for _, v := range r.log[pos-1-r.base:] {
 		for _, w := range v {
 			if r.outcome[w.ID] && t.WriteConflicts(w) {
 				return true

@@ -44,9 +44,18 @@
 //     position before it, and holds its locks until then. Reads compare versions by this count.
 //   - Empty transactions commit at once; ReadSnapshot is the per-datacenter snapshot of
 //     protocol.ServeLocalRead.
-//   - Replicas remember decided transaction ids (so late or duplicated ReadLock and Accept
-//     messages cannot re-take locks) for the life of the replica; a real deployment would
-//     garbage-collect them.
+//   - Garbage collection (param gc_after, default 10s): a participant forgets a decided
+//     transaction gc_after after it installed (or released) it, and a coordinator forgets an
+//     outcome gc_after after every replica acknowledged the decision. Forgetting t raises a
+//     per-client watermark to t's sequence number, and a replica refuses any ReadLock, Accept,
+//     Get or Commit of a transaction it does not track whose sequence number is at or below its
+//     client's watermark: a denied lock, a rejecting vote, an error reply. Refusing is always
+//     safe, so no timing assumption is needed for safety; it is also never wrong for a live
+//     transaction, because a client runs one transaction at a time (client.Session), so a later
+//     transaction of the same client exists only once the earlier one was answered. A committed
+//     Decision that arrives again after its transaction was forgotten is recognised by its
+//     positions (the keys have reached them) and only acknowledged. Memory therefore holds the
+//     transactions of the last gc_after plus one watermark per client.
 package rc
 
 import (
@@ -74,6 +83,9 @@ const (
 	// ParamTimeout is how long a coordinator waits for a majority, for a read or a commit,
 	// before failing the read or aborting (default 2 × the largest RTT + 1s).
 	ParamTimeout = "timeout"
+	// ParamGCAfter is how long a decided transaction's records are kept once no replica needs
+	// them (default 10s; see the package comment).
+	ParamGCAfter = "gc_after"
 )
 
 // Abort reasons Replicated Commit adds to the shared ones.
@@ -141,6 +153,12 @@ type coordinated struct {
 	resendUs   int64
 }
 
+// record is a decided transaction that may be forgotten from atUs on.
+type record struct {
+	id   txn.ID
+	atUs int64
+}
+
 // delivery is a message from this replica to itself, handled after the current input.
 type delivery struct {
 	m protocol.Message
@@ -155,6 +173,7 @@ type Replica struct {
 	self, n                         int
 	majority                        int
 	lockLeaseUs, timeoutUs, retryUs int64
+	gcAfterUs                       int64
 
 	// Participant state.
 	locks   map[string]*lock
@@ -162,6 +181,7 @@ type Replica struct {
 	count   map[string]uint64 // versions of each key installed here
 	decided map[txn.ID]bool   // decisions received here
 	waiting []*Decision       // committed, waiting for earlier versions of their keys
+	done    []record          // decided here, in decision order, to forget
 
 	// Coordinator state.
 	nextRead uint64
@@ -169,19 +189,23 @@ type Replica struct {
 	doomed   map[txn.ID]txn.AbortReason
 	coords   map[txn.ID]*coordinated
 	outcomes map[txn.ID]protocol.Reply // decided here as coordinator: answers repeated commits
+	acked    []record                  // outcomes every replica acknowledged, to forget
+
+	// forgot is, per client, the highest sequence number of a transaction this replica forgot.
+	forgot map[txn.ClientID]uint32
 
 	inbox []delivery
 }
 
 // New builds a Replicated Commit replica. It needs exactly one replica per datacenter and
-// accepts the parameters lock_timeout and timeout (Go durations).
+// accepts the parameters lock_timeout, timeout and gc_after (Go durations).
 func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	nodeOf, self, err := protocol.FullReplicas(pc)
 	if err != nil {
 		return nil, err
 	}
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamLockTimeout, ParamTimeout}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamLockTimeout, ParamTimeout, ParamGCAfter}, nil); err != nil {
 		return nil, fmt.Errorf("rc: %w", err)
 	}
 	n := len(nodeOf)
@@ -197,8 +221,12 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rc: %w", err)
 	}
-	if lease <= 0 || timeout <= 0 {
-		return nil, fmt.Errorf("rc: parameters %s and %s must be positive", ParamLockTimeout, ParamTimeout)
+	gcAfter, err := p.Duration(ParamGCAfter, 10_000_000)
+	if err != nil {
+		return nil, fmt.Errorf("rc: %w", err)
+	}
+	if lease <= 0 || timeout <= 0 || gcAfter <= 0 {
+		return nil, fmt.Errorf("rc: parameters %s, %s and %s must be positive", ParamLockTimeout, ParamTimeout, ParamGCAfter)
 	}
 	dcOf := make([]int, len(pc.Nodes))
 	for i, nd := range pc.Nodes {
@@ -206,10 +234,10 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	}
 	return &Replica{
 		env: env, nodeOf: nodeOf, dcOf: dcOf, self: self, n: n, majority: n/2 + 1,
-		lockLeaseUs: lease, timeoutUs: timeout, retryUs: max(2*maxRTTUs, 10_000),
+		lockLeaseUs: lease, timeoutUs: timeout, retryUs: max(2*maxRTTUs, 10_000), gcAfterUs: gcAfter,
 		locks: map[string]*lock{}, parts: map[txn.ID]*participant{}, count: map[string]uint64{},
 		decided: map[txn.ID]bool{}, reads: map[uint64]*pendingRead{}, doomed: map[txn.ID]txn.AbortReason{},
-		coords: map[txn.ID]*coordinated{}, outcomes: map[txn.ID]protocol.Reply{},
+		coords: map[txn.ID]*coordinated{}, outcomes: map[txn.ID]protocol.Reply{}, forgot: map[txn.ClientID]uint32{},
 	}, nil
 }
 
@@ -295,8 +323,8 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	r.drain()
 }
 
-// HandleTimer runs housekeeping: read and commit timeouts, decision retransmission and read-lock
-// leases, each in a deterministic order.
+// HandleTimer runs housekeeping: read and commit timeouts, decision retransmission, read-lock
+// leases and garbage collection, each in a deterministic order.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
 	if id != timerTick {
 		return
@@ -327,8 +355,43 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 			delete(r.parts, id)
 		}
 	}
+	r.collect(now)
 	r.drain()
 	r.env.SetTimer(tickUs, timerTick)
+}
+
+// collect forgets the decided transactions and the acknowledged outcomes older than gc_after
+// (package comment), oldest first; a committed transaction still waiting to be installed is
+// kept, and so is everything decided after it.
+func (r *Replica) collect(now int64) {
+	for len(r.done) > 0 && now >= r.done[0].atUs {
+		id := r.done[0].id
+		if slices.ContainsFunc(r.waiting, func(d *Decision) bool { return d.Txn == id }) {
+			break
+		}
+		r.done = r.done[1:]
+		delete(r.decided, id)
+		r.forget(id)
+	}
+	for len(r.acked) > 0 && now >= r.acked[0].atUs {
+		id := r.acked[0].id
+		r.acked = r.acked[1:]
+		delete(r.outcomes, id)
+		r.forget(id)
+	}
+}
+
+func (r *Replica) forget(id txn.ID) {
+	if c := id.Client(); id.Seq() > r.forgot[c] {
+		r.forgot[c] = id.Seq()
+	}
+}
+
+// forgotten reports whether id is at or below its client's watermark: unless this replica
+// still tracks it, it was forgotten or belongs to a client that has moved on.
+func (r *Replica) forgotten(id txn.ID) bool {
+	w, ok := r.forgot[id.Client()]
+	return ok && id.Seq() <= w
 }
 
 func sortedKeys[K txn.ID | uint64, V any](m map[K]V) []K {
@@ -355,6 +418,9 @@ func (r *Replica) get(req protocol.Request) {
 		return
 	case req.TxnID != txn.None && (r.coords[req.TxnID] != nil || r.outcomes[req.TxnID].Status != 0):
 		reply("rc: transaction " + req.TxnID.String() + " already submitted for commit")
+		return
+	case req.TxnID != txn.None && r.forgotten(req.TxnID) && r.parts[req.TxnID] == nil:
+		reply("rc: transaction " + req.TxnID.String() + " is older than its client's last forgotten one")
 		return
 	}
 	r.nextRead++
@@ -410,6 +476,10 @@ func (r *Replica) commit(req protocol.Request) {
 	}
 	if c := r.coords[t.ID]; c != nil {
 		c.client, c.seq = req.Client, req.Seq // answer the latest request
+		return
+	}
+	if r.forgotten(t.ID) && r.parts[t.ID] == nil && r.doomed[t.ID] == "" {
+		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "rc: the outcome of " + t.ID.String() + " is no longer known"})
 		return
 	}
 	c := &coordinated{t: t, client: req.Client, seq: req.Seq, deadlineUs: r.env.NowUs() + r.timeoutUs,
@@ -483,6 +553,7 @@ func (r *Replica) onDecisionAck(dc int, m *DecisionAck) {
 	c.unacked--
 	if c.unacked == 0 {
 		delete(r.coords, m.Txn)
+		r.acked = append(r.acked, record{id: m.Txn, atUs: r.env.NowUs() + r.gcAfterUs})
 	}
 }
 
@@ -513,7 +584,8 @@ func (r *Replica) onReadLock(dc int, m *ReadLock) {
 		return
 	}
 	if m.Txn != txn.None {
-		if p := r.parts[m.Txn]; r.decided[m.Txn] || (p != nil && p.vote != unvoted) {
+		p := r.parts[m.Txn]
+		if r.decided[m.Txn] || (p != nil && p.vote != unvoted) || (p == nil && r.forgotten(m.Txn)) {
 			r.send(dc, deny) // too late: the transaction is past its read phase here
 			return
 		}
@@ -549,6 +621,10 @@ func (r *Replica) onAccept(dc int, t *txn.Txn) {
 	p := r.parts[t.ID]
 	if p != nil && p.vote != unvoted { // a duplicate: repeat the vote
 		r.send(dc, &Vote{Txn: t.ID, Accepted: p.vote == accepted, Counts: p.counts})
+		return
+	}
+	if p == nil && r.forgotten(t.ID) {
+		r.send(dc, &Vote{Txn: t.ID}) // decided and forgotten here, or its client has moved on
 		return
 	}
 	if p == nil {
@@ -622,10 +698,11 @@ func (r *Replica) dropIfFree(key string, l *lock) {
 // onDecision records a decision (once), acknowledges it (always), and installs or releases.
 func (r *Replica) onDecision(dc int, d *Decision) {
 	r.send(dc, &DecisionAck{Txn: d.Txn})
-	if r.decided[d.Txn] {
-		return
+	if r.decided[d.Txn] || (d.Committed && len(d.Writes) > 0 && r.count[d.Writes[0].Key] >= d.Positions[0]) {
+		return // known, or installed and forgotten
 	}
 	r.decided[d.Txn] = true
+	r.done = append(r.done, record{id: d.Txn, atUs: r.env.NowUs() + r.gcAfterUs})
 	if !d.Committed {
 		if p := r.parts[d.Txn]; p != nil {
 			r.release(d.Txn, p)

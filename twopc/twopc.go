@@ -38,9 +38,18 @@
 // abort it, repeating until the coordinator answers. A Commit that times out cannot be decided
 // locally (the coordinator may have committed it), so the replica asks the coordinator to abort
 // it unless already decided, repeating until it answers, and relays the coordinator's answer.
-// The coordinator keeps the outcome of every transaction it has seen, so that late, duplicated
-// or reordered requests are answered consistently and never take locks again. Safety depends on
-// no message being delivered; only liveness waits for the faults to end.
+// The coordinator keeps the outcome of every transaction it has seen for gc_after (parameter,
+// default 10s) after deciding it, so that late, duplicated or reordered requests are answered
+// consistently and never take locks again. Forgetting a transaction raises its client's
+// watermark to the transaction's sequence number, and a request about an untracked transaction
+// at or below the watermark is refused: a Get is answered aborted ("forgotten"), a Commit or an
+// AbortReq with an Outcome of unknown status, which the client's replica relays as an error
+// (outcome unknown). Refusing never breaks safety, and a client runs one transaction at a time
+// (client.Session), so only requests about finished transactions are refused. The coordinator
+// also drops the log prefix that every replica has applied. Memory is therefore bounded by the
+// transactions of the last gc_after, one watermark per client and the log suffix some replica
+// still lacks. Safety depends on no message being delivered; only liveness waits for the faults
+// to end.
 package twopc
 
 import (
@@ -65,6 +74,7 @@ func init() {
 const (
 	ParamCoordinator = "coordinator" // datacenter name of the coordinator (default V, else the first)
 	ParamTimeout     = "timeout"     // forwarded-request timeout at the client's replica (default 1s)
+	ParamGCAfter     = "gc_after"    // how long the coordinator keeps a finished transaction (default 10s)
 )
 
 // Abort reasons this protocol adds to txn's.
@@ -75,6 +85,9 @@ const (
 	ReasonTimeout txn.AbortReason = "timeout"
 	// ReasonLockLost: at commit, the transaction did not hold a lock on a key it read.
 	ReasonLockLost txn.AbortReason = "lock-lost"
+	// ReasonForgotten: a Get of a transaction the coordinator has finished and forgotten, or
+	// of a client that has moved on to a later transaction.
+	ReasonForgotten txn.AbortReason = "forgotten"
 )
 
 const timerTick protocol.TimerID = 1
@@ -94,6 +107,7 @@ type Replica struct {
 	coord     int
 	timeoutUs int64
 	resendUs  int64 // how often an unanswered AbortReq is repeated
+	gcAfterUs int64
 
 	// Proxy state.
 	nextRid uint64
@@ -127,14 +141,14 @@ type pendingCommit struct {
 }
 
 // New builds a 2pc-paxos replica. It needs exactly one replica per datacenter and accepts the
-// parameters "coordinator" and "timeout".
+// parameters "coordinator", "timeout" and "gc_after".
 func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	nodeOf, self, err := protocol.FullReplicas(pc)
 	if err != nil {
 		return nil, err
 	}
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamCoordinator, ParamTimeout}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamCoordinator, ParamTimeout, ParamGCAfter}, nil); err != nil {
 		return nil, fmt.Errorf("2pc-paxos: %w", err)
 	}
 	topo := pc.Topology
@@ -153,12 +167,17 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("2pc-paxos: %w", err)
 	}
-	if timeoutUs <= 0 {
-		return nil, fmt.Errorf("2pc-paxos: parameter %s must be positive", ParamTimeout)
+	gcAfterUs, err := p.Duration(ParamGCAfter, 10_000_000)
+	if err != nil {
+		return nil, fmt.Errorf("2pc-paxos: %w", err)
+	}
+	if timeoutUs <= 0 || gcAfterUs <= 0 {
+		return nil, fmt.Errorf("2pc-paxos: parameters %s and %s must be positive", ParamTimeout, ParamGCAfter)
 	}
 	r := &Replica{
 		env: env, nodeOf: nodeOf, dcOf: map[protocol.NodeID]int{}, self: self, n: len(nodeOf), coord: coord,
 		timeoutUs: timeoutUs,
+		gcAfterUs: gcAfterUs,
 		resendUs:  int64(topo.RTTMs[self][coord]*2000) + 50_000,
 		reads:     map[uint64]*pendingRead{},
 		commits:   map[txn.ID]*pendingCommit{},
@@ -332,14 +351,18 @@ func (r *Replica) onReadResp(m *ReadResp) {
 }
 
 // onOutcome relays the coordinator's decision to the waiting client, if any, and stops
-// repeating an abort request.
+// repeating an abort request. An outcome the coordinator no longer knows is relayed as an error.
 func (r *Replica) onOutcome(m *Outcome) {
 	delete(r.orphans, m.Txn)
 	p, ok := r.commits[m.Txn]
-	if !ok || (m.Status != txn.Committed && m.Status != txn.Aborted) {
+	if !ok {
 		return
 	}
 	delete(r.commits, m.Txn)
+	if m.Status != txn.Committed && m.Status != txn.Aborted {
+		r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Err: fmt.Sprintf("2pc-paxos: the coordinator no longer knows the outcome of %s", m.Txn)})
+		return
+	}
 	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Status: m.Status, Reason: m.Reason})
 }
 
@@ -440,6 +463,12 @@ type grant struct {
 	key string
 }
 
+// record is a finished transaction the coordinator may forget from atUs on.
+type record struct {
+	id   txn.ID
+	atUs int64
+}
+
 type logEntry struct {
 	e        Entry
 	sentUs   int64 // first broadcast
@@ -452,16 +481,19 @@ type coordinator struct {
 	txns       map[txn.ID]*tctx
 	locks      map[string]*lock
 	ready      []grant // granted lock requests not yet acted on
-	log        []logEntry
-	commit     uint64   // chosen (and, at the coordinator, applied) prefix
-	match      []uint64 // per datacenter: acknowledged gap-free prefix
-	peerCommit []uint64 // per datacenter: prefix it has applied
-	nextSend   []int64  // per datacenter: earliest next retransmission
+	finished   []record
+	forgot     map[txn.ClientID]uint32 // per client: highest sequence number forgotten
+	log        []logEntry              // the entries after base
+	base       uint64                  // entries every replica has applied, dropped from log
+	commit     uint64                  // chosen (and, at the coordinator, applied) prefix
+	match      []uint64                // per datacenter: acknowledged gap-free prefix
+	peerCommit []uint64                // per datacenter: prefix it has applied
+	nextSend   []int64                 // per datacenter: earliest next retransmission
 	rtoUs      []int64
 }
 
 func newCoordinator(r *Replica, rttMs [][]float64) *coordinator {
-	c := &coordinator{r: r, txns: map[txn.ID]*tctx{}, locks: map[string]*lock{},
+	c := &coordinator{r: r, txns: map[txn.ID]*tctx{}, locks: map[string]*lock{}, forgot: map[txn.ClientID]uint32{},
 		match: make([]uint64, r.n), peerCommit: make([]uint64, r.n), nextSend: make([]int64, r.n), rtoUs: make([]int64, r.n)}
 	for dc := range r.n {
 		c.rtoUs[dc] = int64(rttMs[r.self][dc]*2000) + 20_000
@@ -478,10 +510,46 @@ func (c *coordinator) ctx(id txn.ID, from int) *tctx {
 	return t
 }
 
-func (c *coordinator) finished(t *tctx) bool { return t.st == committed || t.st == aborted }
+func (c *coordinator) isFinished(t *tctx) bool { return t.st == committed || t.st == aborted }
+
+// forgotten reports whether id is untracked and at or below its client's watermark.
+func (c *coordinator) forgotten(id txn.ID) bool {
+	if _, ok := c.txns[id]; ok {
+		return false
+	}
+	w, ok := c.forgot[id.Client()]
+	return ok && id.Seq() <= w
+}
+
+// finish schedules t's record to be forgotten gc_after from now.
+func (c *coordinator) finish(t *tctx) {
+	c.finished = append(c.finished, record{id: t.id, atUs: c.r.env.NowUs() + c.r.gcAfterUs})
+}
+
+// collect forgets the transactions finished more than gc_after ago and drops the log prefix
+// every replica has applied.
+func (c *coordinator) collect() {
+	now := c.r.env.NowUs()
+	for len(c.finished) > 0 && now >= c.finished[0].atUs {
+		id := c.finished[0].id
+		c.finished = c.finished[1:]
+		delete(c.txns, id)
+		if cl := id.Client(); id.Seq() > c.forgot[cl] {
+			c.forgot[cl] = id.Seq()
+		}
+	}
+	if applied := slices.Min(c.peerCommit); applied > c.base {
+		c.log = slices.Delete(c.log, 0, int(applied-c.base))
+		c.base = applied
+	}
+}
 
 // onRead takes a shared lock for a Get and answers it once granted.
 func (c *coordinator) onRead(m *ReadReq) {
+	if c.forgotten(m.Txn) {
+		c.r.send(m.From, &ReadResp{Rid: m.Rid, Txn: m.Txn, Aborted: true, Reason: ReasonForgotten})
+		return
+	}
 	t, ok := c.txns[m.Txn]
 	switch {
 	case ok && t.st == aborted:
@@ -512,6 +580,10 @@ func (c *coordinator) sendRead(t *tctx, key string, rid uint64) {
 
 // onCommit starts the commit of a transaction: check its read locks, then take its write locks.
 func (c *coordinator) onCommit(m *CommitReq) {
+	if c.forgotten(m.Txn.ID) {
+		c.r.send(m.From, &Outcome{Txn: m.Txn.ID, Status: txn.Unknown})
+		return
+	}
 	t, ok := c.txns[m.Txn.ID]
 	if ok {
 		switch t.st {
@@ -548,8 +620,12 @@ func (c *coordinator) onCommit(m *CommitReq) {
 }
 
 // onAbort aborts a transaction unless its commit is already decided, and answers with the
-// outcome (once known). An unknown transaction is recorded as aborted.
+// outcome (once known). An unknown transaction is recorded as aborted, unless forgotten.
 func (c *coordinator) onAbort(m *AbortReq) {
+	if c.forgotten(m.Txn) {
+		c.r.send(m.From, &Outcome{Txn: m.Txn, Status: txn.Unknown})
+		return
+	}
 	t := c.ctx(m.Txn, m.From)
 	c.addNotify(t, m.From)
 	switch t.st {
@@ -732,7 +808,7 @@ func (c *coordinator) grantWaiters(key string) {
 // lock.
 func (c *coordinator) onGranted(g grant) {
 	t := c.txns[g.id]
-	if t == nil || c.finished(t) {
+	if t == nil || c.isFinished(t) {
 		return
 	}
 	if rid, ok := t.readRids[g.key]; ok {
@@ -753,6 +829,7 @@ func (c *coordinator) abort(t *tctx, reason txn.AbortReason) {
 	t.st, t.reason = aborted, reason
 	c.release(t)
 	t.t = nil
+	c.finish(t)
 	for _, key := range slices.Sorted(maps.Keys(rids)) {
 		c.r.send(t.from, &ReadResp{Rid: rids[key], Txn: t.id, Aborted: true, Reason: reason})
 	}
@@ -776,7 +853,7 @@ func (c *coordinator) advance(t *tctx) {
 func (c *coordinator) decide(t *tctx) {
 	t.st = deciding
 	now := c.r.env.NowUs()
-	e := Entry{Index: uint64(len(c.log)) + 1, Txn: &txn.Txn{ID: t.id, Writes: t.t.Writes}}
+	e := Entry{Index: c.base + uint64(len(c.log)) + 1, Txn: &txn.Txn{ID: t.id, Writes: t.t.Writes}}
 	c.log = append(c.log, logEntry{e: e, sentUs: now})
 	for dc := range c.r.n {
 		if dc != c.r.self {
@@ -788,7 +865,7 @@ func (c *coordinator) decide(t *tctx) {
 
 // onAck records an acceptor's progress.
 func (c *coordinator) onAck(m *Ack) {
-	if m.Match > uint64(len(c.log)) || m.Commit > c.commit {
+	if m.Match > c.base+uint64(len(c.log)) || m.Commit > c.commit {
 		return // malformed: acknowledges what was never sent
 	}
 	c.match[m.From] = max(c.match[m.From], m.Match)
@@ -800,7 +877,7 @@ func (c *coordinator) onAck(m *Ack) {
 // included) holds, and applies the newly chosen entries in order: install the writes, release
 // the locks, answer the client's replica. The learners hear of it asynchronously.
 func (c *coordinator) advanceCommit() {
-	c.match[c.r.self] = uint64(len(c.log))
+	c.match[c.r.self] = c.base + uint64(len(c.log))
 	sorted := slices.Clone(c.match)
 	slices.Sort(sorted)
 	chosen := sorted[len(sorted)-(c.r.n/2+1)] // held by a majority
@@ -810,7 +887,7 @@ func (c *coordinator) advanceCommit() {
 	now := c.r.env.NowUs()
 	for c.commit < chosen {
 		c.commit++
-		le := &c.log[c.commit-1]
+		le := &c.log[c.commit-1-c.base]
 		le.chosenUs = now
 		if w := le.e.Txn.Writes; len(w) > 0 {
 			c.r.env.Store().Apply(le.e.Txn.ID, w)
@@ -819,6 +896,7 @@ func (c *coordinator) advanceCommit() {
 		t.st = committed
 		c.release(t)
 		t.t = nil
+		c.finish(t)
 		for _, dc := range t.notify {
 			c.sendOutcome(t, dc)
 		}
@@ -831,25 +909,26 @@ func (c *coordinator) advanceCommit() {
 	}
 }
 
-// tick resends each lagging acceptor the log suffix it has not acknowledged (and the chosen
-// index), at most once per retransmission timeout.
+// tick collects garbage, then resends each lagging acceptor the log suffix it has not
+// acknowledged (and the chosen index), at most once per retransmission timeout.
 func (c *coordinator) tick() {
+	c.collect()
 	now := c.r.env.NowUs()
-	last := uint64(len(c.log))
+	last := c.base + uint64(len(c.log))
 	for dc := range c.r.n {
 		if dc == c.r.self || now < c.nextSend[dc] {
 			continue
 		}
 		m, p := c.match[dc], c.peerCommit[dc]
 		switch {
-		case m < last && now >= c.log[m].sentUs+c.rtoUs[dc]:
+		case m < last && now >= c.log[m-c.base].sentUs+c.rtoUs[dc]:
 			end := min(last, m+batchEntries)
 			entries := make([]Entry, 0, end-m)
 			for i := m; i < end; i++ {
-				entries = append(entries, c.log[i].e)
+				entries = append(entries, c.log[i-c.base].e)
 			}
 			c.r.send(dc, &Accept{Entries: entries, Commit: c.commit})
-		case m >= last && p < c.commit && now >= c.log[p].chosenUs+c.rtoUs[dc]:
+		case m >= last && p < c.commit && now >= c.log[p-c.base].chosenUs+c.rtoUs[dc]:
 			c.r.send(dc, &Accept{Commit: c.commit})
 		default:
 			continue
