@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/meridian-kv/meridian/checker"
 	"github.com/meridian-kv/meridian/history"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/registry"
@@ -99,7 +101,13 @@ type TCCResult struct {
 	CommitChecks int `json:"commit_checks"`
 	// ValueMismatches counts reads (measured or not) whose value is not what the version they
 	// name wrote: a protocol bug, whatever the consistency model.
-	ValueMismatches int              `json:"value_mismatches"`
+	ValueMismatches int `json:"value_mismatches"`
+	// Checker is the TCC checker's verdict on the whole run (every transaction, measured or
+	// not, plus one final read of every written key at quiescence, oracle C6).
+	Checker checker.TCCReport `json:"-"`
+	// ExpectAnomalies is set for protocols that promise only eventual consistency (ec): the
+	// checker's findings are expected there.
+	ExpectAnomalies bool             `json:"expect_anomalies"`
 	Unfinished      int              `json:"unfinished"` // transactions still running when the run stopped
 	Sim             sim.Stats        `json:"-"`
 	WallTime        time.Duration    `json:"-"`
@@ -176,7 +184,7 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 				return nil, fmt.Errorf("%s: %w", protocolName, err)
 			}
 			name := fmt.Sprintf("%s/%d", opts.Topology.DCs[dc], i)
-			w := &tccWorker{run: run, conn: conn, rng: rand.New(rand.NewPCG(opts.Seed, uint64(id)<<1|1))}
+			w := &tccWorker{run: run, conn: conn, dc: dc, rng: rand.New(rand.NewPCG(opts.Seed, uint64(id)<<1|1))}
 			w.sess = tcc.NewSession(lib, conn, id, opts.Topology.DCs[dc], name, run.record)
 			run.workers = append(run.workers, w)
 		}
@@ -193,27 +201,38 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 		}
 	}
 	// Let running transactions finish (a healed network lets timeouts resolve them), then let
-	// stabilization make everything visible.
+	// stabilization make everything visible and read every written key once more (oracle C6).
 	for deadline := s.NowUs() + maxQuiesceUs; s.NowUs() < deadline && !run.idle(); {
 		s.RunUntil(s.NowUs() + 100_000)
 	}
-	s.RunUntil(s.NowUs() + 1_000_000)
+	s.RunUntil(s.NowUs() + finalSettleUs)
 	res := run.summarise(protocolName)
 	for _, w := range run.workers {
 		if w.busy {
 			res.Unfinished++
+			if w.writing != nil { // its outcome is unknown: the checker must consider both
+				w.writing.Status, w.writing.EndUs = txn.Unknown, s.NowUs()
+				run.record(*w.writing)
+			}
 		}
 	}
-	if opts.KeepHistory {
-		res.History = &history.History{Txns: run.txns}
-		for _, nd := range s.Nodes() {
-			order := s.Store(nd.ID).VersionOrder()
-			if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
-				order = vo.VersionOrder()
-			}
-			name := fmt.Sprintf("%s/p%d", opts.Topology.DCs[nd.DC], nd.Partition)
-			res.History.Replicas = append(res.History.Replicas, history.Replica{Name: name, VersionOrder: order})
+	final, err := run.finalReads(s, entry.NewClient, layout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	h := &history.History{Txns: run.txns}
+	for _, nd := range s.Nodes() {
+		order := s.Store(nd.ID).VersionOrder()
+		if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
+			order = vo.VersionOrder()
 		}
+		name := fmt.Sprintf("%s/p%d", opts.Topology.DCs[nd.DC], nd.Partition)
+		h.Replicas = append(h.Replicas, history.Replica{Name: name, VersionOrder: order})
+	}
+	res.Checker = checker.CheckTCC(h, checker.TCCOptions{MaxRounds: entry.MaxReadRounds, Final: final})
+	res.ExpectAnomalies = entry.Eventual
+	if opts.KeepHistory {
+		res.History = h
 	}
 	res.Sim, res.VirtualUs, res.WallTime = s.Stats(), s.NowUs(), time.Since(wallStart)
 	res.Replay = fmt.Sprintf("protocol=%s topology=%s partitions=%d clients-per-dc=%d seed=%d duration=%s window=[%s,%s) jitter=%g params=%v faults=%v workload=%+v",
@@ -221,6 +240,59 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 		time.Duration(opts.WarmupUs)*time.Microsecond, time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond,
 		opts.Jitter, opts.Params, opts.Faults, opts.Workload)
 	return res, nil
+}
+
+// finalSettleUs is how long a run lets stabilization work after its last transaction before it
+// reads every written key at quiescence.
+const finalSettleUs = 1_000_000
+
+// finalReadKeys is how many keys each final read-only transaction reads.
+const finalReadKeys = 16
+
+// finalReads runs, after the workload, read-only transactions over every key a committed WOT
+// wrote, from a fresh client in every datacenter, one at a time, and returns their ids: each
+// must see the last version of every key (oracle C6, eventual visibility).
+func (r *tccRun) finalReads(s *sim.Sim, newClient tcc.ClientFactory, layout *tcc.Layout) ([]txn.ID, error) {
+	seen := map[string]bool{}
+	var keys []string
+	for _, t := range r.txns {
+		if t.Status == txn.Committed {
+			for _, k := range t.Writes {
+				if !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	var ids []txn.ID
+	for dc := range layout.Node {
+		id := txn.ClientID(len(r.workers) + dc + 1)
+		conn, err := s.Connect(id, layout.Node[dc][0])
+		if err != nil {
+			return nil, err
+		}
+		lib, err := newClient(tcc.ClientConfig{ID: id, DC: dc, Layout: layout, Transport: conn,
+			Rand: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)<<1)), Params: r.opts.Params})
+		if err != nil {
+			return nil, err
+		}
+		sess := tcc.NewSession(lib, conn, id, r.opts.Topology.DCs[dc], fmt.Sprintf("%s/final", r.opts.Topology.DCs[dc]), r.record)
+		for start := 0; start < len(keys); start += finalReadKeys {
+			batch := keys[start:min(start+finalReadKeys, len(keys))]
+			done := false
+			ids = append(ids, sess.NextID())
+			sess.Read(batch, func(res tcc.ReadResult) { done = true })
+			for deadline := s.NowUs() + maxQuiesceUs; !done && s.NowUs() < deadline; {
+				s.RunUntil(s.NowUs() + 10_000)
+			}
+			if !done {
+				return nil, fmt.Errorf("bench: a final read of %d keys did not finish within %s at quiescence", len(batch), time.Duration(maxQuiesceUs)*time.Microsecond)
+			}
+		}
+	}
+	return ids, nil
 }
 
 // tccRun is the state one run's workers share (all on the simulator's goroutine).
@@ -297,9 +369,12 @@ func (r *tccRun) checkValues(reads []tcc.Read) {
 type tccWorker struct {
 	run  *tccRun
 	conn *sim.Conn
+	dc   int
 	sess *tcc.Session
 	rng  *rand.Rand
 	busy bool
+	// writing is the WOT in flight, recorded with an unknown outcome if the run ends first.
+	writing *history.Txn
 }
 
 func (w *tccWorker) next() {
@@ -327,11 +402,13 @@ func (w *tccWorker) next() {
 		return
 	}
 	id := w.sess.NextID()
+	w.writing = &history.Txn{ID: id, DC: r.opts.Topology.DCs[w.dc], Client: w.sess.Name(), StartUs: startUs, Writes: t.Keys}
 	writes := make([]txn.Write, len(t.Keys))
 	for i, k := range t.Keys {
 		writes[i] = txn.Write{Key: k, Value: valueOf(id, k, r.opts.Workload.ValueBytes)}
 	}
 	w.sess.Write(writes, func(res tcc.WriteResult) {
+		w.writing = nil
 		end := w.conn.NowUs()
 		if res.Status == txn.Committed && r.measured(startUs, end) {
 			r.wots++

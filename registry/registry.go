@@ -26,6 +26,13 @@ type Entry struct {
 	// client library runs part of the protocol; they serve read-only and write-only
 	// transactions, not the read-write transactions of client.Session.
 	NewClient tcc.ClientFactory
+	// MaxReadRounds bounds the rounds a read-only transaction of a transactional-causal protocol
+	// may take (the thesis's Table 2.1: 2 for FastCCS and Wren, 3 for Eiger, 1 for ec); the
+	// checker enforces it (oracle C5).
+	MaxReadRounds int
+	// Eventual marks a protocol that promises only eventual consistency (the ec baseline): the
+	// checker's findings on its runs are expected, not failures.
+	Eventual bool
 }
 
 var entries = map[string]Entry{

@@ -63,8 +63,22 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	var faults, params listFlag
 	fs.Var(&faults, "fault", "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s")
 	fs.Var(&params, "set", "protocol parameter, repeatable: name=value (e.g. gt=500ms, interval=10ms, interval.C=50ms)")
+	workloadName := fs.String("workload", "tycsb", "tycsb (read-write transactions, the default) or tcc (the FastCCS thesis's read-only/write-only transactions on a partitioned store; protocols fastccs, eiger, wren, ec)")
+	tccf := addTCCFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	set := setFlags(fs)
+	if *workloadName != "tycsb" && *workloadName != "tcc" {
+		return usagef("bench: --workload must be tycsb or tcc, got %q", *workloadName)
+	}
+	if err := checkWorkloadFlags(set, *workloadName); err != nil {
+		return err
+	}
+	if *workloadName == "tcc" {
+		return runTCCBench(tccCommon{topology: *topoFlag, protocols: *protocols, distribution: *dist, jsonFile: *jsonFile,
+			clients: *clients, duration: *duration, warmup: *warmup, seed: *seed, jitter: *jitter, quiet: *quiet,
+			faults: faults, params: params, set: set}, tccf, stdout, stderr)
 	}
 	opts := def
 	topo, err := loadTopology(*topoFlag, stderr)

@@ -179,23 +179,7 @@ func randomFaults(r *rand.Rand, topo *topology.Topology, maxDown int, durationUs
 // MERIDIAN_SEED=N runs just that seed, and -short runs 20 seeds.
 func Run(t *testing.T, proto, replayCmd string) {
 	t.Helper()
-	var seeds []uint64
-	switch s := os.Getenv("MERIDIAN_SEED"); {
-	case s != "":
-		seed, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("MERIDIAN_SEED=%q is not a number", s)
-		}
-		seeds = append(seeds, seed)
-	default:
-		count := uint64(SeedsPerProtocol)
-		if testing.Short() {
-			count = 20
-		}
-		for s := range count {
-			seeds = append(seeds, s+1)
-		}
-	}
+	seeds := seedsToRun(t)
 	committed := 0
 	for _, seed := range seeds {
 		opts := Options(proto, seed)
@@ -213,4 +197,25 @@ func Run(t *testing.T, proto, replayCmd string) {
 		t.Fatalf("no transaction committed over %d seeds: the property test checks nothing", len(seeds))
 	}
 	t.Logf("%d seeds, %d committed transactions checked", len(seeds), committed)
+}
+
+// seedsToRun is the seed MERIDIAN_SEED names, or 1..SeedsPerProtocol (1..20 with -short).
+func seedsToRun(t *testing.T) []uint64 {
+	t.Helper()
+	if s := os.Getenv("MERIDIAN_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("MERIDIAN_SEED=%q is not a number", s)
+		}
+		return []uint64{seed}
+	}
+	count := uint64(SeedsPerProtocol)
+	if testing.Short() {
+		count = 20
+	}
+	seeds := make([]uint64, count)
+	for i := range seeds {
+		seeds[i] = uint64(i) + 1
+	}
+	return seeds
 }

@@ -1,0 +1,68 @@
+package swarm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/meridian-kv/meridian/bench"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/workload"
+)
+
+// TCCOptions draws one seed's random run of a transactional-causal protocol (package tcc): 2–8
+// partitions, a small key space for contention, short and long transactions, a write-heavy mix,
+// a random stabilization period and transaction timeout, and a fault schedule (crashed
+// partitions, cut links between partitions) that ends before the run does, so that every
+// transaction must finish.
+func TCCOptions(proto string, seed uint64) bench.TCCOptions {
+	r := rand.New(rand.NewPCG(seed, 0x746363))
+	opts := bench.TCCDefaults()
+	opts.Seed = seed
+	opts.Partitions = 2 + r.IntN(7)
+	opts.ClientsPerDC = 2 + r.IntN(11)
+	opts.DurationUs, opts.WarmupUs, opts.CooldownUs = 2_000_000, 0, 0
+	w := &opts.Workload
+	w.KeysPerPartition = 1 + r.IntN(8)
+	keys := w.KeysPerPartition * opts.Partitions
+	w.KeysPerROT = 1 + r.IntN(min(5, keys))
+	w.KeysPerWOT = 1 + r.IntN(min(5, keys))
+	w.WriteFraction = 0.1 + 0.4*r.Float64()
+	w.ValueBytes = 16 + r.IntN(64)
+	w.Distribution = workload.DistUniform
+	stab := fmt.Sprintf("%dms", 1+r.IntN(50))
+	timeout := fmt.Sprintf("%dms", 100+r.IntN(900))
+	switch proto {
+	case "fastccs", "wren":
+		opts.Params = protocol.Params{"stab_interval": stab, "tx_timeout": timeout}
+	case "eiger":
+		opts.Params = protocol.Params{"tx_timeout": timeout}
+	}
+	return opts
+}
+
+// RunTCC runs proto over SeedsPerProtocol random seeds (TCCOptions) in test t and requires the
+// TCC checker to find no anomaly, every read's value to match its version, and every
+// transaction to finish once the faults are over. A failing seed prints everything needed to
+// replay it (see Run for replayCmd and MERIDIAN_SEED).
+func RunTCC(t *testing.T, proto, replayCmd string) {
+	t.Helper()
+	seeds := seedsToRun(t)
+	checked := 0
+	for _, seed := range seeds {
+		opts := TCCOptions(proto, seed)
+		res, err := bench.RunTCC(opts, proto)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !res.Checker.OK || res.Unfinished > 0 || res.ValueMismatches > 0 {
+			t.Fatalf("seed %d: %s; %d transactions unfinished; %d reads whose value is not their version's\nreplay: MERIDIAN_SEED=%d %s\nparameters: %s",
+				seed, res.Checker.Summary(), res.Unfinished, res.ValueMismatches, seed, replayCmd, res.Replay)
+		}
+		checked += res.ROTs + res.WOTs
+	}
+	if checked == 0 {
+		t.Fatalf("no transaction finished over %d seeds: the property test checks nothing", len(seeds))
+	}
+	t.Logf("%d seeds, %d transactions checked", len(seeds), checked)
+}
