@@ -36,8 +36,10 @@ type TCCOptions struct {
 	Jitter                           float64 // scale of the topology's RTT standard deviations
 	Params                           protocol.Params
 	Faults                           []sim.Fault
-	// ClientHopUs is the client-to-partition delay, IntraDCUs the partition-to-partition delay.
+	// ClientHopUs is the client-to-partition delay, IntraDCUs the partition-to-partition delay,
+	// both varied and bandwidth-limited by LAN.
 	ClientHopUs, IntraDCUs int64
+	LAN                    sim.LAN
 	// KeepHistory keeps the recorded history in the result.
 	KeepHistory bool
 	// Progress, if set, is called about once per virtual second.
@@ -51,8 +53,13 @@ type TCCOptions struct {
 func TCCDefaults() TCCOptions {
 	return TCCOptions{Partitions: 8, ClientsPerDC: 32, Workload: workload.DefaultTCCConfig(),
 		DurationUs: 20_000_000, WarmupUs: 5_000_000, CooldownUs: 5_000_000, Seed: 1,
-		ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: sim.DefaultClientHopUs}
+		ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: sim.DefaultClientHopUs, LAN: ThesisLAN}
 }
+
+// ThesisLAN is the thesis simulator's network (spec §4.2, WL7): with 0.5 ms base delays,
+// every message takes a delay uniform in [0, 1] ms, and every node and client has a 1 Gb/s
+// network card.
+var ThesisLAN = sim.LAN{JitterUs: 500, BandwidthBitsPerSec: 1_000_000_000}
 
 // singleDC is the one-datacenter topology of the thesis's experiments.
 func singleDC() *topology.Topology {
@@ -163,7 +170,7 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 		return nil, err
 	}
 	cfg := sim.Config{Topology: opts.Topology, Nodes: nodes, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
-		Jitter: opts.Jitter, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, Faults: opts.Faults}
+		Jitter: opts.Jitter, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, LAN: opts.LAN, Faults: opts.Faults}
 	s, err := sim.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
@@ -235,10 +242,10 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 		res.History = h
 	}
 	res.Sim, res.VirtualUs, res.WallTime = s.Stats(), s.NowUs(), time.Since(wallStart)
-	res.Replay = fmt.Sprintf("protocol=%s topology=%s partitions=%d clients-per-dc=%d seed=%d duration=%s window=[%s,%s) jitter=%g params=%v faults=%v workload=%+v",
+	res.Replay = fmt.Sprintf("protocol=%s topology=%s partitions=%d clients-per-dc=%d seed=%d duration=%s window=[%s,%s) jitter=%g client-hop-us=%d intra-dc-us=%d lan=%+v params=%v faults=%v workload=%+v",
 		protocolName, opts.Topology.Name, opts.Partitions, opts.ClientsPerDC, opts.Seed, time.Duration(opts.DurationUs)*time.Microsecond,
 		time.Duration(opts.WarmupUs)*time.Microsecond, time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond,
-		opts.Jitter, opts.Params, opts.Faults, opts.Workload)
+		opts.Jitter, opts.ClientHopUs, opts.IntraDCUs, opts.LAN, opts.Params, opts.Faults, opts.Workload)
 	return res, nil
 }
 

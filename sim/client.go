@@ -17,6 +17,17 @@ type Conn struct {
 	node    protocol.NodeID
 	nextSeq uint64
 	pending []pendingCall // outstanding calls; usually few, so a slice beats a map
+	// LAN model: the client's network interface, and its links to the nodes it has messages in
+	// flight with (the others need no state: a new message on an idle link cannot overtake).
+	nic   nic
+	links []clientLink
+}
+
+// clientLink is the LAN model's FIFO state of the two directed links between a client and a node.
+type clientLink struct {
+	node          protocol.NodeID
+	requestLastUs int64 // last delivery of a request to the node
+	replyLastUs   int64 // last delivery of a reply from the node
 }
 
 type pendingCall struct {
@@ -56,8 +67,35 @@ func (c *Conn) CallNode(to protocol.NodeID, req protocol.Request, done func(prot
 	req.Client, req.Seq = c.id, c.nextSeq
 	c.pending = append(c.pending, pendingCall{seq: req.Seq, done: done})
 	e := s.newEvent()
-	e.at, e.kind, e.dc, e.node, e.req = s.nowUs+s.cfg.ClientHopUs, evRequest, c.dc, to, req
+	e.at, e.kind, e.dc, e.node = s.nowUs+s.cfg.ClientHopUs, evRequest, c.dc, to
+	e.setRequest(&req)
+	if s.cfg.LAN != (LAN{}) {
+		if s.cfg.LAN.BandwidthBitsPerSec > 0 {
+			e.txNs = s.txNs(requestBytes(e.req))
+		}
+		e.at = s.lanClientHop(&c.nic, s.nowUs, e.txNs, &c.link(to, s.nowUs).requestLastUs)
+	}
 	s.push(e)
+}
+
+// link returns the FIFO state of the client's links with node to, first forgetting the links
+// whose last deliveries are past (at nowUs): a client talks to many nodes over time but has
+// messages in flight with few at once, so the slice stays short.
+func (c *Conn) link(to protocol.NodeID, nowUs int64) *clientLink {
+	live := c.links[:0]
+	for _, l := range c.links {
+		if l.node == to || l.requestLastUs > nowUs || l.replyLastUs > nowUs {
+			live = append(live, l)
+		}
+	}
+	c.links = live
+	for i := range c.links {
+		if c.links[i].node == to {
+			return &c.links[i]
+		}
+	}
+	c.links = append(c.links, clientLink{node: to})
+	return &c.links[len(c.links)-1]
 }
 
 // NowUs is the client's clock: virtual time.

@@ -2,9 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/topology"
 )
 
@@ -18,16 +21,25 @@ const (
 	Partition
 	// Slow adds ExtraUs to the one-way delay between DC and Peer, both ways.
 	Slow
+	// NodeCrash freezes node Node alone, as an Outage freezes a datacenter (see the package
+	// comment): for a partitioned store, one partition server fails.
+	NodeCrash
+	// NodeCut drops every message between nodes Node and PeerNode, both ways; the other links
+	// of both, and their clients' requests and replies, are untouched.
+	NodeCut
 )
 
-// Fault is one scheduled fault, active in virtual time [StartUs, EndUs).
+// Fault is one scheduled fault, active in virtual time [StartUs, EndUs). A datacenter fault
+// names datacenters (DC, Peer), a node fault names nodes by id (Node, PeerNode).
 type Fault struct {
-	Kind    FaultKind
-	DC      string
-	Peer    string // Partition, Slow
-	StartUs int64
-	EndUs   int64
-	ExtraUs int64 // Slow
+	Kind     FaultKind
+	DC       string
+	Peer     string          // Partition, Slow
+	Node     protocol.NodeID // NodeCrash, NodeCut
+	PeerNode protocol.NodeID // NodeCut
+	StartUs  int64
+	EndUs    int64
+	ExtraUs  int64 // Slow
 }
 
 // String renders f in the syntax ParseFault reads.
@@ -40,6 +52,10 @@ func (f Fault) String() string {
 		return "partition:" + f.pair() + span
 	case Slow:
 		return fmt.Sprintf("slow:%s+%s%s", f.pair(), time.Duration(f.ExtraUs)*time.Microsecond, span)
+	case NodeCrash:
+		return fmt.Sprintf("crash-node:%d%s", f.Node, span)
+	case NodeCut:
+		return fmt.Sprintf("cut-nodes:%d-%d%s", f.Node, f.PeerNode, span)
 	}
 	return "unknown-fault"
 }
@@ -52,13 +68,16 @@ func (f Fault) pair() string {
 	return f.DC + "-" + f.Peer
 }
 
-// ParseFault reads one fault: "crash:DC@START-END", "partition:DC1-DC2@START-END" or
-// "slow:DC1-DC2+EXTRA@START-END", with Go durations (e.g. "crash:V@10s-20s",
-// "slow:V-O+100ms@5s-6s"). Datacenter names that contain '-' are separated by ',' instead
-// ("partition:us-east,eu-west@1s-2s").
+// ParseFault reads one fault: "crash:DC@START-END", "partition:DC1-DC2@START-END",
+// "slow:DC1-DC2+EXTRA@START-END", "crash-node:N@START-END" or "cut-nodes:N1-N2@START-END", with
+// Go durations and node ids (e.g. "crash:V@10s-20s", "slow:V-O+100ms@5s-6s",
+// "crash-node:3@1s-2s", "cut-nodes:2-5@1s-3s"). Datacenter names that contain '-' are separated
+// by ',' instead ("partition:us-east,eu-west@1s-2s"). Whether the datacenters and nodes exist is
+// checked when the simulator is built.
 func ParseFault(spec string) (Fault, error) {
 	bad := func(why string) (Fault, error) {
-		return Fault{}, fmt.Errorf("fault %q: %s (want crash:DC@START-END, partition:A-B@START-END or slow:A-B+DELAY@START-END)", spec, why)
+		return Fault{}, fmt.Errorf("fault %q: %s (want crash:DC@START-END, partition:A-B@START-END, slow:A-B+DELAY@START-END, "+
+			"crash-node:N@START-END or cut-nodes:N1-N2@START-END)", spec, why)
 	}
 	kind, rest, ok := strings.Cut(spec, ":")
 	if !ok {
@@ -103,10 +122,30 @@ func ParseFault(spec string) (Fault, error) {
 		if f.DC, f.Peer, ok = strings.Cut(what, sep); !ok || f.DC == "" || f.Peer == "" {
 			return bad("needs two datacenters A-B (or A,B when a name contains '-')")
 		}
+	case "crash-node":
+		n, ok := parseNode(what)
+		if !ok {
+			return bad("crash-node needs a node id, a non-negative integer")
+		}
+		f.Kind, f.Node = NodeCrash, n
+	case "cut-nodes":
+		a, b, _ := strings.Cut(what, "-")
+		n1, ok1 := parseNode(a)
+		n2, ok2 := parseNode(b)
+		if !ok1 || !ok2 || n1 == n2 {
+			return bad("cut-nodes needs two different node ids N1-N2, non-negative integers")
+		}
+		f.Kind, f.Node, f.PeerNode = NodeCut, n1, n2
 	default:
 		return bad("unknown kind " + kind)
 	}
 	return f, nil
+}
+
+// parseNode reads a node id: a non-negative decimal integer.
+func parseNode(s string) (protocol.NodeID, bool) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	return protocol.NodeID(n), err == nil && n >= 0 && !strings.HasPrefix(s, "+")
 }
 
 // resolve checks f's datacenters against topo and returns their indices.
@@ -125,9 +164,33 @@ func (f Fault) resolve(topo *topology.Topology) (a, b int, err error) {
 	return a, b, nil
 }
 
+// resolveNodes checks f's nodes against the run's nodes.
+func (f Fault) resolveNodes(nodes int) error {
+	named := []protocol.NodeID{f.Node}
+	if f.Kind == NodeCut {
+		named = append(named, f.PeerNode)
+	}
+	for _, n := range named {
+		if n < 0 || int(n) >= nodes {
+			return fmt.Errorf("fault %s: node %d does not exist (the run has nodes 0 to %d)", f, n, nodes-1)
+		}
+	}
+	if f.Kind == NodeCut && f.Node == f.PeerNode {
+		return fmt.Errorf("fault %s: a cut needs two different nodes", f)
+	}
+	return nil
+}
+
 // schedule validates f and queues its start and end.
 func (s *Sim) schedule(f Fault) error {
-	a, b, err := f.resolve(s.cfg.Topology)
+	var a, b int
+	var err error
+	if f.Kind == NodeCrash || f.Kind == NodeCut {
+		err = f.resolveNodes(len(s.cfg.Nodes))
+		s.nodeFaults = true
+	} else {
+		a, b, err = f.resolve(s.cfg.Topology)
+	}
 	if err != nil {
 		return err
 	}
@@ -145,6 +208,16 @@ func (s *Sim) schedule(f Fault) error {
 	case Slow:
 		begin = func() { s.extraDelay[a][b] += f.ExtraUs; s.extraDelay[b][a] += f.ExtraUs }
 		end = func() { s.extraDelay[a][b] -= f.ExtraUs; s.extraDelay[b][a] -= f.ExtraUs }
+	case NodeCrash:
+		begin = func() { s.nodeDown[f.Node]++ }
+		end = func() { s.nodeDown[f.Node]--; s.resume() }
+	case NodeCut:
+		pair := [2]protocol.NodeID{min(f.Node, f.PeerNode), max(f.Node, f.PeerNode)}
+		begin = func() { s.cutNodes = append(s.cutNodes, pair) }
+		end = func() {
+			i := slices.Index(s.cutNodes, pair)
+			s.cutNodes = slices.Delete(s.cutNodes, i, i+1)
+		}
 	default:
 		return fmt.Errorf("fault %s: unknown kind", f)
 	}
@@ -153,12 +226,13 @@ func (s *Sim) schedule(f Fault) error {
 	return nil
 }
 
-// resume requeues, in their original order, the deferred events of datacenters that are back.
+// resume requeues, in their original order, the deferred events of datacenters and nodes that
+// are back.
 func (s *Sim) resume() {
 	waiting := s.deferred[:0]
 	var ready []*event
 	for _, e := range s.deferred {
-		if s.down[e.dc] {
+		if s.frozen(e) {
 			waiting = append(waiting, e)
 		} else {
 			ready = append(ready, e)

@@ -1,50 +1,68 @@
 package sim
 
-// eventQueue is a binary min-heap of events ordered by (at, seq): time first, then the order in
+// eventQueue is a 4-ary min-heap of events ordered by (at, seq): time first, then the order in
 // which events were scheduled, which makes every run a pure function of its seed and inputs.
-type eventQueue []*event
+// The keys are copied into the heap beside the event pointers, so that sifting compares
+// contiguous memory instead of chasing a pointer per comparison; with a million events in flight
+// (1024 nodes gossiping all-to-all) that is most of the simulator's time. Four children per node
+// halve the heap's depth.
+type eventQueue []queued
 
-func (q eventQueue) less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
+type queued struct {
+	at  int64
+	seq uint64
+	e   *event
+}
+
+func (a *queued) before(b *queued) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
 func (q *eventQueue) push(e *event) {
-	*q = append(*q, e)
+	*q = append(*q, queued{at: e.at, seq: e.seq, e: e})
 	h := *q
-	for i := len(h) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
+	i := len(h) - 1
+	item := h[i]
+	for i > 0 {
+		parent := (i - 1) / 4
+		if !item.before(&h[parent]) {
 			break
 		}
-		h[i], h[parent] = h[parent], h[i]
+		h[i] = h[parent]
 		i = parent
 	}
+	h[i] = item
 }
 
 func (q *eventQueue) pop() *event {
 	h := *q
-	top := h[0]
+	top := h[0].e
 	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = nil
+	item := h[last]
+	h[last] = queued{}
 	h = h[:last]
-	for i := 0; ; {
-		smallest, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && h.less(l, smallest) {
-			smallest = l
-		}
-		if r < len(h) && h.less(r, smallest) {
-			smallest = r
-		}
-		if smallest == i {
+	*q = h
+	if last == 0 {
+		return top
+	}
+	i := 0
+	for {
+		first := 4*i + 1
+		if first >= last {
 			break
 		}
-		h[i], h[smallest] = h[smallest], h[i]
+		smallest := first
+		for c := first + 1; c < min(first+4, last); c++ {
+			if h[c].before(&h[smallest]) {
+				smallest = c
+			}
+		}
+		if !h[smallest].before(&item) {
+			break
+		}
+		h[i] = h[smallest]
 		i = smallest
 	}
-	*q = h
+	h[i] = item
 	return top
 }

@@ -7,14 +7,29 @@
 // jitter drawn from Normal(0, σ²/2) truncated at ±3σ/√2, where σ is the pair's RTT standard
 // deviation; every directed link is FIFO. Each datacenter's clock reads virtual time plus a fixed
 // offset plus a drift. Faults follow a schedule: a datacenter outage, a partition between two
-// datacenters, or extra delay on a link. An optional service-time model charges CPU time per
-// handled input, so a busy replica queues its inputs as a real server does.
+// datacenters, extra delay on a link, a node crash, or a cut between two nodes. An optional
+// service-time model charges CPU time per handled input, so a busy replica queues its inputs as
+// a real server does.
+//
+// Inside a datacenter a message takes IntraDCUs and a client request or reply ClientHopUs. The
+// optional LAN model (Config.LAN; the partitioned-store spec's WL7, after PeerSim) spreads both
+// uniformly by ±JitterUs and gives every node and every client a network interface of
+// BandwidthBitsPerSec: a message occupies its sender's outgoing side for size·8/bandwidth,
+// behind the sender's earlier messages, and its receiver's incoming side likewise, behind what
+// reached the receiver first. Every link stays FIFO: node to node, and client to node and back
+// (a client keeps state only for the nodes it has messages in flight with, so thousands of
+// clients and nodes cost no client×node table).
 //
 // A datacenter outage freezes the datacenter: its replicas and clients stop, peer messages sent
 // to it are lost, its own requests, replies and timers wait, and when the outage ends everything
 // resumes where it stopped. This models a fail-stop crash whose replicas recover all their state
 // from durable storage (the real servers' concern); in-flight work at the crashed datacenter is
-// delayed, never lost.
+// delayed, never lost. A node crash (one partition server) freezes that node alone, the same
+// way: peer messages sent to it, or due while it is down (including those waiting for its
+// interface), are lost; its timers, its service backlog and the client requests sent to it wait
+// and run at recovery; messages it sent before the crash are delivered. Its datacenter, the other
+// nodes and the clients run on. A cut between two nodes drops the messages either sends the
+// other while the cut lasts, as a partition does between datacenters.
 package sim
 
 import (
@@ -55,9 +70,12 @@ type Config struct {
 	// IntraDCUs between two replicas in one datacenter.
 	ClientHopUs int64
 	IntraDCUs   int64
-	Faults      []Fault
-	Service     Service
-	Chaos       Chaos
+	// LAN adds jitter to the delays inside a datacenter and a bandwidth to every network
+	// interface (spec WL7); the zero value keeps the fixed ClientHopUs and IntraDCUs delays.
+	LAN     LAN
+	Faults  []Fault
+	Service Service
+	Chaos   Chaos
 }
 
 // Chaos perturbs the network beyond the topology, for safety tests (spec §7.3): messages are
@@ -73,6 +91,32 @@ type Chaos struct {
 // DefaultClientHopUs is the client-to-local-replica one-way delay (spec §6.2: 0.5 ms).
 const DefaultClientHopUs = 500
 
+// LAN is the optional model of the network inside a datacenter and of every endpoint's network
+// interface, for the partitioned protocols whose nodes share one datacenter (spec §4.2: PeerSim's
+// FIFO channels with a 0.5 ms mean delay and 1 Gb/s per node). Spec WL7's setting is
+// IntraDCUs = ClientHopUs = 500 with LAN{JitterUs: 500, BandwidthBitsPerSec: 1_000_000_000}: a
+// uniform [0, 1] ms delay plus size / 1 Gb/s. The zero value is the plain model: fixed delays,
+// infinite bandwidth.
+type LAN struct {
+	// JitterUs spreads the delays inside a datacenter uniformly: a message between two nodes of
+	// one datacenter takes IntraDCUs ± JitterUs, a client request or reply ClientHopUs ± JitterUs
+	// (every integer microsecond in the range equally likely). It may not exceed either base
+	// delay. Links between datacenters keep the topology's jitter (Config.Jitter).
+	JitterUs int64
+	// BandwidthBitsPerSec is the speed of every node's and every client's network interface, in
+	// each direction; 0 means infinite. A message occupies its sender's outgoing side for
+	// size·8/bandwidth, queued behind the sender's earlier messages, then travels its link's
+	// delay, then occupies its receiver's incoming side for the same time, queued behind what
+	// arrived there before it (incast: many senders to one receiver). The size is
+	// Message.SizeBytes for peer messages, and for client requests and replies a header plus the
+	// Op's SizeBytes, or the keys and values they carry.
+	BandwidthBitsPerSec int64
+}
+
+// clientHeaderBytes is the LAN model's size of a client request's or reply's own fields (frame,
+// client id, sequence number, kind or status, version), added to its payload.
+const clientHeaderBytes = 24
+
 type eventKind uint8
 
 const (
@@ -82,21 +126,28 @@ const (
 	evReply // a reply reaching a client
 	evWake  // a busy replica becomes free (service model)
 	evCall  // a callback: client code, a fault transition
+	evStart // a replica's Start
 )
 
+// event is one scheduled happening. Requests and replies hang off pointers: most events are
+// peer messages and timers, and a small event keeps a million of them in flight affordable.
 type event struct {
 	at    int64
 	seq   uint64
-	kind  eventKind
 	dc    int // the datacenter whose outage freezes this event; -1 for none
+	msg   protocol.Message
+	req   *protocol.Request
+	reply *protocol.Reply
+	conn  *Conn // evReply
+	fn    func()
+	tmr   protocol.TimerID
 	node  protocol.NodeID
 	from  protocol.NodeID
-	msg   protocol.Message
-	req   protocol.Request
-	tmr   protocol.TimerID
-	fn    func()
-	conn  *Conn // evReply
-	reply protocol.Reply
+	kind  eventKind
+	// LAN bandwidth model (evMessage, evRequest, evReply): whether the message already waited for
+	// its receiver's incoming side, and the time it occupies a network interface.
+	received bool
+	txNs     int64
 }
 
 // Sim is one simulated run.
@@ -110,17 +161,20 @@ type Sim struct {
 	nodes    []*node
 	linkLast [][]int64 // last delivery time per directed node pair (FIFO)
 
-	down       []bool    // datacenter frozen
-	deferred   []*event  // events waiting for their datacenter to return
-	cutLinks   [][]int   // active partitions per datacenter pair
-	extraDelay [][]int64 // active extra one-way delay per datacenter pair
+	down       []bool               // datacenter frozen
+	deferred   []*event             // events waiting for their datacenter or node to return
+	cutLinks   [][]int              // active partitions per datacenter pair
+	extraDelay [][]int64            // active extra one-way delay per datacenter pair
+	nodeFaults bool                 // some NodeCrash or NodeCut is scheduled: check the two below
+	nodeDown   []int                // active crashes per node
+	cutNodes   [][2]protocol.NodeID // active cuts between two nodes, lower id first; few
 	clients    map[txn.ClientID]*Conn
 	stats      Stats
 }
 
 // Stats counts what a run did.
 type Stats struct {
-	Events             uint64
+	Events             uint64 // dispatched; a message that waits for its receiver's interface (LAN) counts twice
 	Messages           uint64 // peer messages sent
 	MessagesDropped    uint64 // lost to partitions, outages and chaos
 	MessagesDuplicated uint64 // sent twice by chaos
@@ -147,6 +201,12 @@ func New(cfg Config) (*Sim, error) {
 	if cfg.Jitter < 0 || cfg.ClientHopUs < 0 || cfg.IntraDCUs < 0 {
 		return nil, errors.New("sim: jitter and delays must not be negative")
 	}
+	if l := cfg.LAN; l.JitterUs < 0 || l.BandwidthBitsPerSec < 0 {
+		return nil, fmt.Errorf("sim: LAN jitter and bandwidth must not be negative, got %+v", l)
+	} else if l.JitterUs > min(cfg.IntraDCUs, cfg.ClientHopUs) {
+		return nil, fmt.Errorf("sim: LAN jitter %d µs exceeds the intra-datacenter delay (%d µs) or the client hop (%d µs): delays would go negative",
+			l.JitterUs, cfg.IntraDCUs, cfg.ClientHopUs)
+	}
 	if c := cfg.Chaos; c.LossProb < 0 || c.LossProb >= 1 || c.DuplicateProb < 0 || c.DuplicateProb > 1 || c.ExtraDelayMaxUs < 0 {
 		return nil, fmt.Errorf("sim: chaos needs 0 ≤ loss < 1, 0 ≤ duplication ≤ 1 and a non-negative extra delay, got %+v", c)
 	}
@@ -158,6 +218,7 @@ func New(cfg Config) (*Sim, error) {
 		cutLinks:   square[int](n),
 		extraDelay: square[int64](n),
 		linkLast:   square[int64](len(cfg.Nodes)),
+		nodeDown:   make([]int, len(cfg.Nodes)),
 	}
 	for _, f := range cfg.Faults {
 		if err := s.schedule(f); err != nil {
@@ -184,13 +245,12 @@ func New(cfg Config) (*Sim, error) {
 		env.replica = r
 		s.nodes = append(s.nodes, env)
 	}
-	// Start runs as each replica's first event, after any fault beginning at 0: a datacenter
-	// whose outage starts at 0 starts only when the outage ends.
+	// Start runs as each replica's first event, after any fault beginning at 0: a datacenter or
+	// node whose outage starts at 0 starts only when the outage ends.
 	for _, nd := range s.nodes {
-		s.After(nd.dc, 0, func() {
-			nd.outAt = s.nowUs
-			nd.replica.Start()
-		})
+		e := s.newEvent()
+		e.kind, e.dc, e.node = evStart, nd.dc, nd.id
+		s.push(e)
 	}
 	return s, nil
 }
@@ -224,6 +284,10 @@ func (s *Sim) Replica(id protocol.NodeID) protocol.Replica { return s.nodes[id].
 // Down reports whether datacenter dc is in an outage.
 func (s *Sim) Down(dc int) bool { return s.down[dc] }
 
+// NodeDown reports whether node id is crashed (a NodeCrash fault; its datacenter's outages are
+// Down's).
+func (s *Sim) NodeDown(id protocol.NodeID) bool { return s.nodeDown[id] > 0 }
+
 // After runs fn after delayUs of virtual time. If dc ≥ 0, fn belongs to datacenter dc (client
 // code there) and waits out that datacenter's outages.
 func (s *Sim) After(dc int, delayUs int64, fn func()) {
@@ -232,7 +296,8 @@ func (s *Sim) After(dc int, delayUs int64, fn func()) {
 	s.push(e)
 }
 
-// newEvent returns a zeroed event, recycled when possible.
+// newEvent returns a zeroed event, recycled when possible. A recycled event may keep a zeroed
+// request or reply of an earlier life, for setRequest and setReply to reuse.
 func (s *Sim) newEvent() *event {
 	if n := len(s.free); n > 0 {
 		e := s.free[n-1]
@@ -240,6 +305,38 @@ func (s *Sim) newEvent() *event {
 		return e
 	}
 	return &event{}
+}
+
+// recycle zeroes e (keeping its request and reply structs, zeroed too) and frees it.
+func (s *Sim) recycle(e *event) {
+	req, reply := e.req, e.reply
+	*e = event{}
+	if req != nil {
+		*req = protocol.Request{}
+		e.req = req
+	}
+	if reply != nil {
+		*reply = protocol.Reply{}
+		e.reply = reply
+	}
+	s.free = append(s.free, e)
+}
+
+// setRequest stores req in e, reusing e's request struct if it has one. Handlers get copies, so
+// nothing outlives the event.
+func (e *event) setRequest(req *protocol.Request) {
+	if e.req == nil {
+		e.req = new(protocol.Request)
+	}
+	*e.req = *req
+}
+
+// setReply stores r in e as setRequest does.
+func (e *event) setReply(r *protocol.Reply) {
+	if e.reply == nil {
+		e.reply = new(protocol.Reply)
+	}
+	*e.reply = *r
 }
 
 func (s *Sim) push(e *event) {
@@ -255,8 +352,7 @@ func (s *Sim) RunUntil(tUs int64) {
 		s.nowUs = e.at
 		s.stats.Events++
 		if !s.dispatch(e) {
-			*e = event{}
-			s.free = append(s.free, e)
+			s.recycle(e)
 		}
 	}
 	s.nowUs = max(s.nowUs, tUs)
@@ -264,9 +360,12 @@ func (s *Sim) RunUntil(tUs int64) {
 
 // dispatch runs e and reports whether e was kept (deferred or requeued) rather than done.
 func (s *Sim) dispatch(e *event) (kept bool) {
-	if e.dc >= 0 && s.down[e.dc] {
+	if s.frozen(e) {
 		if e.kind == evMessage {
-			s.stats.MessagesDropped++ // the datacenter is unreachable
+			s.stats.MessagesDropped++ // the datacenter or node is unreachable
+			if e.received {
+				s.nodes[e.node].nic.waiting--
+			}
 			return false
 		}
 		s.deferred = append(s.deferred, e)
@@ -275,12 +374,40 @@ func (s *Sim) dispatch(e *event) (kept bool) {
 	switch e.kind {
 	case evCall:
 		e.fn()
+	case evStart:
+		nd := s.nodes[e.node]
+		nd.outAt = s.nowUs
+		nd.replica.Start()
 	case evReply:
-		e.conn.deliver(e.reply)
-	case evMessage, evRequest, evTimer:
+		if s.cfg.LAN.BandwidthBitsPerSec > 0 && s.receive(&e.conn.nic, e) {
+			return true
+		}
+		e.conn.deliver(*e.reply)
+	case evMessage, evRequest:
+		nd := s.nodes[e.node]
+		if s.cfg.LAN.BandwidthBitsPerSec > 0 && s.receive(&nd.nic, e) {
+			return true
+		}
+		return nd.run(e)
+	case evTimer:
 		return s.nodes[e.node].run(e)
 	case evWake:
 		s.nodes[e.node].wake()
+	}
+	return false
+}
+
+// frozen reports whether e must wait (or, for a peer message, is lost) because its datacenter
+// or its node is in an outage. A request waits for its client's datacenter and for its node.
+func (s *Sim) frozen(e *event) bool {
+	if e.dc >= 0 && s.down[e.dc] {
+		return true
+	}
+	switch e.kind {
+	case evRequest:
+		return s.down[s.nodes[e.node].dc] || s.nodeDown[e.node] > 0
+	case evMessage, evTimer, evWake, evStart:
+		return s.nodeFaults && s.nodeDown[e.node] > 0
 	}
 	return false
 }
@@ -309,7 +436,8 @@ func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int
 	s.stats.Messages++
 	a, b := s.cfg.Nodes[from].DC, s.cfg.Nodes[to].DC
 	chaos := s.cfg.Chaos
-	if s.cutLinks[a][b] > 0 || s.down[b] || (chaos.LossProb > 0 && s.netRand.Float64() < chaos.LossProb) {
+	if s.cutLinks[a][b] > 0 || s.down[b] || (s.nodeFaults && s.nodeUnreachable(from, to)) ||
+		(chaos.LossProb > 0 && s.netRand.Float64() < chaos.LossProb) {
 		s.stats.MessagesDropped++
 		return
 	}
@@ -317,6 +445,11 @@ func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int
 	if chaos.DuplicateProb > 0 && s.netRand.Float64() < chaos.DuplicateProb {
 		copies = 2
 		s.stats.MessagesDuplicated++
+	}
+	var txNs int64
+	if s.cfg.LAN.BandwidthBitsPerSec > 0 { // SizeBytes walks the message: only when it matters
+		txNs = s.txNs(m.SizeBytes())
+		atUs = s.nodes[from].nic.transmit(atUs, txNs)
 	}
 	for range copies {
 		deliver := atUs + s.oneWayUs(a, b)
@@ -327,17 +460,120 @@ func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int
 			s.linkLast[from][to] = deliver
 		}
 		e := s.newEvent()
-		e.at, e.kind, e.dc, e.node, e.from, e.msg = deliver, evMessage, b, to, from, m
+		e.at, e.kind, e.dc, e.node, e.from, e.msg, e.txNs = deliver, evMessage, b, to, from, m, txNs
 		s.push(e)
 	}
+}
+
+// nodeUnreachable reports whether a node fault loses a message from → to: to has crashed, or
+// the two are cut apart.
+func (s *Sim) nodeUnreachable(from, to protocol.NodeID) bool {
+	if s.nodeDown[to] > 0 {
+		return true
+	}
+	pair := [2]protocol.NodeID{min(from, to), max(from, to)}
+	for _, c := range s.cutNodes {
+		if c == pair {
+			return true
+		}
+	}
+	return false
 }
 
 // oneWayUs draws one message's delay between datacenters a and b.
 func (s *Sim) oneWayUs(a, b int) int64 {
 	if a == b {
-		return s.cfg.IntraDCUs
+		return s.lanHopUs(s.cfg.IntraDCUs)
 	}
 	return s.cfg.Topology.OneWayDelayUs(a, b, s.cfg.Jitter, s.netRand) + s.extraDelay[a][b]
+}
+
+// lanHopUs draws one delay inside a datacenter: baseUs, spread by the LAN jitter.
+func (s *Sim) lanHopUs(baseUs int64) int64 {
+	if j := s.cfg.LAN.JitterUs; j > 0 {
+		return baseUs - j + s.netRand.Int64N(2*j+1)
+	}
+	return baseUs
+}
+
+// lanClientHop returns when a client request or reply occupying a network interface for txNs,
+// handed to the sending interface out at atUs, reaches the other end under the LAN model, and
+// keeps its client link FIFO through *lastUs, the link's last delivery.
+func (s *Sim) lanClientHop(out *nic, atUs, txNs int64, lastUs *int64) int64 {
+	if s.cfg.LAN.BandwidthBitsPerSec > 0 {
+		atUs = out.transmit(atUs, txNs)
+	}
+	at := max(atUs+s.lanHopUs(s.cfg.ClientHopUs), *lastUs)
+	*lastUs = at
+	return at
+}
+
+// requestBytes estimates req's size on the wire for the LAN model: the header plus the
+// protocol's operation, or the keys, transaction and values it carries.
+func requestBytes(req *protocol.Request) int {
+	size := clientHeaderBytes + len(req.Key) + req.Txn.SizeBytes()
+	for _, k := range req.Keys {
+		size += len(k) + 2
+	}
+	if req.Op != nil {
+		size += req.Op.SizeBytes()
+	}
+	return size
+}
+
+// replyBytes estimates r's size on the wire for the LAN model, as requestBytes does.
+func replyBytes(r *protocol.Reply) int {
+	size := clientHeaderBytes + len(r.Value) + len(r.Reason) + len(r.Err)
+	for _, sr := range r.Snapshot {
+		size += len(sr.Key) + len(sr.Value) + 12 // length prefixes and version
+	}
+	if r.Op != nil {
+		size += r.Op.SizeBytes()
+	}
+	return size
+}
+
+// txNs is the time a message of size bytes occupies a network interface under the LAN model.
+// Sizes are far below the 1 GB at which the product would overflow.
+func (s *Sim) txNs(size int) int64 {
+	return int64(size) * 8 * 1_000_000_000 / s.cfg.LAN.BandwidthBitsPerSec
+}
+
+// nic is one endpoint's network interface under the LAN bandwidth model. Times are kept in
+// virtual nanoseconds, so that many small messages add up exactly.
+type nic struct {
+	sendFreeNs int64 // when the outgoing side finishes its queued messages
+	recvFreeNs int64 // when the incoming side finishes its queued messages
+	waiting    int   // received messages requeued to wait for the incoming side
+}
+
+// transmit queues a message of txNs on n's outgoing side at atUs and returns when its last bit
+// has left, rounded up to the microsecond.
+func (n *nic) transmit(atUs, txNs int64) (doneUs int64) {
+	n.sendFreeNs = max(n.sendFreeNs, atUs*1000) + txNs
+	return (n.sendFreeNs + 999) / 1000
+}
+
+// receive passes e, due now, through the incoming side of its receiver's interface n. Without
+// contention the incoming side took e's bits as they arrived, over the txNs before now; if it was
+// still busy then, or other messages wait for it, e is requeued to finish behind them, and
+// receive reports that it kept e. Waiting messages keep their arrival order, so every link stays
+// FIFO.
+func (s *Sim) receive(n *nic, e *event) (requeued bool) {
+	if e.received {
+		n.waiting--
+		return false
+	}
+	nowNs := s.nowUs * 1000
+	if n.waiting == 0 && n.recvFreeNs+e.txNs <= nowNs {
+		n.recvFreeNs = nowNs
+		return false
+	}
+	n.recvFreeNs = max(n.recvFreeNs, nowNs-e.txNs) + e.txNs
+	n.waiting++
+	e.at, e.received = (n.recvFreeNs+999)/1000, true
+	s.push(e)
+	return true
 }
 
 // node is one replica's Env.
@@ -353,6 +589,7 @@ type node struct {
 	busyUntil int64    // service model: when the current input's processing ends
 	backlog   []*event // service model: inputs waiting, in arrival order
 	outAt     int64    // when the current handler's effects leave the node
+	nic       nic      // LAN bandwidth model
 }
 
 // run hands input e to the replica now, or, while the replica is busy or others wait (service
@@ -379,7 +616,7 @@ func (nd *node) handle(e *event) {
 	case evMessage:
 		nd.replica.HandleMessage(e.from, e.msg)
 	case evRequest:
-		nd.replica.HandleRequest(e.req)
+		nd.replica.HandleRequest(*e.req)
 	case evTimer:
 		nd.replica.HandleTimer(e.tmr)
 	}
@@ -397,8 +634,7 @@ func (nd *node) wake() {
 	e := nd.backlog[0]
 	nd.backlog = nd.backlog[1:]
 	nd.handle(e)
-	*e = event{}
-	nd.sim.free = append(nd.sim.free, e)
+	nd.sim.recycle(e)
 	if len(nd.backlog) > 0 {
 		nd.scheduleWake()
 	}
@@ -425,11 +661,19 @@ func (nd *node) SetTimer(afterUs int64, id protocol.TimerID) {
 }
 
 func (nd *node) Reply(r protocol.Reply) {
-	c, ok := nd.sim.clients[r.Client]
+	s := nd.sim
+	c, ok := s.clients[r.Client]
 	if !ok {
 		return // no such client: nothing to deliver to
 	}
-	e := nd.sim.newEvent()
-	e.at, e.kind, e.dc, e.conn, e.reply = nd.outAt+nd.sim.cfg.ClientHopUs, evReply, c.dc, c, r
-	nd.sim.push(e)
+	e := s.newEvent()
+	e.at, e.kind, e.dc, e.conn = nd.outAt+s.cfg.ClientHopUs, evReply, c.dc, c
+	e.setReply(&r)
+	if s.cfg.LAN != (LAN{}) {
+		if s.cfg.LAN.BandwidthBitsPerSec > 0 {
+			e.txNs = s.txNs(replyBytes(e.reply))
+		}
+		e.at = s.lanClientHop(&nd.nic, nd.outAt, e.txNs, &c.link(nd.id, s.nowUs).replyLastUs)
+	}
+	s.push(e)
 }

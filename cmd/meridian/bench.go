@@ -61,7 +61,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	keyFile := fs.String("key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the simulation to this file (go tool pprof)")
 	var faults, params listFlag
-	fs.Var(&faults, "fault", "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s")
+	fs.Var(&faults, "fault", "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s; a single node: crash-node:3@1s-2s, cut-nodes:2-5@1s-3s")
 	fs.Var(&params, "set", "protocol parameter, repeatable: name=value (e.g. gt=500ms, interval=10ms, interval.C=50ms)")
 	workloadName := fs.String("workload", "tycsb", "tycsb (read-write transactions, the default) or tcc (the FastCCS thesis's read-only/write-only transactions on a partitioned store; protocols fastccs, eiger, wren, ec)")
 	tccf := addTCCFlags(fs)

@@ -2,7 +2,10 @@ package main
 
 // The baseline protocols register themselves with the registry when imported.
 import (
+	_ "github.com/meridian-kv/meridian/ec"
+	_ "github.com/meridian-kv/meridian/eiger"
 	_ "github.com/meridian-kv/meridian/paxos"
 	_ "github.com/meridian-kv/meridian/rc"
 	_ "github.com/meridian-kv/meridian/twopc"
+	_ "github.com/meridian-kv/meridian/wren"
 )

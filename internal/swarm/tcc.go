@@ -7,6 +7,7 @@ import (
 
 	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -32,13 +33,36 @@ func TCCOptions(proto string, seed uint64) bench.TCCOptions {
 	w.Distribution = workload.DistUniform
 	stab := fmt.Sprintf("%dms", 1+r.IntN(50))
 	timeout := fmt.Sprintf("%dms", 100+r.IntN(900))
+	opts.Faults = randomNodeFaults(r, opts.Partitions, opts.DurationUs)
+	gossip := []string{"all", "tree"}[r.IntN(2)]
 	switch proto {
 	case "fastccs", "wren":
-		opts.Params = protocol.Params{"stab_interval": stab, "tx_timeout": timeout}
+		opts.Params = protocol.Params{"stab_interval": stab, "tx_timeout": timeout, "gossip": gossip}
 	case "eiger":
-		opts.Params = protocol.Params{"tx_timeout": timeout}
+		opts.Params = protocol.Params{"tx_timeout": timeout, "partition_evt": fmt.Sprint(r.IntN(2) == 0)}
 	}
 	return opts
+}
+
+// randomNodeFaults draws up to two crashed partitions and up to two cut links between
+// partitions, all over by three quarters of the run.
+func randomNodeFaults(r *rand.Rand, partitions int, durationUs int64) []sim.Fault {
+	var faults []sim.Fault
+	window := func() (int64, int64) {
+		start := r.Int64N(durationUs / 2)
+		return start, start + 50_000 + r.Int64N(durationUs/4)
+	}
+	for range r.IntN(3) {
+		start, end := window()
+		faults = append(faults, sim.Fault{Kind: sim.NodeCrash, Node: protocol.NodeID(r.IntN(partitions)), StartUs: start, EndUs: end})
+	}
+	for range r.IntN(3) {
+		a := r.IntN(partitions)
+		b := (a + 1 + r.IntN(partitions-1)) % partitions
+		start, end := window()
+		faults = append(faults, sim.Fault{Kind: sim.NodeCut, Node: protocol.NodeID(a), PeerNode: protocol.NodeID(b), StartUs: start, EndUs: end})
+	}
+	return faults
 }
 
 // RunTCC runs proto over SeedsPerProtocol random seeds (TCCOptions) in test t and requires the
