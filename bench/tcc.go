@@ -213,34 +213,21 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 		s.RunUntil(s.NowUs() + 100_000)
 	}
 	s.RunUntil(s.NowUs() + finalSettleUs)
-	res := run.summarise(protocolName)
-	for _, w := range run.workers {
-		if w.busy {
-			res.Unfinished++
-			if w.writing != nil { // its outcome is unknown: the checker must consider both
-				w.writing.Status, w.writing.EndUs = txn.Unknown, s.NowUs()
-				run.record(*w.writing)
-			}
-		}
-	}
+	res := run.summarise(protocolName, s.NowUs())
 	final, err := run.finalReads(s, entry.NewClient, layout)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
 	}
-	h := &history.History{Txns: run.txns}
+	var replicas []history.Replica
 	for _, nd := range s.Nodes() {
 		order := s.Store(nd.ID).VersionOrder()
 		if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
 			order = vo.VersionOrder()
 		}
 		name := fmt.Sprintf("%s/p%d", opts.Topology.DCs[nd.DC], nd.Partition)
-		h.Replicas = append(h.Replicas, history.Replica{Name: name, VersionOrder: order})
+		replicas = append(replicas, history.Replica{Name: name, VersionOrder: order})
 	}
-	res.Checker = checker.CheckTCC(h, checker.TCCOptions{MaxRounds: entry.MaxReadRounds, Final: final})
-	res.ExpectAnomalies = entry.Eventual
-	if opts.KeepHistory {
-		res.History = h
-	}
+	run.check(res, entry, run.txns, replicas, final)
 	res.Sim, res.VirtualUs, res.WallTime = s.Stats(), s.NowUs(), time.Since(wallStart)
 	res.Replay = fmt.Sprintf("protocol=%s topology=%s partitions=%d clients-per-dc=%d seed=%d duration=%s window=[%s,%s) jitter=%g client-hop-us=%d intra-dc-us=%d lan=%+v params=%v faults=%v workload=%+v",
 		protocolName, opts.Topology.Name, opts.Partitions, opts.ClientsPerDC, opts.Seed, time.Duration(opts.DurationUs)*time.Microsecond,
@@ -260,19 +247,7 @@ const finalReadKeys = 16
 // wrote, from a fresh client in every datacenter, one at a time, and returns their ids: each
 // must see the last version of every key (oracle C6, eventual visibility).
 func (r *tccRun) finalReads(s *sim.Sim, newClient tcc.ClientFactory, layout *tcc.Layout) ([]txn.ID, error) {
-	seen := map[string]bool{}
-	var keys []string
-	for _, t := range r.txns {
-		if t.Status == txn.Committed {
-			for _, k := range t.Writes {
-				if !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
-		}
-	}
-	slices.Sort(keys)
+	keys := r.writtenKeys()
 	var ids []txn.ID
 	for dc := range layout.Node {
 		id := txn.ClientID(len(r.workers) + dc + 1)
@@ -300,6 +275,36 @@ func (r *tccRun) finalReads(s *sim.Sim, newClient tcc.ClientFactory, layout *tcc
 		}
 	}
 	return ids, nil
+}
+
+// check runs the TCC checker over the run's transactions txns and the replicas' version orders
+// (with the final reads' ids, oracle C6) and records the verdict in res.
+func (r *tccRun) check(res *TCCResult, entry registry.Entry, txns []history.Txn, replicas []history.Replica, final []txn.ID) {
+	h := &history.History{Txns: txns, Replicas: replicas}
+	res.Checker = checker.CheckTCC(h, checker.TCCOptions{MaxRounds: entry.MaxReadRounds, Final: final})
+	res.ExpectAnomalies = entry.Eventual
+	if r.opts.KeepHistory {
+		res.History = h
+	}
+}
+
+// writtenKeys returns every key a committed WOT of the run wrote, sorted: what the final reads
+// cover.
+func (r *tccRun) writtenKeys() []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, t := range r.txns {
+		if t.Status == txn.Committed {
+			for _, k := range t.Writes {
+				if !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // tccRun is the state one run's workers share (all on the simulator's goroutine).
@@ -332,12 +337,24 @@ func (r *tccRun) measured(startUs, endUs int64) bool {
 	return startUs >= r.opts.WarmupUs && endUs <= r.opts.DurationUs-r.opts.CooldownUs
 }
 
-func (r *tccRun) summarise(protocolName string) *TCCResult {
+// summarise sums the run up at nowUs (run time), once the workers are done or given up on: a
+// worker still busy counts as unfinished, and the WOT it was running is recorded with an
+// unknown outcome, which the checker must consider both ways.
+func (r *tccRun) summarise(protocolName string, nowUs int64) *TCCResult {
 	o := r.opts
 	windowS := float64(o.DurationUs-o.WarmupUs-o.CooldownUs) / 1e6
 	res := &TCCResult{Protocol: protocolName, Partitions: o.Partitions, Seed: o.Seed, ROTs: r.rots, WOTs: r.wots,
 		ThroughputTPS: float64(r.rots+r.wots) / windowS, RotRounds: r.rounds, CommitChecks: r.checks, ValueMismatches: r.mismatches,
 		ROTLatency: latencyOf(r.rot), WOTLatency: latencyOf(r.wot)}
+	for _, w := range r.workers {
+		if w.busy {
+			res.Unfinished++
+			if w.writing != nil {
+				w.writing.Status, w.writing.EndUs = txn.Unknown, nowUs
+				r.record(*w.writing)
+			}
+		}
+	}
 	return res
 }
 
@@ -375,7 +392,7 @@ func (r *tccRun) checkValues(reads []tcc.Read) {
 // tccWorker is one closed-loop client.
 type tccWorker struct {
 	run  *tccRun
-	conn *sim.Conn
+	conn tcc.Transport // the simulator's sim.Conn, or a real client's transport on the run's clock
 	dc   int
 	sess *tcc.Session
 	rng  *rand.Rand

@@ -22,6 +22,7 @@ import (
 	"github.com/meridian-kv/meridian/internal/strictyaml"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/tcc"
 	"github.com/meridian-kv/meridian/topology"
 )
 
@@ -336,6 +337,52 @@ func (p parser) nodes(c *Config, nodes []nodeFile) error {
 			return fmt.Errorf("datacenter %s of topology %s has no node", c.Topology.DCs[dc], c.Topology.Name)
 		}
 	}
+	return checkLayout(c)
+}
+
+// checkLayout checks the nodes' placement against the protocol: a partitioned protocol (one with
+// a client library, registry.Entry.NewClient) runs the same partitions 0..N-1 in every
+// datacenter, one node each (tcc.NewLayout); the others run exactly one full replica, partition
+// 0, per datacenter.
+func checkLayout(c *Config) error {
+	entry, err := registry.Lookup(c.Protocol)
+	if err != nil {
+		return err
+	}
+	partitioned := entry.NewClient != nil
+	first := map[[2]int]int{} // (datacenter, partition) → the first node placed there
+	for i, n := range c.Nodes {
+		at := fmt.Sprintf("nodes[%d] (%s)", i, n.Name)
+		if !partitioned && n.Partition != 0 {
+			return fmt.Errorf("%s: partition %d, but protocol %s runs one full replica per datacenter (partition 0)", at, n.Partition, c.Protocol)
+		}
+		where := [2]int{n.DCIndex, n.Partition}
+		j, dup := first[where]
+		switch {
+		case dup && partitioned:
+			return fmt.Errorf("%s: datacenter %s has partition %d already, nodes[%d] (%s)", at, n.DC, n.Partition, j, c.Nodes[j].Name)
+		case dup:
+			return fmt.Errorf("%s: datacenter %s has a replica already, nodes[%d] (%s); protocol %s runs exactly one per datacenter",
+				at, n.DC, j, c.Nodes[j].Name, c.Protocol)
+		}
+		first[where] = i
+	}
+	if !partitioned {
+		return nil
+	}
+	if _, err := tcc.NewLayout(c.Placements(), c.Topology.N()); err != nil {
+		byDC := make([][]int, c.Topology.N())
+		for _, n := range c.Nodes {
+			byDC[n.DCIndex] = append(byDC[n.DCIndex], n.Partition)
+		}
+		var have []string
+		for dc, ps := range byDC {
+			slices.Sort(ps)
+			have = append(have, fmt.Sprintf("%s has %s", c.Topology.DCs[dc], strings.Trim(fmt.Sprint(ps), "[]")))
+		}
+		return fmt.Errorf("protocol %s is partitioned: every datacenter needs the partitions 0..N-1, one node each, but %s (%v)",
+			c.Protocol, strings.Join(have, "; "), err)
+	}
 	return nil
 }
 
@@ -492,6 +539,13 @@ func formatUs(us int64) string {
 // under dir/data. topoRef names topo in the file (a preset name or a path; a relative path is made
 // absolute). The cluster is called after dir's base name; Path is dir/cluster.yaml.
 func Generate(topo *topology.Topology, topoRef, protocolName string, dir string, basePort int) *Config {
+	return GeneratePartitioned(topo, topoRef, protocolName, dir, basePort, 1)
+}
+
+// GeneratePartitioned is Generate for a partitioned protocol: partitions nodes per datacenter,
+// serving partitions 0..partitions-1 and named DC-pP (just DC when partitions is 1), in
+// datacenter order.
+func GeneratePartitioned(topo *topology.Topology, topoRef, protocolName string, dir string, basePort, partitions int) *Config {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -517,9 +571,15 @@ func Generate(topo *topology.Topology, topoRef, protocolName string, dir string,
 	}
 	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 	for i, dc := range topo.DCs {
-		p := basePort + 3*i
-		c.Nodes = append(c.Nodes, Node{Name: dc, DC: dc, DCIndex: i,
-			PeerAddr: addr(p), ClientAddr: addr(p + 1), MetricsAddr: addr(p + 2)})
+		for p := range partitions {
+			node := dc
+			if partitions > 1 {
+				node = fmt.Sprintf("%s-p%d", dc, p)
+			}
+			port := basePort + 3*len(c.Nodes)
+			c.Nodes = append(c.Nodes, Node{Name: node, DC: dc, DCIndex: i, Partition: p,
+				PeerAddr: addr(port), ClientAddr: addr(port + 1), MetricsAddr: addr(port + 2)})
+		}
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/tcc"
 	"github.com/meridian-kv/meridian/topology"
 )
 
@@ -160,7 +162,7 @@ func TestParseExample(t *testing.T) {
 				DataDir: "/var/lib/meridian/X", Cert: abs("certs/X.pem"), Key: abs("certs/X-key.pem")},
 			{Name: "Y", DC: "Y", DCIndex: 1, PeerAddr: "127.0.0.1:7102", ClientAddr: "127.0.0.1:7202", MetricsAddr: "127.0.0.1:7302",
 				Cert: abs("certs/Y.pem"), Key: abs("certs/Y-key.pem")},
-			{Name: "Z", DC: "Z", DCIndex: 2, Partition: 2, PeerAddr: "[::1]:7103", ClientAddr: "localhost:7203", MetricsAddr: ":7303",
+			{Name: "Z", DC: "Z", DCIndex: 2, PeerAddr: "[::1]:7103", ClientAddr: "localhost:7203", MetricsAddr: ":7303",
 				DataDir: filepath.Join(filepath.Dir(td), "elsewhere", "Z"), Cert: abs("certs/Z.pem"), Key: abs("certs/Z-key.pem")},
 		},
 	}
@@ -172,7 +174,7 @@ func TestParseExample(t *testing.T) {
 			t.Errorf("NodeDataDir(%d) = %s, want %s", i, got, d)
 		}
 	}
-	wantPlacements := []protocol.Node{{ID: 0, DC: 0}, {ID: 1, DC: 1}, {ID: 2, DC: 2, Partition: 2}}
+	wantPlacements := []protocol.Node{{ID: 0, DC: 0}, {ID: 1, DC: 1}, {ID: 2, DC: 2}}
 	if got := c.Placements(); !reflect.DeepEqual(got, wantPlacements) {
 		t.Errorf("Placements = %+v, want %+v", got, wantPlacements)
 	}
@@ -343,4 +345,72 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the config:\n%s\ngot  %+v\nwant %+v", out, again, c)
 		}
 	})
+}
+
+// testPartitioned is a partitioned protocol for the layout tests: only its registry entry
+// matters (a client factory marks it partitioned).
+const testPartitioned = "cluster-test-tcc"
+
+func init() {
+	registry.Register(testPartitioned, registry.Entry{
+		Description: "layout tests only",
+		New:         func(protocol.Config, protocol.Env) (protocol.Replica, error) { return nil, errors.New("not runnable") },
+		NewClient:   func(tcc.ClientConfig) (tcc.Client, error) { return nil, errors.New("not runnable") },
+	})
+}
+
+func TestLayout(t *testing.T) {
+	tccHeader := "name: demo\nprotocol: " + testPartitioned + "\ntopology: table4.1\n"
+	part := func(name, dc string, port, p int) string {
+		return node(name, dc, port, fmt.Sprintf("partition: %d", p))
+	}
+	twoEach := part("A0", "A", 1, 0) + part("A1", "A", 2, 1) + part("B0", "B", 3, 0) + part("B1", "B", 4, 1) +
+		part("C1", "C", 5, 1) + part("C0", "C", 6, 0)
+	c, err := Parse("cluster.yaml", []byte(tccHeader+"nodes:\n"+twoEach))
+	if err != nil {
+		t.Fatalf("two partitions per datacenter: %v", err)
+	}
+	if got := c.Placements()[5]; got != (protocol.Node{ID: 5, DC: 2, Partition: 0}) {
+		t.Errorf("placement of C0: %+v", got)
+	}
+	for _, tc := range []struct{ name, content, want string }{
+		{"full replicas: second node in a datacenter", header + threeNodes + node("A2", "A", 4, ""),
+			"cluster.yaml: nodes[3] (A2): datacenter A has a replica already, nodes[0] (A); protocol helios-0 runs exactly one per datacenter"},
+		{"full replicas: a partition", header + "nodes:\n" + node("A", "A", 1, "") + node("B", "B", 2, "partition: 1") + node("C", "C", 3, ""),
+			"cluster.yaml: nodes[1] (B): partition 1, but protocol helios-0 runs one full replica per datacenter (partition 0)"},
+		{"partitioned: duplicate partition", tccHeader + "nodes:\n" + twoEach + part("B1x", "B", 7, 1),
+			"cluster.yaml: nodes[6] (B1x): datacenter B has partition 1 already, nodes[3] (B1)"},
+		{"partitioned: a gap", tccHeader + "nodes:\n" + part("A0", "A", 1, 0) + part("A2", "A", 2, 2) + part("B0", "B", 3, 0) +
+			part("B1", "B", 4, 1) + part("C0", "C", 5, 0) + part("C1", "C", 6, 1),
+			"cluster.yaml: protocol " + testPartitioned + " is partitioned: every datacenter needs the partitions 0..N-1, one node each, but A has 0 2; B has 0 1; C has 0 1 ("},
+		{"partitioned: uneven datacenters", tccHeader + "nodes:\n" + twoEach + part("C2", "C", 7, 2),
+			"but A has 0 1; B has 0 1; C has 0 1 2 (tcc: datacenter 2 has 3 partitions"},
+	} {
+		_, err := Parse("cluster.yaml", []byte(tc.content))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestGeneratePartitioned(t *testing.T) {
+	topo, _ := topology.Preset("table4.1")
+	c := GeneratePartitioned(topo, "table4.1", testPartitioned, t.TempDir(), 9000, 3)
+	if len(c.Nodes) != 9 {
+		t.Fatalf("%d nodes, want 9", len(c.Nodes))
+	}
+	if n := c.Nodes[5]; n.Name != "B-p2" || n.DC != "B" || n.DCIndex != 1 || n.Partition != 2 || n.MetricsAddr != "127.0.0.1:9017" {
+		t.Errorf("node 5: %+v", n)
+	}
+	data, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := Parse(c.Path, data)
+	if err != nil {
+		t.Fatalf("Parse(Marshal(GeneratePartitioned)): %v\n%s", err, data)
+	}
+	if !reflect.DeepEqual(parsed, c) {
+		t.Errorf("round trip:\n%+v\nwant\n%+v", parsed, c)
+	}
 }

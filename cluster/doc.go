@@ -19,7 +19,7 @@
 //	nodes:
 //	  - name: A                      # ASCII letters, digits, '-' and '_'; unique
 //	    dc: A                        # a datacenter of the topology
-//	    partition: 0                 # key-space partition (default 0)
+//	    partition: 0                 # key-space partition (default 0; partitioned protocols only)
 //	    peer_addr: 127.0.0.1:7101    # replica-to-replica TCP
 //	    client_addr: 127.0.0.1:7201  # client gRPC service
 //	    metrics_addr: 127.0.0.1:7301 # HTTP: /metrics (Prometheus), /healthz and /status
@@ -52,8 +52,10 @@
 // addresses (host:port with a port in 1..65535), an address used twice (by any nodes, for any
 // purpose), two nodes sharing a data directory, a durability other than sync or none, a negative
 // jitter or client_hop, tls without a ca, tls with a node lacking its cert or key (or a cert or
-// key without tls), and a datacenter of the topology without any node. Protocol-specific layout
-// rules (for example Helios's one replica per datacenter) are the protocol factory's to check.
+// key without tls), a datacenter of the topology without any node, and a placement the protocol
+// cannot run: a partitioned protocol (the transactional-causal family, whose registry entry has
+// a client library) needs the same partitions 0..N-1 in every datacenter, one node each; the
+// others need exactly one node per datacenter, with partition 0.
 // Every error is one line naming the file and the entry at fault, for example
 //
 //	cluster.yaml: nodes[2] (C): peer_addr "127.0.0.1" is not host:port
@@ -63,7 +65,8 @@
 // # Local clusters
 //
 // Generate makes the file of a local cluster: one node per datacenter on 127.0.0.1 with
-// consecutive ports and WAN emulation on. Up writes it to DIR/cluster.yaml and starts one detached
+// consecutive ports and WAN emulation on (GeneratePartitioned: N nodes per datacenter, one per
+// partition). Up writes it to DIR/cluster.yaml and starts one detached
 // process per node (logs in DIR/logs/NAME.log, pids in DIR/pids/NAME.pid), waiting until every
 // node's /healthz answers; Status reports each node's process, health and /status report; Down
 // stops them.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,14 +30,7 @@ type Conn struct {
 	start   time.Time // carries the monotonic clock reading NowUs counts from
 	startUs int64     // start as Unix microseconds
 	timeout atomic.Int64
-
-	mu      sync.Mutex
-	wake    *sync.Cond // signalled when the queue grows or the Conn closes
-	queue   []func()   // callbacks waiting to run; queue[head:] are pending
-	head    int
-	looping bool // the callback goroutine is running
-	closed  bool
-	rpcs    sync.WaitGroup // RPCs whose callbacks are not queued yet
+	cb      *serial // runs the callbacks
 }
 
 var _ client.Transport = (*Conn)(nil)
@@ -66,8 +58,7 @@ func Dial(ctx context.Context, target string, opts ...grpc.DialOption) (*Conn, t
 		return nil, 0, fmt.Errorf("rpc: register with %s: node returned the invalid client id 0", target)
 	}
 	now := time.Now()
-	c := &Conn{cc: cc, api: api, id: txn.ClientID(resp.GetClientId()), start: now, startUs: now.UnixMicro()}
-	c.wake = sync.NewCond(&c.mu)
+	c := &Conn{cc: cc, api: api, id: txn.ClientID(resp.GetClientId()), start: now, startUs: now.UnixMicro(), cb: newSerial()}
 	return c, c.id, nil
 }
 
@@ -99,33 +90,34 @@ func (c *Conn) CallContext(ctx context.Context, req protocol.Request, done func(
 // call issues req asynchronously; done also receives the RPC's error (a gRPC status error) if
 // it failed.
 func (c *Conn) call(ctx context.Context, req protocol.Request, done func(protocol.Reply, error)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		c.enqueueLocked(func() { done(c.errReply(req, ErrClosed), ErrClosed) })
-		return
-	}
-	c.rpcs.Add(1)
-	go func() {
-		defer c.rpcs.Done()
-		if d := time.Duration(c.timeout.Load()); d > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, d)
-			defer cancel()
-		}
+	c.cb.goRPC(func() func() {
+		ctx, cancel := withTimeout(ctx, time.Duration(c.timeout.Load()))
+		defer cancel()
 		r, err := c.do(ctx, req)
 		if err != nil {
-			if ctxErr := ctxError(ctx); ctxErr != nil {
-				// Report our own deadline or cancellation, not how the stream happened to end
-				// (the server may reset it first when the deadline it was sent passes).
-				err = status.FromContextError(ctxErr).Err()
-			}
+			err = ownError(ctx, err)
 			r = c.errReply(req, err)
 		}
-		c.mu.Lock()
-		c.enqueueLocked(func() { done(r, err) })
-		c.mu.Unlock()
-	}()
+		return func() { done(r, err) }
+	}, func() { done(c.errReply(req, ErrClosed), ErrClosed) })
+}
+
+// withTimeout bounds ctx by d if d is positive.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
+}
+
+// ownError reports a failed RPC as the caller's own deadline or cancellation if ctx has ended,
+// not as however the stream happened to end (the server may reset it first when the deadline it
+// was sent passes).
+func ownError(ctx context.Context, err error) error {
+	if ctxErr := ctxError(ctx); ctxErr != nil {
+		return status.FromContextError(ctxErr).Err()
+	}
+	return err
 }
 
 // ctxError returns the error ctx ends with if it has ended or its deadline has passed (a
@@ -203,64 +195,21 @@ func (c *Conn) do(ctx context.Context, req protocol.Request) (protocol.Reply, er
 	return reply, nil
 }
 
-// enqueueLocked queues f to run on the callback goroutine, starting it if needed.
-func (c *Conn) enqueueLocked(f func()) {
-	c.queue = append(c.queue, f)
-	if !c.looping {
-		c.looping = true
-		go c.loop()
-	} else {
-		c.wake.Signal()
-	}
-}
-
-// loop runs queued callbacks one at a time. It lives until the Conn is closed and the queue is
-// empty; a callback queued after that (the reply to a call made after Close) starts it again.
-func (c *Conn) loop() {
-	c.mu.Lock()
-	for {
-		for c.head == len(c.queue) {
-			c.queue, c.head = c.queue[:0], 0
-			if c.closed {
-				c.looping = false
-				c.mu.Unlock()
-				return
-			}
-			c.wake.Wait()
-		}
-		f := c.queue[c.head]
-		c.queue[c.head] = nil
-		c.head++
-		c.mu.Unlock()
-		f()
-		c.mu.Lock()
-	}
-}
-
 // Close cancels the outstanding calls and closes the connection. It returns once every
 // outstanding call's callback is queued; those callbacks (reporting the cancellation) then run
 // on the callback goroutine, possibly after Close returns. Calls made after Close fail with
 // ErrClosed. Close may be called from a callback.
 func (c *Conn) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.cb.close() {
 		return nil
 	}
-	c.closed = true
-	c.wake.Broadcast()
-	c.mu.Unlock()
 	err := c.cc.Close()
-	c.rpcs.Wait()
+	c.cb.rpcs.Wait()
 	return err
 }
 
 // run queues f on the callback goroutine (used by Client to drive its Session there).
-func (c *Conn) run(f func()) {
-	c.mu.Lock()
-	c.enqueueLocked(f)
-	c.mu.Unlock()
-}
+func (c *Conn) run(f func()) { c.cb.enqueue(f) }
 
 // After runs fn on the callback goroutine after delayUs microseconds, so that code driven by
 // callbacks (a benchmark client pacing itself) stays on one goroutine.

@@ -2,12 +2,15 @@
 //
 // The server side is Register: it serves the Meridian service on a grpc.Server, validates every
 // request, and hands it to a Backend, the node's event loop. The client side is Conn, a
-// client.Transport that drives a client.Session against a remote node, and Client, a
-// synchronous wrapper over a Session for programs and the meridian CLI.
+// client.Transport that drives a client.Session against a remote node, Client, a synchronous
+// wrapper over a Session for programs and the meridian CLI, and DCConn, whose TCCTransports
+// carry the client library of a partitioned protocol (tcc.Transport) to every node of a
+// datacenter.
 package rpc
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -24,10 +27,17 @@ import (
 type Backend interface {
 	// NewClientID allocates a client id that no other client of the cluster holds.
 	NewClientID() (txn.ClientID, error)
+	// AdoptClientID reports why id, which a client asks to use here although another node may
+	// have allocated it (RegisterRequest.client_id), cannot be: nil if some node of the cluster
+	// may have allocated it and this node will never allocate it to another client.
+	AdoptClientID(id txn.ClientID) error
 	// Submit hands req to the node's event loop. reply must be called exactly once, from any
 	// goroutine, with the protocol's reply to req; if the node stops before answering it still
 	// calls reply, with Reply.Err set. Submit must not block on the reply.
 	Submit(req protocol.Request, reply func(protocol.Reply))
+	// OpCodec returns the codec of the protocol's operations (protocol.Request.Op and
+	// protocol.Reply.Op), or nil if the protocol serves no protocol.Operation requests.
+	OpCodec() protocol.Codec
 }
 
 // Default limits; a zero field of Limits means the default.
@@ -38,6 +48,9 @@ const (
 	DefaultMaxValueBytes = 1 << 20
 	// DefaultMaxTxnKeys is the default limit on the keys of one transaction or snapshot read.
 	DefaultMaxTxnKeys = 10_000
+	// DefaultMaxOpBytes is the default limit on an encoded operation (OperateRequest.op): gRPC's
+	// default message size limit, which applies anyway unless raised.
+	DefaultMaxOpBytes = 4 << 20
 )
 
 // Limits bounds what one request may carry. Zero fields take the defaults above. gRPC's own
@@ -47,6 +60,7 @@ type Limits struct {
 	MaxKeyBytes   int // longest key
 	MaxValueBytes int // longest value
 	MaxTxnKeys    int // most keys in one transaction (reads plus writes) or one snapshot read
+	MaxOpBytes    int // longest encoded operation (Operate); wire.MaxOpLen bounds it too
 }
 
 func (l Limits) withDefaults() Limits {
@@ -59,14 +73,17 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxTxnKeys <= 0 {
 		l.MaxTxnKeys = DefaultMaxTxnKeys
 	}
+	if l.MaxOpBytes <= 0 {
+		l.MaxOpBytes = DefaultMaxOpBytes
+	}
 	return l
 }
 
 // Register registers the Meridian service on s, serving requests with b.
 //
 // Requests are validated before they reach b; a malformed one fails with InvalidArgument, and
-// one naming a client id that this service never allocated (for instance before a node
-// restart) with FailedPrecondition. If the caller cancels a request or its deadline passes
+// one naming a client id that this service never registered (for instance before a node
+// restart) with FailedPrecondition. Operate fails with Unimplemented if b.OpCodec() is nil. If the caller cancels a request or its deadline passes
 // while the node works on it, the call returns Canceled or DeadlineExceeded at once, but the
 // node still finishes the request: a cancelled Commit may commit, and its outcome is then
 // unknown to that caller. A reply with Reply.Err set (the node could not serve the request,
@@ -114,8 +131,17 @@ func invalid(format string, args ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, args...)
 }
 
-// Register allocates a client id and remembers it.
-func (s *service) Register(ctx context.Context, _ *meridianpb.RegisterRequest) (*meridianpb.RegisterResponse, error) {
+// Register allocates a client id, or adopts the one the request names, and remembers it.
+// Adopting an id registered here already keeps its outstanding requests.
+func (s *service) Register(ctx context.Context, in *meridianpb.RegisterRequest) (*meridianpb.RegisterResponse, error) {
+	id := txn.ClientID(in.GetClientId())
+	if id != 0 {
+		if err := s.b.AdoptClientID(id); err != nil {
+			return nil, invalid("cannot adopt client id %d: %v", id, err)
+		}
+		s.clients.LoadOrStore(id, &clientState{inflight: map[uint64]struct{}{}})
+		return &meridianpb.RegisterResponse{ClientId: uint32(id)}, nil
+	}
 	id, err := s.b.NewClientID()
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "cannot allocate a client id: %v", err)
@@ -200,6 +226,52 @@ func (s *service) ReadSnapshot(ctx context.Context, in *meridianpb.ReadSnapshotR
 		out.Reads[i] = &meridianpb.SnapshotRead{Key: []byte(sr.Key), Value: sr.Value, Version: uint64(sr.Version)}
 	}
 	return out, nil
+}
+
+// Operate decodes an operation with the protocol's codec, submits it, and encodes the answer.
+func (s *service) Operate(ctx context.Context, in *meridianpb.OperateRequest) (*meridianpb.OperateResponse, error) {
+	codec := s.b.OpCodec()
+	if codec == nil {
+		return nil, status.Error(codes.Unimplemented, "this node's protocol serves no operations (Operate is for the partitioned transactional-causal protocols)")
+	}
+	cs, err := s.client(in.GetClientId())
+	if err != nil {
+		return nil, err
+	}
+	switch n := len(in.GetOp()); {
+	case n == 0:
+		return nil, invalid("empty operation")
+	case n > s.lim.MaxOpBytes:
+		return nil, invalid("operation of %d bytes exceeds the limit of %d bytes", n, s.lim.MaxOpBytes)
+	}
+	op, err := decodeOp(codec, in.GetOp())
+	if err != nil {
+		return nil, invalid("operation does not decode: %v", err)
+	}
+	req := protocol.Request{Client: txn.ClientID(in.GetClientId()), Seq: in.GetSeq(), Kind: protocol.Operation, Op: op}
+	r, err := s.submit(ctx, cs, req)
+	if err != nil {
+		return nil, err
+	}
+	if r.Op == nil {
+		return nil, status.Errorf(codes.Internal, "node answered operation %T without one", op)
+	}
+	out, err := codec.Append(nil, r.Op)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "cannot encode the node's answer %T: %v", r.Op, err)
+	}
+	return &meridianpb.OperateResponse{Op: out}, nil
+}
+
+// decodeOp decodes an operation from the network. A codec must never panic on malformed input;
+// should one do so anyway, the request fails instead of the node.
+func decodeOp(codec protocol.Codec, b []byte) (op protocol.Message, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			op, err = nil, fmt.Errorf("the codec panicked: %v", r)
+		}
+	}()
+	return codec.Decode(b)
 }
 
 // client returns the state of a registered client.

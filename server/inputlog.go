@@ -118,4 +118,21 @@ func (l *inputLog) allocateClientIDs(nodeIndex int, count uint32) (uint32, error
 	return uint32(nodeIndex+1)<<24 | next, nil
 }
 
+// clientIDAllocated reports whether allocateClientIDs of node nodeIndex has reserved id.
+func (l *inputLog) clientIDAllocated(nodeIndex int, id uint32) (bool, error) {
+	if id>>24 != uint32(nodeIndex+1) {
+		return false, nil
+	}
+	v, closer, err := l.db.Get(clientIDKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	defer closer.Close()
+	counter := id & (1<<24 - 1)
+	return counter >= 1 && counter < binary.BigEndian.Uint32(v), nil
+}
+
 func (l *inputLog) close() error { return l.db.Close() }

@@ -216,7 +216,7 @@ func (n *Node) encodeInput(in input, readings []int64) ([]byte, error) {
 		rec = binary.AppendUvarint(rec, uint64(in.from))
 		rec = append(rec, in.raw...)
 	case inRequest:
-		return wire.AppendRequest(rec, &in.req)
+		return wire.AppendRequestWith(rec, &in.req, n.codec)
 	case inTimer:
 		rec = binary.AppendVarint(rec, int64(in.timer))
 	}
@@ -258,7 +258,7 @@ func (n *Node) replayInput(rec []byte, armed map[protocol.TimerID]int) error {
 			return fmt.Errorf("%w: %v", errInputCorrupt, err)
 		}
 	case inRequest:
-		if in.req, err = wire.DecodeRequest(rec[d.Offset():]); err != nil {
+		if in.req, err = wire.DecodeRequestWith(rec[d.Offset():], n.codec); err != nil {
 			return fmt.Errorf("%w: %v", errInputCorrupt, err)
 		}
 	case inTimer:

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/store"
 	"github.com/meridian-kv/meridian/txn"
 )
 
@@ -94,7 +93,7 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	mux.HandleFunc("/versions", func(w http.ResponseWriter, r *http.Request) {
 		orders := make(chan map[string][]string, 1)
 		select {
-		case n.inputs <- input{kind: inCall, call: func() { orders <- versionOrder(n.env.store) }}:
+		case n.inputs <- input{kind: inCall, call: func() { orders <- n.versionOrder() }}:
 		case <-r.Context().Done():
 			return
 		}
@@ -112,11 +111,16 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	return mux
 }
 
-// versionOrder renders a store's per-key installation order with transaction ids as strings,
-// the form the history file and the checker use.
-func versionOrder(st *store.Store) map[string][]string {
-	out := map[string][]string{}
-	for k, ids := range st.VersionOrder() {
+// versionOrder renders the replica's per-key version order (protocol.VersionOrderer if it
+// implements it, else its store's installation order) with transaction ids as strings, the form
+// the history file and the checker use. It runs on the event loop.
+func (n *Node) versionOrder() map[string][]string {
+	order := n.env.store.VersionOrder()
+	if vo, ok := n.replica.(protocol.VersionOrderer); ok {
+		order = vo.VersionOrder()
+	}
+	out := make(map[string][]string, len(order))
+	for k, ids := range order {
 		s := make([]string, len(ids))
 		for i, id := range ids {
 			s[i] = id.String()

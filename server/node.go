@@ -40,6 +40,7 @@ type Node struct {
 	replica   protocol.Replica
 	env       *env
 	codec     protocol.Codec
+	opCodec   protocol.Codec // codec of client operations; nil unless the protocol is partitioned
 	log       *inputLog
 	inputs    chan input
 	pending   map[replyKey]pendingReply
@@ -84,6 +85,9 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger) (*Node, error) {
 	pc := protocol.Config{Self: n.self, Nodes: cfg.Placements(), Topology: cfg.Topology, Params: cfg.Params}
 	if n.replica, err = entry.New(pc, n.env); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
+	}
+	if entry.NewClient != nil {
+		n.opCodec = entry.Codec
 	}
 	n.metrics = newMetrics(func() *transport { return n.transport })
 	return n, nil
@@ -220,6 +224,33 @@ func (n *Node) NewClientID() (txn.ClientID, error) {
 	n.nextID++
 	return txn.ClientID(id), nil
 }
+
+// AdoptClientID accepts an id that a node of the cluster allocated (rpc.Backend): ids carry
+// their allocator's index (see inputLog.allocateClientIDs), and this node checks its own ids
+// against what it has reserved, so that it never hands an adopted id to another client.
+func (n *Node) AdoptClientID(id txn.ClientID) error {
+	owner := int(id>>24) - 1
+	if owner < 0 || owner >= len(n.cfg.Nodes) {
+		return fmt.Errorf("no node of the cluster allocates it (its allocator would be node %d of %d)", owner, len(n.cfg.Nodes))
+	}
+	if owner != int(n.self) {
+		return nil
+	}
+	n.idMu.Lock()
+	defer n.idMu.Unlock()
+	ok, err := n.log.clientIDAllocated(int(n.self), uint32(id))
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errors.New("this node never allocated it")
+	}
+	return nil
+}
+
+// OpCodec returns the protocol's codec if it is partitioned (its client library sends
+// protocol.Operation requests), nil otherwise (rpc.Backend).
+func (n *Node) OpCodec() protocol.Codec { return n.opCodec }
 
 // Submit hands a client request to the event loop (rpc.Backend). With an emulated client hop
 // the request and its reply each wait that long.

@@ -25,7 +25,7 @@ package wire
 // FormatVersion numbers the wire format as a whole: frames, the handshake, requests, replies and
 // every protocol's messages. Peers refuse to talk across versions; bump it on any incompatible
 // change.
-const FormatVersion uint32 = 1
+const FormatVersion uint32 = 2
 
 // Limits on what a decoder accepts (and an encoder produces). They bound the memory a peer can
 // make the receiver allocate and catch corrupt lengths early; frames are bounded separately by
@@ -43,4 +43,6 @@ const (
 	MaxTextLen = 16 << 10
 	// MaxNameLen bounds the cluster and protocol names of a Hello.
 	MaxNameLen = 255
+	// MaxOpLen bounds the encoding of a request's protocol operation (protocol.Request.Op).
+	MaxOpLen = 16 << 20
 )

@@ -2,16 +2,25 @@ package wire
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/txn"
 )
 
-// AppendRequest appends every field of r: Client, Seq, Kind, Key, TxnID, Keys and Txn (preceded
-// by a presence flag). Kind is carried as is, even if unknown, so that the replica, not the wire,
-// answers a bad request. It fails, leaving dst's length unchanged, if r exceeds a wire limit
-// (MaxKeyLen, MaxSnapshotKeys, the transaction limits).
+// AppendRequest is AppendRequestWith without a codec, for requests that carry no Op (every
+// kind but protocol.Operation).
 func AppendRequest(dst []byte, r *protocol.Request) ([]byte, error) {
+	return AppendRequestWith(dst, r, nil)
+}
+
+// AppendRequestWith appends every field of r: Client, Seq, Kind, Key, TxnID, Keys, Txn (preceded
+// by a presence flag) and Op (preceded by a presence flag, then encoded by opCodec, the
+// protocol's codec, as a length-prefixed byte string of at most MaxOpLen bytes). Kind is carried
+// as is, even if unknown, so that the replica, not the wire, answers a bad request. It fails,
+// leaving dst's length unchanged, if r exceeds a wire limit (MaxKeyLen, MaxSnapshotKeys, the
+// transaction limits, MaxOpLen), or carries an Op that opCodec is nil for or cannot encode.
+func AppendRequestWith(dst []byte, r *protocol.Request, opCodec protocol.Codec) ([]byte, error) {
 	if err := checkLen("request key length", len(r.Key), MaxKeyLen); err != nil {
 		return dst, err
 	}
@@ -40,13 +49,33 @@ func AppendRequest(dst []byte, r *protocol.Request) ([]byte, error) {
 			return dst[:start], err
 		}
 	}
+	dst = AppendBool(dst, r.Op != nil)
+	if r.Op != nil {
+		if opCodec == nil {
+			return dst[:start], fmt.Errorf("wire: cannot encode the operation %T of a request without the protocol's codec", r.Op)
+		}
+		op, err := opCodec.Append(nil, r.Op)
+		if err != nil {
+			return dst[:start], fmt.Errorf("wire: encoding the request's operation: %w", err)
+		}
+		if err := checkLen("request operation length", len(op), MaxOpLen); err != nil {
+			return dst[:start], err
+		}
+		dst = AppendBytes(dst, op)
+	}
 	return dst, nil
 }
 
-// DecodeRequest parses a whole buffer written by AppendRequest; trailing bytes are an error.
+// DecodeRequest is DecodeRequestWith without a codec: a request carrying an Op is an error.
 func DecodeRequest(b []byte) (protocol.Request, error) {
+	return DecodeRequestWith(b, nil)
+}
+
+// DecodeRequestWith parses a whole buffer written by AppendRequestWith, decoding an Op with
+// opCodec; trailing bytes are an error, and so is an Op that opCodec is nil for or rejects.
+func DecodeRequestWith(b []byte, opCodec protocol.Codec) (protocol.Request, error) {
 	d := Decoder{b: b}
-	r, err := decodeRequest(&d)
+	r, err := decodeRequest(&d, opCodec)
 	if err == nil {
 		err = d.Done()
 	}
@@ -56,7 +85,7 @@ func DecodeRequest(b []byte) (protocol.Request, error) {
 	return r, nil
 }
 
-func decodeRequest(d *Decoder) (r protocol.Request, err error) {
+func decodeRequest(d *Decoder, opCodec protocol.Codec) (r protocol.Request, err error) {
 	client, err := d.Uint32("request client")
 	if err != nil {
 		return r, err
@@ -99,13 +128,32 @@ func decodeRequest(d *Decoder) (r protocol.Request, err error) {
 			return r, err
 		}
 	}
+	hasOp, err := d.Bool("request op flag")
+	if err != nil || !hasOp {
+		return r, err
+	}
+	op, err := d.raw("request operation", MaxOpLen)
+	if err != nil {
+		return r, err
+	}
+	if opCodec == nil {
+		return r, d.Errorf("request operation", "no codec to decode it with")
+	}
+	if r.Op, err = opCodec.Decode(op); err != nil {
+		return r, d.Errorf("request operation", "%v", err)
+	}
 	return r, nil
 }
 
-// AppendReply appends every field of r: Client, Seq, Value, Version, Snapshot (key, value,
-// version each), Status, Reason and Err. It fails, leaving dst's length unchanged, if r exceeds
-// a wire limit (MaxValueLen, MaxSnapshotKeys, MaxKeyLen, MaxTextLen).
+// AppendReply appends every field of r but Op: Client, Seq, Value, Version, Snapshot (key,
+// value, version each), Status, Reason and Err. It fails, leaving dst's length unchanged, if r
+// exceeds a wire limit (MaxValueLen, MaxSnapshotKeys, MaxKeyLen, MaxTextLen) or carries an Op
+// (the network runtime carries an Operation's reply as the protocol codec's bytes, see package
+// rpc, and never writes replies to the input log).
 func AppendReply(dst []byte, r *protocol.Reply) ([]byte, error) {
+	if r.Op != nil {
+		return dst, fmt.Errorf("wire: cannot encode the operation %T of a reply", r.Op)
+	}
 	if err := checkLen("reply value length", len(r.Value), MaxValueLen); err != nil {
 		return dst, err
 	}

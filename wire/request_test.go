@@ -66,6 +66,106 @@ func TestRequestRoundTrip(t *testing.T) {
 	}
 }
 
+// testOp is a protocol operation for the tests, with testCodec its codec: a tag byte, then a
+// string.
+type testOp struct{ S string }
+
+func (*testOp) SizeBytes() int { return 8 }
+
+type testCodec struct{}
+
+func (testCodec) Append(dst []byte, m protocol.Message) ([]byte, error) {
+	op, ok := m.(*testOp)
+	if !ok || op == nil {
+		return dst, errors.New("testCodec: not a *testOp")
+	}
+	return AppendString(append(dst, 7), op.S), nil
+}
+
+func (testCodec) Decode(b []byte) (protocol.Message, error) {
+	d := NewDecoder(b)
+	if tag, err := d.Byte("tag"); err != nil || tag != 7 {
+		return nil, errors.New("testCodec: bad tag")
+	}
+	s, err := d.String("s", 100)
+	if err == nil {
+		err = d.Done()
+	}
+	return &testOp{S: s}, err
+}
+
+func TestRequestWithOpRoundTrip(t *testing.T) {
+	for i, r := range []protocol.Request{
+		{Client: 9, Seq: 10, Kind: protocol.Operation, Op: &testOp{S: "multiget"}},
+		{Client: 9, Seq: 11, Kind: protocol.Operation, Op: &testOp{}},
+		{Kind: protocol.Operation, Key: "odd", Txn: sampleTxn(), Op: &testOp{S: "x"}},
+	} {
+		b, err := AppendRequestWith([]byte("prefix"), &r, testCodec{})
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		got, err := DecodeRequestWith(b[len("prefix"):], testCodec{})
+		if err != nil || !reflect.DeepEqual(got, r) {
+			t.Fatalf("request %d: got %+v, %v; want %+v", i, got, err, r)
+		}
+		decode := func(b []byte) error { _, err := DecodeRequestWith(b, testCodec{}); return err }
+		checkPrefixesAndTrailer(t, b[len("prefix"):], decode)
+		if _, err := DecodeRequest(b[len("prefix"):]); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "no codec") {
+			t.Errorf("request %d decoded without a codec: %v", i, err)
+		}
+		if b, err := AppendRequest([]byte("x"), &r); err == nil || string(b) != "x" {
+			t.Errorf("request %d encoded without a codec: %v", i, err)
+		}
+	}
+	// A request without an Op is the same with or without a codec.
+	for i, r := range sampleRequests() {
+		a, err1 := AppendRequest(nil, &r)
+		b, err2 := AppendRequestWith(nil, &r, testCodec{})
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("request %d: encodings differ with a codec (%v, %v)", i, err1, err2)
+		}
+	}
+}
+
+func TestRequestOpErrors(t *testing.T) {
+	r := protocol.Request{Kind: protocol.Operation, Op: &testOp{S: "ok"}}
+	b, err := AppendRequestWith(nil, &r, testCodec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The codec rejects the operation (bad tag): a malformed request naming the operation.
+	b[len(b)-len("ok")-2] = 8
+	if _, err := DecodeRequestWith(b, testCodec{}); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "request operation") {
+		t.Errorf("operation the codec rejects: %v", err)
+	}
+	// The codec cannot encode it.
+	bad := protocol.Request{Op: &struct{ testOp }{}}
+	if b, err := AppendRequestWith([]byte("x"), &bad, testCodec{}); err == nil || string(b) != "x" {
+		t.Errorf("unencodable operation: %d bytes, %v", len(b), err)
+	}
+	// An operation longer than MaxOpLen.
+	long := protocol.Request{Op: &bigOp{}}
+	if b, err := AppendRequestWith([]byte("x"), &long, bigCodec{}); err == nil || string(b) != "x" {
+		t.Errorf("operation over MaxOpLen: %d bytes, %v", len(b), err)
+	}
+	// A reply carrying an operation is refused, not silently truncated.
+	if _, err := AppendReply(nil, &protocol.Reply{Op: &testOp{}}); err == nil {
+		t.Errorf("reply with an operation encoded")
+	}
+}
+
+type bigOp struct{}
+
+func (*bigOp) SizeBytes() int { return MaxOpLen + 1 }
+
+type bigCodec struct{}
+
+func (bigCodec) Append(dst []byte, _ protocol.Message) ([]byte, error) {
+	return append(dst, make([]byte, MaxOpLen+1)...), nil
+}
+
+func (bigCodec) Decode([]byte) (protocol.Message, error) { return nil, errors.New("bigCodec") }
+
 func TestReplyRoundTrip(t *testing.T) {
 	for i, r := range sampleReplies() {
 		b, err := AppendReply(nil, &r)
@@ -157,8 +257,8 @@ func TestHostileCounts(t *testing.T) {
 	}
 }
 
-// FuzzRequestDecode feeds arbitrary bytes to DecodeRequest and DecodeReply: they must never
-// panic, and whatever decodes must re-encode to the same bytes (the format is canonical) and
+// FuzzRequestDecode feeds arbitrary bytes to DecodeRequestWith (with testCodec for operations)
+// and DecodeReply: they must never panic, and whatever decodes must re-encode to the same bytes (the format is canonical) and
 // decode to an equal value.
 func FuzzRequestDecode(f *testing.F) {
 	for _, r := range sampleRequests() {
@@ -168,6 +268,12 @@ func FuzzRequestDecode(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	op := protocol.Request{Client: 3, Seq: 4, Kind: protocol.Operation, Op: &testOp{S: "op"}}
+	b, err := AppendRequestWith(nil, &op, testCodec{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	for _, r := range sampleReplies() {
 		b, err := AppendReply(nil, &r)
 		if err != nil {
@@ -176,15 +282,15 @@ func FuzzRequestDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if req, err := DecodeRequest(b); err == nil {
-			again, err := AppendRequest(nil, &req)
+		if req, err := DecodeRequestWith(b, testCodec{}); err == nil {
+			again, err := AppendRequestWith(nil, &req, testCodec{})
 			if err != nil {
 				t.Fatalf("decoded request does not re-encode: %v", err)
 			}
 			if !bytes.Equal(again, b) {
 				t.Fatalf("request re-encodes differently:\n in %x\nout %x", b, again)
 			}
-			req2, err := DecodeRequest(again)
+			req2, err := DecodeRequestWith(again, testCodec{})
 			if err != nil || !reflect.DeepEqual(req, req2) {
 				t.Fatalf("request round trip: %v\n%+v\n%+v", err, req, req2)
 			}

@@ -1,6 +1,6 @@
 // Meridian's client-facing API: one service a node serves to clients in its datacenter. The
-// RPCs mirror the protocol requests of package protocol (Get, Commit, ReadSnapshot) plus
-// Register, which allocates the client id that names the caller's transactions.
+// RPCs mirror the protocol requests of package protocol (Get, Commit, ReadSnapshot, Operation)
+// plus Register, which allocates the client id that names the caller's transactions.
 //
 // Keys are bytes, not strings: Meridian keys are arbitrary byte strings, and proto3 strings
 // must be valid UTF-8. Versions are transaction ids (package txn): the writer's client id in the
@@ -82,7 +82,13 @@ func (CommitStatus) EnumDescriptor() ([]byte, []int) {
 }
 
 type RegisterRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0 allocates a new id. Otherwise the node adopts client_id, an id a node of the same cluster
+	// allocated: a client of a partitioned protocol talks to every partition of its datacenter
+	// under one id, and registers it again with a node that restarted. A node refuses
+	// (INVALID_ARGUMENT) an id in its own range that it never allocated, and one no node of the
+	// cluster can have allocated.
+	ClientId      uint32 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -115,6 +121,13 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
 	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RegisterRequest) GetClientId() uint32 {
+	if x != nil {
+		return x.ClientId
+	}
+	return 0
 }
 
 type RegisterResponse struct {
@@ -729,12 +742,119 @@ func (x *ReadSnapshotResponse) GetReads() []*SnapshotRead {
 	return nil
 }
 
+type OperateRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ClientId uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Seq      uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The operation, encoded by the protocol's codec.
+	Op            []byte `protobuf:"bytes,3,opt,name=op,proto3" json:"op,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperateRequest) Reset() {
+	*x = OperateRequest{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperateRequest) ProtoMessage() {}
+
+func (x *OperateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperateRequest.ProtoReflect.Descriptor instead.
+func (*OperateRequest) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *OperateRequest) GetClientId() uint32 {
+	if x != nil {
+		return x.ClientId
+	}
+	return 0
+}
+
+func (x *OperateRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *OperateRequest) GetOp() []byte {
+	if x != nil {
+		return x.Op
+	}
+	return nil
+}
+
+type OperateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The protocol's answer, encoded by its codec.
+	Op            []byte `protobuf:"bytes,1,opt,name=op,proto3" json:"op,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperateResponse) Reset() {
+	*x = OperateResponse{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperateResponse) ProtoMessage() {}
+
+func (x *OperateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperateResponse.ProtoReflect.Descriptor instead.
+func (*OperateResponse) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *OperateResponse) GetOp() []byte {
+	if x != nil {
+		return x.Op
+	}
+	return nil
+}
+
 var File_meridian_v1_meridian_proto protoreflect.FileDescriptor
 
 const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\n" +
-	"\x1ameridian/v1/meridian.proto\x12\vmeridian.v1\"\x11\n" +
-	"\x0fRegisterRequest\"/\n" +
+	"\x1ameridian/v1/meridian.proto\x12\vmeridian.v1\".\n" +
+	"\x0fRegisterRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\"/\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\"d\n" +
 	"\n" +
@@ -772,16 +892,23 @@ const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\x04R\aversion\"G\n" +
 	"\x14ReadSnapshotResponse\x12/\n" +
-	"\x05reads\x18\x01 \x03(\v2\x19.meridian.v1.SnapshotReadR\x05reads*e\n" +
+	"\x05reads\x18\x01 \x03(\v2\x19.meridian.v1.SnapshotReadR\x05reads\"O\n" +
+	"\x0eOperateRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
+	"\x02op\x18\x03 \x01(\fR\x02op\"!\n" +
+	"\x0fOperateResponse\x12\x0e\n" +
+	"\x02op\x18\x01 \x01(\fR\x02op*e\n" +
 	"\fCommitStatus\x12\x1d\n" +
 	"\x19COMMIT_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17COMMIT_STATUS_COMMITTED\x10\x01\x12\x19\n" +
-	"\x15COMMIT_STATUS_ABORTED\x10\x022\xa5\x02\n" +
+	"\x15COMMIT_STATUS_ABORTED\x10\x022\xeb\x02\n" +
 	"\bMeridian\x12G\n" +
 	"\bRegister\x12\x1c.meridian.v1.RegisterRequest\x1a\x1d.meridian.v1.RegisterResponse\x128\n" +
 	"\x03Get\x12\x17.meridian.v1.GetRequest\x1a\x18.meridian.v1.GetResponse\x12A\n" +
 	"\x06Commit\x12\x1a.meridian.v1.CommitRequest\x1a\x1b.meridian.v1.CommitResponse\x12S\n" +
-	"\fReadSnapshot\x12 .meridian.v1.ReadSnapshotRequest\x1a!.meridian.v1.ReadSnapshotResponseB0Z.github.com/meridian-kv/meridian/api/meridianpbb\x06proto3"
+	"\fReadSnapshot\x12 .meridian.v1.ReadSnapshotRequest\x1a!.meridian.v1.ReadSnapshotResponse\x12D\n" +
+	"\aOperate\x12\x1b.meridian.v1.OperateRequest\x1a\x1c.meridian.v1.OperateResponseB0Z.github.com/meridian-kv/meridian/api/meridianpbb\x06proto3"
 
 var (
 	file_meridian_v1_meridian_proto_rawDescOnce sync.Once
@@ -796,7 +923,7 @@ func file_meridian_v1_meridian_proto_rawDescGZIP() []byte {
 }
 
 var file_meridian_v1_meridian_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_meridian_v1_meridian_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_meridian_v1_meridian_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_meridian_v1_meridian_proto_goTypes = []any{
 	(CommitStatus)(0),            // 0: meridian.v1.CommitStatus
 	(*RegisterRequest)(nil),      // 1: meridian.v1.RegisterRequest
@@ -811,6 +938,8 @@ var file_meridian_v1_meridian_proto_goTypes = []any{
 	(*ReadSnapshotRequest)(nil),  // 10: meridian.v1.ReadSnapshotRequest
 	(*SnapshotRead)(nil),         // 11: meridian.v1.SnapshotRead
 	(*ReadSnapshotResponse)(nil), // 12: meridian.v1.ReadSnapshotResponse
+	(*OperateRequest)(nil),       // 13: meridian.v1.OperateRequest
+	(*OperateResponse)(nil),      // 14: meridian.v1.OperateResponse
 }
 var file_meridian_v1_meridian_proto_depIdxs = []int32{
 	5,  // 0: meridian.v1.Txn.reads:type_name -> meridian.v1.Read
@@ -822,12 +951,14 @@ var file_meridian_v1_meridian_proto_depIdxs = []int32{
 	3,  // 6: meridian.v1.Meridian.Get:input_type -> meridian.v1.GetRequest
 	8,  // 7: meridian.v1.Meridian.Commit:input_type -> meridian.v1.CommitRequest
 	10, // 8: meridian.v1.Meridian.ReadSnapshot:input_type -> meridian.v1.ReadSnapshotRequest
-	2,  // 9: meridian.v1.Meridian.Register:output_type -> meridian.v1.RegisterResponse
-	4,  // 10: meridian.v1.Meridian.Get:output_type -> meridian.v1.GetResponse
-	9,  // 11: meridian.v1.Meridian.Commit:output_type -> meridian.v1.CommitResponse
-	12, // 12: meridian.v1.Meridian.ReadSnapshot:output_type -> meridian.v1.ReadSnapshotResponse
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
+	13, // 9: meridian.v1.Meridian.Operate:input_type -> meridian.v1.OperateRequest
+	2,  // 10: meridian.v1.Meridian.Register:output_type -> meridian.v1.RegisterResponse
+	4,  // 11: meridian.v1.Meridian.Get:output_type -> meridian.v1.GetResponse
+	9,  // 12: meridian.v1.Meridian.Commit:output_type -> meridian.v1.CommitResponse
+	12, // 13: meridian.v1.Meridian.ReadSnapshot:output_type -> meridian.v1.ReadSnapshotResponse
+	14, // 14: meridian.v1.Meridian.Operate:output_type -> meridian.v1.OperateResponse
+	10, // [10:15] is the sub-list for method output_type
+	5,  // [5:10] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
 	5,  // [5:5] is the sub-list for extension extendee
 	0,  // [0:5] is the sub-list for field type_name
@@ -844,7 +975,7 @@ func file_meridian_v1_meridian_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_meridian_v1_meridian_proto_rawDesc), len(file_meridian_v1_meridian_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

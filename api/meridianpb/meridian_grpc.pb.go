@@ -1,6 +1,6 @@
 // Meridian's client-facing API: one service a node serves to clients in its datacenter. The
-// RPCs mirror the protocol requests of package protocol (Get, Commit, ReadSnapshot) plus
-// Register, which allocates the client id that names the caller's transactions.
+// RPCs mirror the protocol requests of package protocol (Get, Commit, ReadSnapshot, Operation)
+// plus Register, which allocates the client id that names the caller's transactions.
 //
 // Keys are bytes, not strings: Meridian keys are arbitrary byte strings, and proto3 strings
 // must be valid UTF-8. Versions are transaction ids (package txn): the writer's client id in the
@@ -34,6 +34,7 @@ const (
 	Meridian_Get_FullMethodName          = "/meridian.v1.Meridian/Get"
 	Meridian_Commit_FullMethodName       = "/meridian.v1.Meridian/Commit"
 	Meridian_ReadSnapshot_FullMethodName = "/meridian.v1.Meridian/ReadSnapshot"
+	Meridian_Operate_FullMethodName      = "/meridian.v1.Meridian/Operate"
 )
 
 // MeridianClient is the client API for Meridian service.
@@ -42,10 +43,11 @@ const (
 //
 // Meridian is served by every node to the clients of its datacenter.
 type MeridianClient interface {
-	// Register allocates a cluster-unique client id. Every other RPC names it in client_id, and
-	// the caller builds its transaction ids from it. An id is known only to the node that issued
-	// it, and only until that node restarts: then the other RPCs fail with FAILED_PRECONDITION
-	// and the client registers again.
+	// Register allocates a cluster-unique client id, or adopts one another node allocated (see
+	// RegisterRequest). Every other RPC names it in client_id, and the caller builds its
+	// transaction ids from it. An id is known only to the nodes it was registered with, and only
+	// until they restart: then the other RPCs fail with FAILED_PRECONDITION and the client
+	// registers again (a client of a partitioned protocol re-registers the same id).
 	Register(ctx context.Context, in *RegisterRequest, opts ...grpc.CallOption) (*RegisterResponse, error)
 	// Get reads the latest version of a key at the node, as one read of a read-write
 	// transaction: the caller records the version and submits it with Commit.
@@ -57,6 +59,13 @@ type MeridianClient interface {
 	// ReadSnapshot reads keys from one consistent snapshot of the node: consistent within the
 	// datacenter, not serializable across datacenters.
 	ReadSnapshot(ctx context.Context, in *ReadSnapshotRequest, opts ...grpc.CallOption) (*ReadSnapshotResponse, error)
+	// Operate carries one request of a partitioned protocol (the transactional-causal family,
+	// whose client library runs part of the protocol) to the node, and its answer back: both are
+	// the protocol's own messages in its wire encoding (package wire, the protocol's Codec). A
+	// node whose protocol has no such requests fails with UNIMPLEMENTED; an operation that does
+	// not decode, or is too large, with INVALID_ARGUMENT. Like Commit, a failed call may still
+	// have taken effect.
+	Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*OperateResponse, error)
 }
 
 type meridianClient struct {
@@ -107,16 +116,27 @@ func (c *meridianClient) ReadSnapshot(ctx context.Context, in *ReadSnapshotReque
 	return out, nil
 }
 
+func (c *meridianClient) Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*OperateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OperateResponse)
+	err := c.cc.Invoke(ctx, Meridian_Operate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MeridianServer is the server API for Meridian service.
 // All implementations must embed UnimplementedMeridianServer
 // for forward compatibility.
 //
 // Meridian is served by every node to the clients of its datacenter.
 type MeridianServer interface {
-	// Register allocates a cluster-unique client id. Every other RPC names it in client_id, and
-	// the caller builds its transaction ids from it. An id is known only to the node that issued
-	// it, and only until that node restarts: then the other RPCs fail with FAILED_PRECONDITION
-	// and the client registers again.
+	// Register allocates a cluster-unique client id, or adopts one another node allocated (see
+	// RegisterRequest). Every other RPC names it in client_id, and the caller builds its
+	// transaction ids from it. An id is known only to the nodes it was registered with, and only
+	// until they restart: then the other RPCs fail with FAILED_PRECONDITION and the client
+	// registers again (a client of a partitioned protocol re-registers the same id).
 	Register(context.Context, *RegisterRequest) (*RegisterResponse, error)
 	// Get reads the latest version of a key at the node, as one read of a read-write
 	// transaction: the caller records the version and submits it with Commit.
@@ -128,6 +148,13 @@ type MeridianServer interface {
 	// ReadSnapshot reads keys from one consistent snapshot of the node: consistent within the
 	// datacenter, not serializable across datacenters.
 	ReadSnapshot(context.Context, *ReadSnapshotRequest) (*ReadSnapshotResponse, error)
+	// Operate carries one request of a partitioned protocol (the transactional-causal family,
+	// whose client library runs part of the protocol) to the node, and its answer back: both are
+	// the protocol's own messages in its wire encoding (package wire, the protocol's Codec). A
+	// node whose protocol has no such requests fails with UNIMPLEMENTED; an operation that does
+	// not decode, or is too large, with INVALID_ARGUMENT. Like Commit, a failed call may still
+	// have taken effect.
+	Operate(context.Context, *OperateRequest) (*OperateResponse, error)
 	mustEmbedUnimplementedMeridianServer()
 }
 
@@ -149,6 +176,9 @@ func (UnimplementedMeridianServer) Commit(context.Context, *CommitRequest) (*Com
 }
 func (UnimplementedMeridianServer) ReadSnapshot(context.Context, *ReadSnapshotRequest) (*ReadSnapshotResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReadSnapshot not implemented")
+}
+func (UnimplementedMeridianServer) Operate(context.Context, *OperateRequest) (*OperateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Operate not implemented")
 }
 func (UnimplementedMeridianServer) mustEmbedUnimplementedMeridianServer() {}
 func (UnimplementedMeridianServer) testEmbeddedByValue()                  {}
@@ -243,6 +273,24 @@ func _Meridian_ReadSnapshot_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Meridian_Operate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OperateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MeridianServer).Operate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Meridian_Operate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MeridianServer).Operate(ctx, req.(*OperateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Meridian_ServiceDesc is the grpc.ServiceDesc for Meridian service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -265,6 +313,10 @@ var Meridian_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReadSnapshot",
 			Handler:    _Meridian_ReadSnapshot_Handler,
+		},
+		{
+			MethodName: "Operate",
+			Handler:    _Meridian_Operate_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

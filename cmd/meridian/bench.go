@@ -13,7 +13,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/cluster"
@@ -78,7 +77,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *workloadName == "tcc" {
 		return runTCCBench(tccCommon{topology: *topoFlag, protocols: *protocols, distribution: *dist, jsonFile: *jsonFile,
 			clients: *clients, duration: *duration, warmup: *warmup, seed: *seed, jitter: *jitter, quiet: *quiet,
-			faults: faults, params: params, set: set}, tccf, stdout, stderr)
+			faults: faults, params: params, set: set, cluster: *clusterFile, cert: *certFile, key: *keyFile}, tccf, stdout, stderr)
 	}
 	opts := def
 	topo, err := loadTopology(*topoFlag, stderr)
@@ -144,14 +143,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		}
 		opts.Protocols = []string{cfg.Protocol}
-		creds := insecure.NewCredentials()
-		if cfg.TLS != nil {
-			if *certFile == "" || *keyFile == "" {
-				return usagef("bench: cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cfg.Path, cfg.TLS.CA)
-			}
-			if creds, err = clientCredentials(cfg.TLS.CA, *certFile, *keyFile); err != nil {
-				return usageError{err}
-			}
+		creds, err := clusterCredentials(cfg, *certFile, *keyFile)
+		if err != nil {
+			return err
 		}
 		runOne = func(string) (*bench.Result, error) {
 			return bench.RunCluster(context.Background(), opts, cfg, dialCluster(creds))

@@ -27,7 +27,7 @@ type tccFlags struct {
 // tccOnlyFlags and tycsbOnlyFlags are the flags that mean something for one workload only.
 var (
 	tccOnlyFlags   = []string{"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition", "cooldown"}
-	tycsbOnlyFlags = []string{"keys", "theta", "ops", "read-ratio", "rate", "skew", "cpu-per-message", "cpu-per-request", "cpu-per-commit", "history", "cluster", "cert", "key"}
+	tycsbOnlyFlags = []string{"keys", "theta", "ops", "read-ratio", "rate", "skew", "cpu-per-message", "cpu-per-request", "cpu-per-commit", "history"}
 )
 
 func addTCCFlags(fs *flag.FlagSet) *tccFlags {
@@ -67,6 +67,7 @@ func checkWorkloadFlags(set map[string]bool, workloadName string) error {
 // tccCommon is what the T-YCSB and TCC benchmarks share on the command line.
 type tccCommon struct {
 	topology, protocols, distribution, jsonFile string
+	cluster, cert, key                          string // --cluster: a running cluster instead of the simulator
 	clients                                     int
 	duration, warmup                            time.Duration
 	seed                                        uint64
@@ -123,6 +124,17 @@ func runTCCBench(c tccCommon, f *tccFlags, stdout, stderr io.Writer) error {
 		opts.Progress = progressPrinter(stderr, len(protocols))
 	}
 	var results []*bench.TCCResult
+	if c.cluster != "" {
+		if c.set["protocols"] || c.set["partitions"] {
+			return usagef("bench: --protocols and --partitions come from the cluster file with --cluster")
+		}
+		res, err := runTCCCluster(opts, c.cluster, c.cert, c.key)
+		if err != nil {
+			return err
+		}
+		protocols = nil
+		results = append(results, res)
+	}
 	for _, p := range protocols {
 		res, err := bench.RunTCC(opts, p)
 		if err != nil {

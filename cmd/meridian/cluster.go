@@ -19,7 +19,9 @@ const clusterUsage = `usage: meridian cluster <command> --dir DIR [flags]
 
 commands:
   up       start a local cluster: one server per datacenter on 127.0.0.1, WAN emulated
-           (--topology NAME|FILE --protocol P [--base-port 7100] [--set k=v ...] [--timeout 30s])
+           (--topology NAME|FILE --protocol P [--partitions N] [--base-port 7100] [--set k=v ...]
+           [--timeout 30s]); a partitioned protocol (fastccs, eiger, wren, ec) runs N servers
+           per datacenter, one per partition
   down     stop the cluster's servers
   status   show each server's process, health and replication status
 The cluster file, logs and pid files live in DIR (cluster.yaml, logs/, pids/).
@@ -77,6 +79,7 @@ func runClusterUp(args []string, stdout, stderr io.Writer) error {
 	topoFlag := fs.String("topology", "", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (required)")
 	proto := fs.String("protocol", "", "protocol ("+strings.Join(registry.Names(), ", ")+") (required)")
 	basePort := fs.Int("base-port", 7100, "first TCP port; each node uses three consecutive ports (peer, client, metrics)")
+	partitions := fs.Int("partitions", 1, "servers per datacenter, one per key-space partition (partitioned protocols only)")
 	timeout := fs.Duration("timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
 	var params listFlag
 	fs.Var(&params, "set", "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
@@ -93,16 +96,24 @@ func runClusterUp(args []string, stdout, stderr io.Writer) error {
 	case *timeout <= 0:
 		return usagef("cluster up: --timeout %s: want a positive duration", *timeout)
 	}
-	if _, err := registry.Lookup(*proto); err != nil {
+	entry, err := registry.Lookup(*proto)
+	if err != nil {
 		return usageError{err}
+	}
+	switch {
+	case *partitions < 1:
+		return usagef("cluster up: --partitions %d: want at least 1", *partitions)
+	case *partitions > 1 && entry.NewClient == nil:
+		return usagef("cluster up: --partitions %d: protocol %s is not partitioned (it runs one full replica per datacenter)", *partitions, *proto)
 	}
 	topo, err := loadTopology(*topoFlag, stderr)
 	if err != nil {
 		return err
 	}
-	if last := *basePort + 3*topo.N() - 1; *basePort < 1 || last > 65535 {
+	nodes := topo.N() * *partitions
+	if last := *basePort + 3*nodes - 1; *basePort < 1 || last > 65535 {
 		return usagef("cluster up: --base-port %d: the %d nodes need ports %d..%d, want 1..65535",
-			*basePort, topo.N(), *basePort, last)
+			*basePort, nodes, *basePort, last)
 	}
 	p, err := parseParams(params)
 	if err != nil {
@@ -112,7 +123,7 @@ func runClusterUp(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot find the meridian binary: %w", err)
 	}
-	cfg := cluster.Generate(topo, *topoFlag, *proto, *dir, *basePort)
+	cfg := cluster.GeneratePartitioned(topo, *topoFlag, *proto, *dir, *basePort, *partitions)
 	cfg.Params = p
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -3,6 +3,7 @@
 package rpctest
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -30,6 +31,19 @@ func (b *MemBackend) NewClientID() (txn.ClientID, error) {
 	b.nextID++
 	return b.nextID, nil
 }
+
+// AdoptClientID accepts the ids the backend allocated: it is the cluster's only node.
+func (b *MemBackend) AdoptClientID(id txn.ClientID) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id == 0 || id > b.nextID {
+		return fmt.Errorf("rpctest: client id %d was never allocated", id)
+	}
+	return nil
+}
+
+// OpCodec returns nil: the backend serves no protocol operations.
+func (b *MemBackend) OpCodec() protocol.Codec { return nil }
 
 // Submit serves req and calls reply with the answer.
 func (b *MemBackend) Submit(req protocol.Request, reply func(protocol.Reply)) {
