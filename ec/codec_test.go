@@ -1,11 +1,10 @@
 package ec
 
 import (
-	"bytes"
 	"errors"
-	"reflect"
 	"testing"
 
+	"github.com/meridian-kv/meridian/internal/codectest"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/txn"
 	"github.com/meridian-kv/meridian/wire"
@@ -26,26 +25,7 @@ func sampleMessages() []protocol.Message {
 
 // TestCodecRoundTrip encodes every message shape, decodes it back unchanged, and checks that
 // every truncation, and a trailing byte, is rejected without a panic.
-func TestCodecRoundTrip(t *testing.T) {
-	for _, m := range sampleMessages() {
-		b, err := Codec.Append(nil, m)
-		if err != nil {
-			t.Fatalf("%T: %v", m, err)
-		}
-		got, err := Codec.Decode(b)
-		if err != nil || !reflect.DeepEqual(got, m) {
-			t.Fatalf("%#v: decoded %#v, %v", m, got, err)
-		}
-		for i := range b {
-			if _, err := Codec.Decode(b[:i]); err == nil {
-				t.Errorf("%T: truncation to %d bytes accepted", m, i)
-			}
-		}
-		if _, err := Codec.Decode(append(b, 0)); err == nil {
-			t.Errorf("%T: trailing byte accepted", m)
-		}
-	}
-}
+func TestCodecRoundTrip(t *testing.T) { codectest.RoundTrip(t, Codec, sampleMessages()) }
 
 // TestCodecRefuses checks that nothing over the wire limits is encoded and that garbage is
 // refused as malformed input.
@@ -69,28 +49,4 @@ func TestCodecRefuses(t *testing.T) {
 
 // FuzzDecode feeds arbitrary bytes to Codec.Decode: it must never panic, and whatever decodes
 // must re-encode to the same bytes.
-func FuzzDecode(f *testing.F) {
-	for _, m := range sampleMessages() {
-		b, err := Codec.Append(nil, m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Codec.Decode(b)
-		if err != nil {
-			if m != nil || !errors.Is(err, wire.ErrMalformed) {
-				t.Fatalf("error %v (message %v) does not wrap wire.ErrMalformed", err, m)
-			}
-			return
-		}
-		again, err := Codec.Append(nil, m)
-		if err != nil {
-			t.Fatalf("decoded %#v does not re-encode: %v", m, err)
-		}
-		if !bytes.Equal(again, b) {
-			t.Fatalf("re-encodes differently:\n in %x\nout %x", b, again)
-		}
-	})
-}
+func FuzzDecode(f *testing.F) { codectest.Fuzz(f, Codec, sampleMessages()) }

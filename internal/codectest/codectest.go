@@ -1,0 +1,69 @@
+// Package codectest holds the checks every protocol's wire codec (protocol.Codec) must pass, so
+// that each protocol's tests state only its sample messages: every message round-trips
+// unchanged, every truncation and a trailing byte are refused, and under fuzzing Decode never
+// panics, refuses garbage with wire.ErrMalformed and decodes only canonical encodings.
+package codectest
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/wire"
+)
+
+// RoundTrip encodes every message of msgs, decodes it back and requires the same value, then
+// requires every truncation of the encoding, and the encoding with one trailing byte, to be
+// refused.
+func RoundTrip(t *testing.T, c protocol.Codec, msgs []protocol.Message) {
+	t.Helper()
+	for _, m := range msgs {
+		b, err := c.Append(nil, m)
+		if err != nil {
+			t.Fatalf("%T: %v", m, err)
+		}
+		got, err := c.Decode(b)
+		if err != nil || !reflect.DeepEqual(got, m) {
+			t.Fatalf("%#v: decoded %#v, %v", m, got, err)
+		}
+		for i := range b {
+			if _, err := c.Decode(b[:i]); err == nil {
+				t.Errorf("%T: truncation to %d bytes accepted", m, i)
+			}
+		}
+		if _, err := c.Decode(append(b, 0)); err == nil {
+			t.Errorf("%T: trailing byte accepted", m)
+		}
+	}
+}
+
+// Fuzz seeds f with the encodings of msgs and fuzzes c.Decode: it must never panic, an error
+// must wrap wire.ErrMalformed and come without a message, and whatever decodes must re-encode
+// to the same bytes.
+func Fuzz(f *testing.F, c protocol.Codec, msgs []protocol.Message) {
+	for _, m := range msgs {
+		b, err := c.Append(nil, m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := c.Decode(b)
+		if err != nil {
+			if m != nil || !errors.Is(err, wire.ErrMalformed) {
+				t.Fatalf("error %v (message %v) does not wrap wire.ErrMalformed", err, m)
+			}
+			return
+		}
+		again, err := c.Append(nil, m)
+		if err != nil {
+			t.Fatalf("decoded %#v does not re-encode: %v", m, err)
+		}
+		if !bytes.Equal(again, b) {
+			t.Fatalf("re-encodes differently:\n in %x\nout %x", b, again)
+		}
+	})
+}
