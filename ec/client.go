@@ -29,24 +29,6 @@ func NewClient(cfg tcc.ClientConfig) (tcc.Client, error) {
 	return &Client{tr: cfg.Transport, nodes: cfg.Layout.Node[0], timeoutUs: timeoutUs}, nil
 }
 
-// group returns the distinct keys by partition, and the partitions in order.
-func (c *Client) group(keys []string) (map[int][]string, []int) {
-	byPart := map[int][]string{}
-	var parts []int
-	for _, k := range keys {
-		p := tcc.PartitionOf(k, len(c.nodes))
-		if slices.Contains(byPart[p], k) {
-			continue
-		}
-		if len(byPart[p]) == 0 {
-			parts = append(parts, p)
-		}
-		byPart[p] = append(byPart[p], k)
-	}
-	slices.Sort(parts)
-	return byPart, parts
-}
-
 // fanout sends req(p) to every partition p of parts, passes each answer to accept (which says
 // whether it is the awaited one), resends to the partitions that have not answered every
 // tx_timeout, and calls finish once all have.
@@ -83,7 +65,7 @@ func (c *Client) ReadTx(id txn.ID, keys []string, done func(tcc.ReadResult)) {
 		done(tcc.ReadResult{}) // an empty ROT is a no-op
 		return
 	}
-	byPart, parts := c.group(keys)
+	parts, byPart := tcc.GroupKeys(keys, len(c.nodes))
 	got := map[string]Item{}
 	c.fanout(parts, func(p int) protocol.Message { return &ReadReq{Tx: id, Keys: byPart[p]} },
 		func(p int, op protocol.Message) bool {
@@ -131,7 +113,7 @@ func (c *Client) WriteTx(id txn.ID, writes []txn.Write, done func(tcc.WriteResul
 	for i, w := range ws {
 		keys[i] = w.Key
 	}
-	byPart, parts := c.group(keys)
+	parts, byPart := tcc.GroupKeys(keys, len(c.nodes))
 	share := func(p int) protocol.Message {
 		m := &WriteReq{Tx: id, Ts: ts}
 		for _, w := range ws {

@@ -64,19 +64,6 @@ func parseTimeout(p protocol.Params) (int64, error) {
 	return us, nil
 }
 
-// partitions checks that the run has one datacenter (replication factor 1) and returns the node
-// of each partition.
-func partitions(nodes []protocol.Node, dcs int) ([]protocol.NodeID, error) {
-	if dcs != 1 {
-		return nil, fmt.Errorf("ec: runs in one datacenter only (replication factor 1), got %d", dcs)
-	}
-	l, err := tcc.NewLayout(nodes, 1)
-	if err != nil {
-		return nil, fmt.Errorf("ec: %w", err)
-	}
-	return l.Node[0], nil
-}
-
 // stamp is a write's last-writer-wins timestamp: the client's clock, then the writer's id.
 type stamp struct {
 	ts     int64
@@ -113,7 +100,7 @@ func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if cfg.Topology == nil {
 		return nil, errors.New("ec: no topology")
 	}
-	nodes, err := partitions(cfg.Nodes, cfg.Topology.N())
+	nodes, err := tcc.SingleDC("ec", "replication factor 1", cfg.Nodes, cfg.Topology.N())
 	if err != nil {
 		return nil, err
 	}

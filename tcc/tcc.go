@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/txn"
@@ -144,4 +145,36 @@ type ReadResult struct {
 type WriteResult struct {
 	Status txn.Status
 	Err    error
+}
+
+// GroupKeys groups the distinct keys of keys by the partition (of n) that owns them: the
+// partitions in increasing order, and each one's keys in first-appearance order. A ROT listing a
+// key twice reads it once (spec A20).
+func GroupKeys(keys []string, n int) (parts []int, keysOf map[int][]string) {
+	keysOf = map[int][]string{}
+	for _, k := range keys {
+		p := PartitionOf(k, n)
+		if slices.Contains(keysOf[p], k) {
+			continue
+		}
+		if len(keysOf[p]) == 0 {
+			parts = append(parts, p)
+		}
+		keysOf[p] = append(keysOf[p], k)
+	}
+	slices.Sort(parts)
+	return parts, keysOf
+}
+
+// SingleDC checks that nodes place the partitions of exactly one datacenter, for the protocols
+// that run in one (why says what keeps them there), and returns the node of each partition.
+func SingleDC(protocolName, why string, nodes []protocol.Node, dcs int) ([]protocol.NodeID, error) {
+	if dcs != 1 {
+		return nil, fmt.Errorf("%s: runs in one datacenter only (%s), got %d", protocolName, why, dcs)
+	}
+	l, err := NewLayout(nodes, 1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	return l.Node[0], nil
 }

@@ -91,22 +91,12 @@ type rot struct {
 // ReadTx runs a ROT: round 1 takes a snapshot st from a coordinator partition, round 2 reads the
 // partitions at st, and the write cache supplies the session's own writes newer than st.
 func (c *Client) ReadTx(id txn.ID, keys []string, done func(tcc.ReadResult)) {
-	t := &rot{id: id, keys: keys, byPar: map[int][]string{}, done: done}
-	for _, k := range keys {
-		p := tcc.PartitionOf(k, len(c.nodes))
-		if slices.Contains(t.byPar[p], k) {
-			continue
-		}
-		if len(t.byPar[p]) == 0 {
-			t.parts = append(t.parts, p)
-		}
-		t.byPar[p] = append(t.byPar[p], k)
-	}
+	t := &rot{id: id, keys: keys, done: done}
+	t.parts, t.byPar = tcc.GroupKeys(keys, len(c.nodes))
 	if len(keys) == 0 {
 		done(tcc.ReadResult{}) // an empty ROT is a no-op (spec A20)
 		return
 	}
-	slices.Sort(t.parts)
 	c.snapshot(t)
 }
 

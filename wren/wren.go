@@ -146,19 +146,6 @@ func parseParams(p protocol.Params) (params, error) {
 	return out, nil
 }
 
-// layoutOf checks that cfg places the partitions of exactly one datacenter (RST is fixed at 0:
-// geo-replicated Wren is not implemented) and returns the node of each partition.
-func layoutOf(nodes []protocol.Node, dcs int) ([]protocol.NodeID, error) {
-	if dcs != 1 {
-		return nil, fmt.Errorf("wren: runs in one datacenter only (RST is fixed at 0), got %d", dcs)
-	}
-	l, err := tcc.NewLayout(nodes, 1)
-	if err != nil {
-		return nil, fmt.Errorf("wren: %w", err)
-	}
-	return l.Node[0], nil
-}
-
 // Timers.
 const (
 	timerStab protocol.TimerID = iota + 1
@@ -275,7 +262,7 @@ func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if cfg.Topology == nil {
 		return nil, errors.New("wren: no topology")
 	}
-	nodes, err := layoutOf(cfg.Nodes, cfg.Topology.N())
+	nodes, err := tcc.SingleDC("wren", "RST is fixed at 0: geo-replicated Wren is not implemented", cfg.Nodes, cfg.Topology.N())
 	if err != nil {
 		return nil, err
 	}
