@@ -64,6 +64,19 @@ func (c *collector) add(dc int, startUs, endUs int64, res client.Result) {
 	}
 }
 
+// cdfOf samples the distribution of h's latencies (µs) at cdfPercentiles, in milliseconds;
+// nil for an empty histogram.
+func cdfOf(h *hdrhistogram.Histogram) []CDFPoint {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	out := make([]CDFPoint, len(cdfPercentiles))
+	for j, q := range cdfPercentiles {
+		out[j] = CDFPoint{Ms: float64(h.ValueAtQuantile(q)) / 1000, Fraction: q / 100}
+	}
+	return out
+}
+
 // cdfPercentiles are the percentiles DCResult.LatencyCDF samples: every 2% from 0 to 98, then
 // the tail at 99, 99.5, 99.9 and 100.
 var cdfPercentiles = func() []float64 {
@@ -89,10 +102,7 @@ func (c *collector) summarise(topo *topology.Topology, boundMs []float64, opsPer
 				P99:    float64(d.hist.ValueAtQuantile(99)) / 1000,
 				StdDev: math.Sqrt(max(0, d.sumSquareUs/n-mean*mean)) / 1000,
 			}
-			r.LatencyCDF = make([]CDFPoint, len(cdfPercentiles))
-			for j, q := range cdfPercentiles {
-				r.LatencyCDF[j] = CDFPoint{Ms: float64(d.hist.ValueAtQuantile(q)) / 1000, Fraction: q / 100}
-			}
+			r.LatencyCDF = cdfOf(d.hist)
 		}
 		if total := d.committed + d.aborted; total > 0 {
 			r.AbortRate = float64(d.aborted) / float64(total)

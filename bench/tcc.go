@@ -102,6 +102,10 @@ type TCCResult struct {
 	WOTs          int        `json:"wots"`
 	ROTLatency    TCCLatency `json:"rot_latency"`
 	WOTLatency    TCCLatency `json:"wot_latency"`
+	// ROTLatencyCDF and WOTLatencyCDF sample the distributions behind ROTLatency and WOTLatency
+	// (as DCResult.LatencyCDF does).
+	ROTLatencyCDF []CDFPoint `json:"-"`
+	WOTLatencyCDF []CDFPoint `json:"-"`
 	// RotRounds is the histogram of measured ROTs by rounds taken ("1", "2", "3").
 	RotRounds map[string]int `json:"rot_rounds"`
 	// CommitChecks counts Eiger's server-side commit checks caused by measured ROTs.
@@ -345,7 +349,7 @@ func (r *tccRun) summarise(protocolName string, nowUs int64) *TCCResult {
 	windowS := float64(o.DurationUs-o.WarmupUs-o.CooldownUs) / 1e6
 	res := &TCCResult{Protocol: protocolName, Partitions: o.Partitions, Seed: o.Seed, ROTs: r.rots, WOTs: r.wots,
 		ThroughputTPS: float64(r.rots+r.wots) / windowS, RotRounds: r.rounds, CommitChecks: r.checks, ValueMismatches: r.mismatches,
-		ROTLatency: latencyOf(r.rot), WOTLatency: latencyOf(r.wot)}
+		ROTLatency: latencyOf(r.rot), WOTLatency: latencyOf(r.wot), ROTLatencyCDF: cdfOf(r.rot), WOTLatencyCDF: cdfOf(r.wot)}
 	for _, w := range r.workers {
 		if w.busy {
 			res.Unfinished++

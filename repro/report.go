@@ -340,10 +340,14 @@ func drawLines(p *plot.Plot, legend *plot.Legend, s Series) error {
 	}
 	if s.Kind == KindCDF {
 		p.Y.Min, p.Y.Max = 0, 1
-		if xMin > 0 && xMax/xMin > 8 {
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = logTicks{}
-		}
+	}
+	if s.LogX || s.Kind == KindCDF && xMin > 0 && xMax/xMin > 8 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+	}
+	if s.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	for j, l := range s.Lines {
 		n := min(len(l.X), len(l.Y))

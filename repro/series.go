@@ -38,6 +38,9 @@ type Series struct {
 	// empty; BoundLabel names it in the legend.
 	Bound      []float64
 	BoundLabel string
+	// LogX and LogY draw KindXY axes on a logarithmic scale (sweeps over doublings; the FastCCS
+	// thesis's log-log scaling plot). KindCDF picks its x scale itself.
+	LogX, LogY bool
 }
 
 // Line is one labelled set of values of a Series. For KindBars, Y holds one value per category

@@ -4,6 +4,7 @@ package main
 import (
 	_ "github.com/meridian-kv/meridian/ec"
 	_ "github.com/meridian-kv/meridian/eiger"
+	_ "github.com/meridian-kv/meridian/fastccs"
 	_ "github.com/meridian-kv/meridian/paxos"
 	_ "github.com/meridian-kv/meridian/rc"
 	_ "github.com/meridian-kv/meridian/twopc"

@@ -1,7 +1,6 @@
 package swarm
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -11,12 +10,15 @@ import (
 	"github.com/meridian-kv/meridian/workload"
 )
 
+// TCCParams draws one seed's random parameters of a transactional-causal protocol (its
+// stabilization period, timeouts short enough to fire, modes); nil draws none.
+type TCCParams func(r *rand.Rand) protocol.Params
+
 // TCCOptions draws one seed's random run of a transactional-causal protocol (package tcc): 2–8
 // partitions, a small key space for contention, short and long transactions, a write-heavy mix,
-// a random stabilization period and transaction timeout, and a fault schedule (crashed
-// partitions, cut links between partitions) that ends before the run does, so that every
-// transaction must finish.
-func TCCOptions(proto string, seed uint64) bench.TCCOptions {
+// the protocol's parameters from params, and a fault schedule (crashed partitions, cut links
+// between partitions) that ends before the run does, so that every transaction must finish.
+func TCCOptions(seed uint64, params TCCParams) bench.TCCOptions {
 	r := rand.New(rand.NewPCG(seed, 0x746363))
 	opts := bench.TCCDefaults()
 	opts.Seed = seed
@@ -31,15 +33,9 @@ func TCCOptions(proto string, seed uint64) bench.TCCOptions {
 	w.WriteFraction = 0.1 + 0.4*r.Float64()
 	w.ValueBytes = 16 + r.IntN(64)
 	w.Distribution = workload.DistUniform
-	stab := fmt.Sprintf("%dms", 1+r.IntN(50))
-	timeout := fmt.Sprintf("%dms", 100+r.IntN(900))
 	opts.Faults = randomNodeFaults(r, opts.Partitions, opts.DurationUs)
-	gossip := []string{"all", "tree"}[r.IntN(2)]
-	switch proto {
-	case "fastccs", "wren":
-		opts.Params = protocol.Params{"stab_interval": stab, "tx_timeout": timeout, "gossip": gossip}
-	case "eiger":
-		opts.Params = protocol.Params{"tx_timeout": timeout, "partition_evt": fmt.Sprint(r.IntN(2) == 0)}
+	if params != nil {
+		opts.Params = params(r)
 	}
 	return opts
 }
@@ -65,16 +61,16 @@ func randomNodeFaults(r *rand.Rand, partitions int, durationUs int64) []sim.Faul
 	return faults
 }
 
-// RunTCC runs proto over SeedsPerProtocol random seeds (TCCOptions) in test t and requires the
+// RunTCC runs proto over SeedsPerProtocol random seeds (TCCOptions with params) in test t and requires the
 // TCC checker to find no anomaly, every read's value to match its version, and every
 // transaction to finish once the faults are over. A failing seed prints everything needed to
 // replay it (see Run for replayCmd and MERIDIAN_SEED).
-func RunTCC(t *testing.T, proto, replayCmd string) {
+func RunTCC(t *testing.T, proto, replayCmd string, params TCCParams) {
 	t.Helper()
 	seeds := seedsToRun(t)
 	checked := 0
 	for _, seed := range seeds {
-		opts := TCCOptions(proto, seed)
+		opts := TCCOptions(seed, params)
 		res, err := bench.RunTCC(opts, proto)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
