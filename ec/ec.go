@@ -24,7 +24,6 @@
 package ec
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -64,23 +63,10 @@ func parseTimeout(p protocol.Params) (int64, error) {
 	return us, nil
 }
 
-// stamp is a write's last-writer-wins timestamp: the client's clock, then the writer's id.
-type stamp struct {
-	ts     int64
-	writer txn.ID
-}
-
-func (a stamp) compare(b stamp) int {
-	if c := cmp.Compare(a.ts, b.ts); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.writer, b.writer)
-}
-
 // cell is a key's current value.
 type cell struct {
 	value []byte
-	stamp stamp
+	stamp tcc.Stamp
 }
 
 // Replica is one EC partition.
@@ -89,7 +75,7 @@ type Replica struct {
 	part  int
 	nodes int
 	data  map[string]cell
-	order map[string][]stamp // every write received, by stamp: the LWW version order
+	order map[string][]tcc.Stamp // every write received, by stamp: the LWW version order
 }
 
 // New builds the EC partition cfg.Self.
@@ -108,7 +94,7 @@ func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		return nil, fmt.Errorf("ec: self node %d out of range", cfg.Self)
 	}
 	return &Replica{env: env, part: cfg.Nodes[cfg.Self].Partition, nodes: len(nodes),
-		data: map[string]cell{}, order: map[string][]stamp{}}, nil
+		data: map[string]cell{}, order: map[string][]tcc.Stamp{}}, nil
 }
 
 // Start does nothing: EC has no background protocol.
@@ -139,7 +125,7 @@ func (r *Replica) serve(req protocol.Request) (protocol.Message, string) {
 		resp := &ReadResp{Tx: op.Tx, Items: make([]Item, len(op.Keys))}
 		for i, k := range op.Keys {
 			c := r.data[k]
-			resp.Items[i] = Item{Key: k, Value: c.value, Writer: c.stamp.writer}
+			resp.Items[i] = Item{Key: k, Value: c.value, Writer: c.stamp.Writer}
 		}
 		return resp, ""
 	case *WriteReq:
@@ -151,7 +137,7 @@ func (r *Replica) serve(req protocol.Request) (protocol.Message, string) {
 			return nil, err
 		}
 		for _, w := range op.Writes {
-			r.write(w, stamp{ts: op.Ts, writer: op.Tx})
+			r.write(w, tcc.Stamp{Time: op.Ts, Writer: op.Tx})
 		}
 		return &WriteResp{Tx: op.Tx}, ""
 	}
@@ -170,14 +156,14 @@ func (r *Replica) foreign(keys []string) string {
 
 // write applies w if its stamp is newer than the key's current one, and places it in the key's
 // order either way (once: a resent write is a no-op).
-func (r *Replica) write(w txn.Write, s stamp) {
+func (r *Replica) write(w txn.Write, s tcc.Stamp) {
 	o := r.order[w.Key]
-	i, dup := slices.BinarySearchFunc(o, s, stamp.compare)
+	i, dup := slices.BinarySearchFunc(o, s, tcc.Stamp.Compare)
 	if dup {
 		return
 	}
 	r.order[w.Key] = slices.Insert(o, i, s)
-	if c, ok := r.data[w.Key]; !ok || c.stamp.compare(s) < 0 {
+	if c, ok := r.data[w.Key]; !ok || c.stamp.Compare(s) < 0 {
 		r.data[w.Key] = cell{value: w.Value, stamp: s}
 	}
 }
@@ -188,7 +174,7 @@ func (r *Replica) VersionOrder() map[string][]txn.ID {
 	for k, o := range r.order {
 		ids := make([]txn.ID, len(o))
 		for i, s := range o {
-			ids[i] = s.writer
+			ids[i] = s.Writer
 		}
 		out[k] = ids
 	}

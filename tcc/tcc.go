@@ -11,6 +11,7 @@
 package tcc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -177,4 +178,20 @@ func SingleDC(protocolName, why string, nodes []protocol.Node, dcs int) ([]proto
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
 	}
 	return l.Node[0], nil
+}
+
+// Stamp places a version in its key's order in the protocols that order versions by a scalar
+// time (Wren's commit time, ec's last-writer-wins timestamp): by time, ties broken by the
+// writer's id, so that every replica orders a key's versions alike.
+type Stamp struct {
+	Time   int64
+	Writer txn.ID
+}
+
+// Compare orders a before (-1), at (0) or after (+1) b.
+func (a Stamp) Compare(b Stamp) int {
+	if c := cmp.Compare(a.Time, b.Time); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Writer, b.Writer)
 }

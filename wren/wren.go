@@ -62,7 +62,6 @@
 package wren
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -175,22 +174,9 @@ func (h *hlc) tick(physUs int64) int64 {
 // observe moves the clock to at least t.
 func (h *hlc) observe(t int64) { h.lastUs = max(h.lastUs, t) }
 
-// stamp places a version in its key's order: by commit time, ties broken by writer id.
-type stamp struct {
-	ct     int64
-	writer txn.ID
-}
-
-func (a stamp) compare(b stamp) int {
-	if c := cmp.Compare(a.ct, b.ct); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.writer, b.writer)
-}
-
 // version is one committed version of a key.
 type version struct {
-	stamp
+	tcc.Stamp
 	value []byte
 	// supersededAtUs is when a sweep first saw a visible newer version (superseded is set).
 	supersededAtUs int64
@@ -243,10 +229,10 @@ type Replica struct {
 	known    []int64
 	minKnown int64
 
-	versions    map[string][]version // committed versions, sorted by stamp
-	order       map[string][]stamp   // every version ever committed, sorted: the checker's order
-	collectable map[string]struct{}  // keys with more than one version
-	gcFloorCt   int64                // reads at a snapshot below this may miss collected versions
+	versions    map[string][]version   // committed versions, sorted by stamp
+	order       map[string][]tcc.Stamp // every version ever committed, sorted: the checker's order
+	collectable map[string]struct{}    // keys with more than one version
+	gcFloorCt   int64                  // reads at a snapshot below this may miss collected versions
 
 	pending    map[txn.ID]*prepared
 	sessions   map[txn.ClientID]*session
@@ -270,7 +256,7 @@ func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		return nil, fmt.Errorf("wren: self node %d out of range", cfg.Self)
 	}
 	return &Replica{env: env, nodes: nodes, part: cfg.Nodes[cfg.Self].Partition, prm: prm,
-		known: make([]int64, len(nodes)), versions: map[string][]version{}, order: map[string][]stamp{},
+		known: make([]int64, len(nodes)), versions: map[string][]version{}, order: map[string][]tcc.Stamp{},
 		collectable: map[string]struct{}{}, pending: map[txn.ID]*prepared{}, sessions: map[txn.ClientID]*session{},
 		unfinished: map[txn.ID]*coordTx{}}, nil
 }
@@ -437,7 +423,7 @@ func (r *Replica) read(op *ReadReq) (protocol.Message, string) {
 		resp.Items[i].Key = k
 		vs := r.versions[k]
 		if j := r.visible(vs, op.St); j >= 0 {
-			resp.Items[i].Value, resp.Items[i].Writer = vs[j].value, vs[j].writer
+			resp.Items[i].Value, resp.Items[i].Writer = vs[j].value, vs[j].Writer
 		}
 	}
 	return resp, ""
@@ -446,7 +432,7 @@ func (r *Replica) read(op *ReadReq) (protocol.Message, string) {
 // visible returns the index of the newest of vs with ct ≤ st, or -1.
 func (r *Replica) visible(vs []version, st int64) int {
 	i, _ := slices.BinarySearchFunc(vs, st, func(v version, st int64) int {
-		if v.ct <= st {
+		if v.Time <= st {
 			return -1
 		}
 		return 1
@@ -673,16 +659,16 @@ func (r *Replica) ack(p int, m *DecisionAck) {
 
 // install adds tx's committed versions at their place in each key's order.
 func (r *Replica) install(tx txn.ID, ct int64, writes []txn.Write) {
-	st := stamp{ct: ct, writer: tx}
+	st := tcc.Stamp{Time: ct, Writer: tx}
 	for _, w := range writes {
 		vs := r.versions[w.Key]
-		i, _ := slices.BinarySearchFunc(vs, st, func(v version, s stamp) int { return v.compare(s) })
-		r.versions[w.Key] = slices.Insert(vs, i, version{stamp: st, value: w.Value})
+		i, _ := slices.BinarySearchFunc(vs, st, func(v version, s tcc.Stamp) int { return v.Compare(s) })
+		r.versions[w.Key] = slices.Insert(vs, i, version{Stamp: st, value: w.Value})
 		if len(vs) > 0 {
 			r.collectable[w.Key] = struct{}{}
 		}
 		o := r.order[w.Key]
-		j, _ := slices.BinarySearchFunc(o, st, stamp.compare)
+		j, _ := slices.BinarySearchFunc(o, st, tcc.Stamp.Compare)
 		r.order[w.Key] = slices.Insert(o, j, st)
 	}
 }
@@ -705,7 +691,7 @@ func (r *Replica) collect() {
 		if drop == 0 {
 			continue
 		}
-		r.gcFloorCt = max(r.gcFloorCt, vs[drop].ct)
+		r.gcFloorCt = max(r.gcFloorCt, vs[drop].Time)
 		r.versions[k] = slices.Clone(vs[drop:])
 		if len(vs)-drop < 2 {
 			delete(r.collectable, k)
@@ -720,7 +706,7 @@ func (r *Replica) VersionOrder() map[string][]txn.ID {
 	for k, o := range r.order {
 		ids := make([]txn.ID, len(o))
 		for i, s := range o {
-			ids[i] = s.writer
+			ids[i] = s.Writer
 		}
 		out[k] = ids
 	}
