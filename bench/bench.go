@@ -40,14 +40,17 @@ type Options struct {
 	DurationUs    int64
 	WarmupUs      int64 // transactions that start earlier are checked but not measured
 	Seed          uint64
-	Jitter        float64   // scale of the topology's RTT standard deviations (1 = as measured)
-	ClockOffsetUs []int64   // per datacenter; nil = synchronised
-	ClockDriftPPM []float64 // per datacenter; nil = no drift
-	Faults        []sim.Fault
-	Params        protocol.Params
-	Service       sim.Service
-	Chaos         sim.Chaos
-	ClientHopUs   int64
+	Jitter        float64 // scale of the topology's RTT standard deviations (1 = as measured)
+	// JitterCorrelationUs is the correlation time of each link's jitter
+	// (sim.Config.JitterCorrelationUs); 0 draws every message's jitter independently.
+	JitterCorrelationUs int64
+	ClockOffsetUs       []int64   // per datacenter; nil = synchronised
+	ClockDriftPPM       []float64 // per datacenter; nil = no drift
+	Faults              []sim.Fault
+	Params              protocol.Params
+	Service             sim.Service
+	Chaos               sim.Chaos
+	ClientHopUs         int64
 	// KeepHistory keeps the recorded history in the Result (for --history).
 	KeepHistory bool
 	// Progress, if set, is called about once per virtual second.
@@ -55,21 +58,32 @@ type Options struct {
 }
 
 // Defaults returns the main job: aws-helios, 12 closed-loop clients per datacenter, T-YCSB
-// (50,000 keys, Zipfian 0.99, 5 ops, 50% reads), the five core protocols, 60 virtual seconds.
+// (50,000 keys, Zipfian 0.99, 5 ops, 50% reads), the five core protocols, 60 virtual seconds,
+// the topology's jitter with a correlation time of DefaultJitterCorrelationUs.
 func Defaults() Options {
 	topo, _ := topology.Preset("aws-helios")
 	return Options{
-		Topology:     topo,
-		Protocols:    []string{"helios-0", "helios-1", "helios-2", "helios-b", "mf"},
-		ClientsPerDC: 12,
-		Workload:     workload.DefaultConfig(),
-		DurationUs:   60_000_000,
-		WarmupUs:     2_000_000,
-		Seed:         1,
-		Jitter:       1,
-		ClientHopUs:  sim.DefaultClientHopUs,
+		Topology:            topo,
+		Protocols:           []string{"helios-0", "helios-1", "helios-2", "helios-b", "mf"},
+		ClientsPerDC:        12,
+		Workload:            workload.DefaultConfig(),
+		DurationUs:          60_000_000,
+		WarmupUs:            2_000_000,
+		Seed:                1,
+		Jitter:              1,
+		JitterCorrelationUs: DefaultJitterCorrelationUs,
+		ClientHopUs:         sim.DefaultClientHopUs,
 	}
 }
+
+// DefaultJitterCorrelationUs is the main job's correlation time of each link's jitter: 100 ms.
+// A WAN path's delay drifts slowly (the topologies' standard deviations summarise hours of
+// pings), so messages a few ms apart should see nearly the same jitter, not independent draws
+// that a FIFO link turns into waits for the slowest recent message; and 100 ms is short enough
+// that every run (20 s and more) samples the jitter's whole distribution, hundreds of
+// correlation times, rather than one slow offset per link. docs/REPRODUCTION.md (E4.1) has
+// the measurements behind the choice.
+const DefaultJitterCorrelationUs = 100_000
 
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {
@@ -88,6 +102,8 @@ func (o *Options) Validate() error {
 		return errors.New("bench: rate must not be negative")
 	case o.Jitter < 0:
 		return errors.New("bench: jitter must not be negative")
+	case o.JitterCorrelationUs < 0:
+		return errors.New("bench: the jitter's correlation time must not be negative")
 	}
 	for _, p := range o.Protocols {
 		if _, err := registry.Lookup(p); err != nil {
@@ -161,7 +177,7 @@ func Run(opts Options, protocolName string) (*Result, error) {
 		return nil, err
 	}
 	cfg := sim.Config{Topology: opts.Topology, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
-		Jitter: opts.Jitter, ClockOffsetUs: opts.ClockOffsetUs, ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs,
+		Jitter: opts.Jitter, JitterCorrelationUs: opts.JitterCorrelationUs, ClockOffsetUs: opts.ClockOffsetUs, ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs,
 		Faults: opts.Faults, Service: opts.Service, Chaos: opts.Chaos}
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -293,8 +309,9 @@ func converged(s *sim.Sim) bool {
 }
 
 func describe(cfg sim.Config, opts Options) string {
-	return fmt.Sprintf("topology=%s seed=%d clients-per-dc=%d duration=%s warmup=%s rate=%g jitter=%g clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v workload=%+v",
+	return fmt.Sprintf("topology=%s seed=%d clients-per-dc=%d duration=%s warmup=%s rate=%g jitter=%g jitter-correlation=%s clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v workload=%+v",
 		cfg.Topology.Name, cfg.Seed, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond,
-		time.Duration(opts.WarmupUs)*time.Microsecond, opts.RatePerClient, cfg.Jitter, cfg.ClockOffsetUs, cfg.ClockDriftPPM,
+		time.Duration(opts.WarmupUs)*time.Microsecond, opts.RatePerClient, cfg.Jitter,
+		time.Duration(cfg.JitterCorrelationUs)*time.Microsecond, cfg.ClockOffsetUs, cfg.ClockDriftPPM,
 		cfg.Faults, cfg.Chaos, cfg.Params, cfg.Service, opts.Workload)
 }

@@ -12,7 +12,8 @@ import (
 // rcMajority is E4.1's reference for Replicated Commit at each datacenter: the expected time from
 // a commit request to the majority-th vote (the local one plus the ⌊n/2⌋ fastest remote ones)
 // when every message crosses the simulator's network (spec §6.2: one-way delay RTT/2 plus
-// jitter Normal(0, σ²/2) truncated at ±3σ/√2, FIFO per directed link), plus the client's round
+// jitter Normal(0, σ²/2) truncated at ±3σ/√2, FIFO per directed link; with a correlation time,
+// each link's jitter an Ornstein–Uhlenbeck process of that distribution), plus the client's round
 // trip to its replica.
 type rcMajority struct {
 	staticMs []float64 // the ⌊n/2⌋-th smallest RTT (§5.6), no jitter
@@ -32,7 +33,9 @@ const rcMCSamples = 200_000
 // attempted at A plus those attempted at B. Sends on a link are taken as a Poisson process at
 // that rate, and a message's excess over RTT/2 follows the FIFO link's recursion
 // e_i = max(e_{i−1} − gap_i, jitter_i) (Lindley's): a message cannot overtake its predecessor.
-func rcExpectation(topo *topology.Topology, jitter float64, clientHopUs int64, durationUs int64, res *bench.Result, seed uint64) rcMajority {
+// With corrUs > 0 (bench.Options.JitterCorrelationUs) jitter_i follows the link's
+// Ornstein–Uhlenbeck process across the gaps instead of being drawn afresh.
+func rcExpectation(topo *topology.Topology, jitter float64, corrUs, clientHopUs, durationUs int64, res *bench.Result, seed uint64) rcMajority {
 	n := topo.N()
 	attempts := make([]float64, n)
 	total := 0.0
@@ -57,8 +60,8 @@ func rcExpectation(topo *topology.Topology, jitter float64, clientHopUs int64, d
 			if total > 0 {
 				rate = msgPerMs * (attempts[a] + attempts[b]) / (2 * float64(n-1) * total)
 			}
-			idle[a][b] = linkExcess(rng, sd, 0)
-			loaded[a][b] = linkExcess(rng, sd, rate)
+			idle[a][b] = linkExcess(rng, sd, 0, corrUs)
+			loaded[a][b] = linkExcess(rng, sd, rate, corrUs)
 		}
 	}
 	k := n / 2 // remote votes needed
@@ -78,21 +81,35 @@ func rcExpectation(topo *topology.Topology, jitter float64, clientHopUs int64, d
 }
 
 // linkExcess draws rcMCSamples consecutive excess delays of a FIFO link whose sends form a
-// Poisson process of ratePerMs (0: an idle link, where each message has only its own jitter).
-func linkExcess(rng *rand.Rand, sdMs, ratePerMs float64) []float64 {
-	draw := func() float64 { return max(-3, min(3, rng.NormFloat64())) * sdMs }
+// Poisson process of ratePerMs (0: an idle link, where each message has only its own jitter),
+// the jitter independent per message (corrUs = 0) or an Ornstein–Uhlenbeck process of
+// correlation time corrUs sampled at the sends (the same distribution, so an idle link's
+// samples are drawn independently either way).
+func linkExcess(rng *rand.Rand, sdMs, ratePerMs float64, corrUs int64) []float64 {
+	z := rng.NormFloat64()
+	jitterAfter := func(gapMs float64) float64 {
+		if corrUs > 0 && ratePerMs > 0 {
+			rho := math.Exp(-gapMs * 1000 / float64(corrUs))
+			z = rho*z + math.Sqrt(1-rho*rho)*rng.NormFloat64()
+		} else {
+			z = rng.NormFloat64()
+		}
+		return max(-3, min(3, z)) * sdMs
+	}
 	out := make([]float64, rcMCSamples)
-	e := draw()
+	e := max(-3, min(3, z)) * sdMs
 	for range 1000 { // reach the stationary regime
 		if ratePerMs > 0 {
-			e = max(e-rng.ExpFloat64()/ratePerMs, draw())
+			gap := rng.ExpFloat64() / ratePerMs
+			e = max(e-gap, jitterAfter(gap))
 		}
 	}
 	for i := range out {
 		if ratePerMs > 0 {
-			e = max(e-rng.ExpFloat64()/ratePerMs, draw())
+			gap := rng.ExpFloat64() / ratePerMs
+			e = max(e-gap, jitterAfter(gap))
 		} else {
-			e = draw()
+			e = jitterAfter(0)
 		}
 		out[i] = e
 	}

@@ -44,6 +44,7 @@ func runTable41(env Env) (*Report, error) {
 func e41Options(env Env) bench.Options {
 	opts := bench.Defaults()
 	opts.Seed = env.Seed
+	env.network(&opts)
 	return opts
 }
 
@@ -108,7 +109,7 @@ func runE41(env Env) (*Report, error) {
 	// RC commits after the RTT to the closest majority (spec §5.6). Under E4.1's jitter and load
 	// the comparison is with that RTT as the simulated network delivers it (rcExpectation): the
 	// order statistic of jittered RTTs, each message also queued behind its link's earlier ones.
-	rcRef := rcExpectation(baselines.Topology, baselines.Jitter, baselines.ClientHopUs, baselines.DurationUs, rc.res, env.Seed)
+	rcRef := rcExpectation(baselines.Topology, baselines.Jitter, baselines.JitterCorrelationUs, baselines.ClientHopUs, baselines.DurationUs, rc.res, env.Seed)
 	var rcOff []string
 	rcOK := true
 	for i, dc := range rc.res.DCs {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/meridian-kv/meridian/bench"
 )
 
 // Verdicts of a claim.
@@ -43,6 +45,17 @@ type Env struct {
 	Progress func(step string)
 	// Seed seeds every simulated run.
 	Seed uint64
+	// JitterCorrelationUs, if not nil, replaces bench.Defaults()'s correlation time of each
+	// link's jitter (bench.Options.JitterCorrelationUs) in every run; it matters only where
+	// links have jitter (the Chapter 4 experiments).
+	JitterCorrelationUs *int64
+}
+
+// network applies the environment's network settings to opts.
+func (e Env) network(opts *bench.Options) {
+	if e.JitterCorrelationUs != nil {
+		opts.JitterCorrelationUs = *e.JitterCorrelationUs
+	}
 }
 
 func (e Env) progress(format string, args ...any) {

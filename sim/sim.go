@@ -5,11 +5,14 @@
 //
 // The network model (spec §6.2): a message between datacenters A and B takes RTT(A,B)/2 plus
 // jitter drawn from Normal(0, σ²/2) truncated at ±3σ/√2, where σ is the pair's RTT standard
-// deviation; every directed link is FIFO. Each datacenter's clock reads virtual time plus a fixed
-// offset plus a drift. Faults follow a schedule: a datacenter outage, a partition between two
-// datacenters, extra delay on a link, a node crash, or a cut between two nodes. An optional
-// service-time model charges CPU time per handled input, so a busy replica queues its inputs as
-// a real server does.
+// deviation; every directed link is FIFO. By default each message draws its jitter independently;
+// with Config.JitterCorrelationUs = τ > 0 the jitter of each directed datacenter link is instead
+// a stationary Ornstein–Uhlenbeck process with the same distribution, sampled at each message's
+// send time, so that messages sent close together see nearly the same delay. Each datacenter's
+// clock reads virtual time plus a fixed offset plus a drift. Faults follow a schedule: a
+// datacenter outage, a partition between two datacenters, extra delay on a link, a node crash, or
+// a cut between two nodes. An optional service-time model charges CPU time per handled input,
+// so a busy replica queues its inputs as a real server does.
 //
 // Inside a datacenter a message takes IntraDCUs and a client request or reply ClientHopUs. The
 // optional LAN model (Config.LAN; the partitioned-store spec's WL7, after PeerSim) spreads both
@@ -63,6 +66,12 @@ type Config struct {
 	Seed    uint64
 	// Jitter scales each link's standard deviation (0: exact RTT/2 delays; 1: the topology's).
 	Jitter float64
+	// JitterCorrelationUs is the correlation time τ of each directed datacenter link's jitter.
+	// 0 draws every message's jitter independently (spec §6.2 read literally). τ > 0 makes each
+	// link's jitter a stationary Ornstein–Uhlenbeck process (topology.JitterProcess) with the
+	// same distribution of delays, sampled at each message's send time: messages sent Δt apart
+	// have jitters correlated exp(−Δt/τ), as on a real WAN path, whose delay drifts slowly.
+	JitterCorrelationUs int64
 	// ClockOffsetUs and ClockDriftPPM give each datacenter's clock error (nil: none).
 	ClockOffsetUs []int64
 	ClockDriftPPM []float64
@@ -160,6 +169,8 @@ type Sim struct {
 	netRand  *rand.Rand
 	nodes    []*node
 	linkLast [][]int64 // last delivery time per directed node pair (FIFO)
+	// jitter holds each directed datacenter link's jitter process (JitterCorrelationUs > 0).
+	jitter [][]topology.JitterProcess
 
 	down       []bool               // datacenter frozen
 	deferred   []*event             // events waiting for their datacenter or node to return
@@ -198,8 +209,8 @@ func New(cfg Config) (*Sim, error) {
 	if cfg.ClockDriftPPM != nil && len(cfg.ClockDriftPPM) != n {
 		return nil, fmt.Errorf("sim: %d clock drifts for %d datacenters", len(cfg.ClockDriftPPM), n)
 	}
-	if cfg.Jitter < 0 || cfg.ClientHopUs < 0 || cfg.IntraDCUs < 0 {
-		return nil, errors.New("sim: jitter and delays must not be negative")
+	if cfg.Jitter < 0 || cfg.JitterCorrelationUs < 0 || cfg.ClientHopUs < 0 || cfg.IntraDCUs < 0 {
+		return nil, errors.New("sim: jitter, its correlation time and delays must not be negative")
 	}
 	if l := cfg.LAN; l.JitterUs < 0 || l.BandwidthBitsPerSec < 0 {
 		return nil, fmt.Errorf("sim: LAN jitter and bandwidth must not be negative, got %+v", l)
@@ -219,6 +230,14 @@ func New(cfg Config) (*Sim, error) {
 		extraDelay: square[int64](n),
 		linkLast:   square[int64](len(cfg.Nodes)),
 		nodeDown:   make([]int, len(cfg.Nodes)),
+	}
+	if tau := cfg.JitterCorrelationUs; tau > 0 {
+		s.jitter = square[topology.JitterProcess](n)
+		for a := range n {
+			for b := range n {
+				s.jitter[a][b].CorrelationUs = tau
+			}
+		}
 	}
 	for _, f := range cfg.Faults {
 		if err := s.schedule(f); err != nil {
@@ -452,7 +471,7 @@ func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int
 		atUs = s.nodes[from].nic.transmit(atUs, txNs)
 	}
 	for range copies {
-		deliver := atUs + s.oneWayUs(a, b)
+		deliver := atUs + s.oneWayUs(a, b, atUs)
 		if chaos.Reorder {
 			deliver += s.netRand.Int64N(chaos.ExtraDelayMaxUs + 1)
 		} else {
@@ -480,12 +499,17 @@ func (s *Sim) nodeUnreachable(from, to protocol.NodeID) bool {
 	return false
 }
 
-// oneWayUs draws one message's delay between datacenters a and b.
-func (s *Sim) oneWayUs(a, b int) int64 {
+// oneWayUs draws the delay of one message between datacenters a and b, sent at atUs.
+func (s *Sim) oneWayUs(a, b int, atUs int64) int64 {
 	if a == b {
 		return s.lanHopUs(s.cfg.IntraDCUs)
 	}
-	return s.cfg.Topology.OneWayDelayUs(a, b, s.cfg.Jitter, s.netRand) + s.extraDelay[a][b]
+	topo := s.cfg.Topology
+	if s.jitter != nil && topo.StdDevMs[a][b]*s.cfg.Jitter > 0 {
+		z := s.jitter[a][b].Sample(atUs, s.netRand)
+		return topo.DelayUs(a, b, s.cfg.Jitter, z) + s.extraDelay[a][b]
+	}
+	return topo.OneWayDelayUs(a, b, s.cfg.Jitter, s.netRand) + s.extraDelay[a][b]
 }
 
 // lanHopUs draws one delay inside a datacenter: baseUs, spread by the LAN jitter.

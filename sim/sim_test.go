@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -446,7 +447,7 @@ func TestJitterDistribution(t *testing.T) {
 				var sum, sumSq float64
 				atBound := 0
 				for range samples {
-					d := float64(s.oneWayUs(a, b))
+					d := float64(s.oneWayUs(a, b, 0))
 					if d < mean-3*sd-1 || d > mean+3*sd+1 {
 						t.Fatalf("%d→%d delay %.0f outside %.0f ± %.0f", a, b, d, mean, 3*sd)
 					}
@@ -469,6 +470,182 @@ func TestJitterDistribution(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestCorrelatedJitterKeepsTheDistribution(t *testing.T) {
+	// With a correlation time the link's jitter is an Ornstein–Uhlenbeck process whose every
+	// sample has the independent model's distribution: over many messages, mean, standard
+	// deviation and truncation are the same (TestJitterDistribution). Samples τ/10 apart are
+	// correlated 0.905, so 400,000 of them count as about 20,000 independent ones.
+	const truncSD = 0.98658
+	const tauUs = 100_000
+	const samples = 400_000
+	for _, jitter := range []float64{0.5, 1} {
+		t.Run(fmt.Sprintf("jitter=%g", jitter), func(t *testing.T) {
+			s, _ := newSim(t, Config{Seed: 5, Jitter: jitter, JitterCorrelationUs: tauUs}, pingOpts{})
+			topo := s.Config().Topology
+			for _, pair := range [][2]int{{dcA, dcB}, {dcA, dcC}, {dcC, dcB}} {
+				a, b := pair[0], pair[1]
+				mean := topo.RTTMs[a][b] / 2 * 1000
+				sd := topo.StdDevMs[a][b] * jitter / math.Sqrt2 * 1000
+				var sum, sumSq float64
+				atBound := 0
+				for i := range int64(samples) {
+					d := float64(s.oneWayUs(a, b, i*tauUs/10))
+					if d < mean-3*sd-1 || d > mean+3*sd+1 {
+						t.Fatalf("%d→%d delay %.0f outside %.0f ± %.0f", a, b, d, mean, 3*sd)
+					}
+					if math.Abs(math.Abs(d-mean)-3*sd) <= 1 {
+						atBound++
+					}
+					sum += d
+					sumSq += d * d
+				}
+				m := sum / samples
+				std := math.Sqrt(sumSq/samples - m*m)
+				const effective = samples / 20
+				if math.Abs(m-mean) > 4*sd/math.Sqrt(effective) {
+					t.Errorf("%d→%d mean delay %.1f, want %.1f", a, b, m, mean)
+				}
+				if want := sd * truncSD; math.Abs(std-want) > 0.04*want {
+					t.Errorf("%d→%d delay std dev %.1f, want ≈ %.1f (σ/√2 = %.1f)", a, b, std, want, sd)
+				}
+				if atBound == 0 {
+					t.Errorf("%d→%d: no sample at the ±3σ/√2 truncation in %d draws", a, b, samples)
+				}
+			}
+		})
+	}
+}
+
+func TestCorrelatedJitterAutocorrelation(t *testing.T) {
+	// Two samples Δt apart have correlation exp(−Δt/τ): measured at lags τ/2, τ and 2τ on
+	// the untruncated process.
+	const tauUs = 50_000
+	r := rand.New(rand.NewPCG(1, 2))
+	p := topology.JitterProcess{CorrelationUs: tauUs}
+	for _, lagUs := range []int64{tauUs / 2, tauUs, 2 * tauUs} {
+		const n = 100_000
+		var sxy, sxx float64
+		prev := p.Sample(0, r)
+		for i := range int64(n) {
+			z := p.Sample((i+1)*lagUs, r)
+			sxy += prev * z
+			sxx += prev * prev
+			prev = z
+		}
+		got, want := sxy/sxx, math.Exp(-float64(lagUs)/tauUs)
+		if math.Abs(got-want) > 0.01 {
+			t.Errorf("lag %d µs: correlation %.4f, want %.4f", lagUs, got, want)
+		}
+		p = topology.JitterProcess{CorrelationUs: tauUs}
+	}
+}
+
+func TestCorrelatedJitterBackToBack(t *testing.T) {
+	// Bursts of 4 pings every 2 ms on links with ±42 ms of jitter. Independent draws spread
+	// consecutive messages over tens of ms and FIFO holds many back to their predecessor's
+	// delivery; with τ = 10 s the link barely moves between messages, so consecutive delays are
+	// nearly equal (equal within a burst) and FIFO almost never binds.
+	topo := threeDCs()
+	for i := range topo.StdDevMs {
+		for j := range topo.StdDevMs[i] {
+			if i != j {
+				topo.StdDevMs[i][j] = 20
+			}
+		}
+	}
+	type measure struct {
+		meanStepUs float64 // mean |delay_i − delay_{i−1}| of consecutive messages on a link
+		heldBack   float64 // share of messages, sent after their predecessor, delivered with it (FIFO)
+		arrivals   int
+	}
+	run := func(tauUs int64) measure {
+		s, rec := newSim(t, Config{Topology: topo, Seed: 3, Jitter: 1, JitterCorrelationUs: tauUs}, pingOpts{intervalUs: 2000, burst: 4, size: 10})
+		s.RunUntil(2_000_000)
+		var m measure
+		var steps float64
+		var nSteps, nLater, held int
+		for from := range protocol.NodeID(3) {
+			for to := range protocol.NodeID(3) {
+				if from == to {
+					continue
+				}
+				arr := rec.arrivalsOn(from, to)
+				for i, a := range arr {
+					if a.Seq != uint64(i+1) {
+						t.Fatalf("τ=%d: link %d→%d: arrival #%d is seq %d: not FIFO", tauUs, from, to, i+1, a.Seq)
+					}
+					if i > 0 {
+						steps += math.Abs(float64((a.AtUs - a.SentUs) - (arr[i-1].AtUs - arr[i-1].SentUs)))
+						nSteps++
+						if a.SentUs > arr[i-1].SentUs {
+							nLater++
+							if a.AtUs == arr[i-1].AtUs {
+								held++
+							}
+						}
+					}
+				}
+				m.arrivals += len(arr)
+			}
+		}
+		m.meanStepUs, m.heldBack = steps/float64(nSteps), float64(held)/float64(nLater)
+		return m
+	}
+	indep, corr := run(0), run(10_000_000)
+	t.Logf("independent: %+v; τ = 10 s: %+v", indep, corr)
+	if indep.arrivals < 5000 || corr.arrivals < 5000 {
+		t.Fatalf("arrivals: %d independent, %d correlated", indep.arrivals, corr.arrivals)
+	}
+	// τ = 10 s: between bursts 2 ms apart the step's standard deviation is √(2·2/10000)·14.1 ms
+	// ≈ 0.28 ms, within a burst it is 0.
+	if corr.meanStepUs > 300 {
+		t.Errorf("τ = 10 s: consecutive delays differ by %.0f µs on average, want nearly equal", corr.meanStepUs)
+	}
+	// Independent draws: most messages wait for their predecessor (which makes their delivered
+	// delays close too, but only by FIFO's max).
+	if indep.heldBack < 0.5 {
+		t.Errorf("independent jitter: only %.1f%% of messages held back by FIFO", 100*indep.heldBack)
+	}
+	if corr.heldBack > indep.heldBack/10 {
+		t.Errorf("FIFO ties: %.1f%% with τ = 10 s vs %.1f%% independent, want far fewer", 100*corr.heldBack, 100*indep.heldBack)
+	}
+}
+
+func TestCorrelatedJitterIsDeterministic(t *testing.T) {
+	opts := pingOpts{intervalUs: 5_000, burst: 2, size: 3000, useRand: true}
+	cfg := func(seed uint64) Config {
+		c := busyConfig(seed, 1)
+		c.JitterCorrelationUs = 200_000
+		return c
+	}
+	a, sa := runTrace(t, cfg(42), opts)
+	b, sb := runTrace(t, cfg(42), opts)
+	if len(a) < 1000 {
+		t.Fatalf("only %d events: the scenario is too quiet to compare", len(a))
+	}
+	if sa != sb {
+		t.Fatalf("stats differ: %+v vs %+v", sa, sb)
+	}
+	if i := firstDiff(a, b); i >= 0 {
+		t.Fatalf("traces diverge at event %d:\n  %v\n  %v", i, at(a, i), at(b, i))
+	}
+	if c, _ := runTrace(t, cfg(43), opts); firstDiff(a, c) < 0 {
+		t.Fatal("seeds 42 and 43 produced identical traces with correlated jitter")
+	}
+	// The correlation changes the run (same seed, τ = 0 vs τ > 0), and without jitter it changes
+	// nothing: no link has a standard deviation to correlate.
+	if d, _ := runTrace(t, busyConfig(42, 1), opts); firstDiff(a, d) < 0 {
+		t.Fatal("τ = 200 ms gave the same trace as independent jitter")
+	}
+	noJitter := cfg(42)
+	noJitter.Jitter = 0
+	e, _ := runTrace(t, noJitter, opts)
+	f, _ := runTrace(t, busyConfig(42, 0), opts)
+	if i := firstDiff(e, f); i >= 0 {
+		t.Fatalf("with jitter 0, τ changed the run at event %d:\n  %v\n  %v", i, at(e, i), at(f, i))
 	}
 }
 
@@ -893,6 +1070,7 @@ func TestConfigValidation(t *testing.T) {
 		{"too few clock offsets", func(c *Config) { c.ClockOffsetUs = []int64{1, 2} }, "2 clock offsets for 3 datacenters"},
 		{"too many clock drifts", func(c *Config) { c.ClockDriftPPM = []float64{1, 2, 3, 4} }, "4 clock drifts for 3 datacenters"},
 		{"negative jitter", func(c *Config) { c.Jitter = -0.1 }, "must not be negative"},
+		{"negative jitter correlation", func(c *Config) { c.JitterCorrelationUs = -1 }, "must not be negative"},
 		{"negative client hop", func(c *Config) { c.ClientHopUs = -1 }, "must not be negative"},
 		{"negative intra-DC delay", func(c *Config) { c.IntraDCUs = -1 }, "must not be negative"},
 		{"unknown fault DC", func(c *Config) {

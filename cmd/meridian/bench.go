@@ -48,6 +48,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	readRatio := fs.Float64("read-ratio", def.Workload.ReadRatio, "probability that an operation is a read")
 	rate := fs.Float64("rate", 0, "open loop: transactions per second per client (0: closed loop)")
 	jitter := fs.Float64("jitter", def.Jitter, "scale of the topology's RTT standard deviations (0: exact delays)")
+	jitterCorr := fs.Duration("jitter-correlation", time.Duration(def.JitterCorrelationUs)*time.Microsecond,
+		"correlation time of each inter-datacenter link's jitter (0: independent per message)")
 	skew := fs.String("skew", "", "clock offsets per datacenter, e.g. V=+100ms,O=-60ms (positive: ahead)")
 	cpuMsg := fs.Duration("cpu-per-message", 0, "service-time model: CPU per received peer message")
 	cpuReq := fs.Duration("cpu-per-request", 0, "service-time model: CPU per client request")
@@ -74,6 +76,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := checkWorkloadFlags(set, *workloadName); err != nil {
 		return err
 	}
+	if *workloadName == "tcc" && set["jitter-correlation"] {
+		return usagef("bench: --jitter-correlation does not apply to --workload tcc")
+	}
 	if *workloadName == "tcc" {
 		return runTCCBench(tccCommon{topology: *topoFlag, protocols: *protocols, distribution: *dist, jsonFile: *jsonFile,
 			clients: *clients, duration: *duration, warmup: *warmup, seed: *seed, jitter: *jitter, quiet: *quiet,
@@ -92,6 +97,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	opts.Workload = workload.Config{Keys: *keys, Distribution: *dist, Theta: *theta, OpsPerTxn: *ops, ReadRatio: *readRatio}
 	opts.RatePerClient = *rate
 	opts.Jitter = *jitter
+	opts.JitterCorrelationUs = jitterCorr.Microseconds()
 	opts.Service = sim.Service{PerMessageUs: cpuMsg.Microseconds(), PerRequestUs: cpuReq.Microseconds(), PerCommitUs: cpuCommit.Microseconds()}
 	if opts.ClockOffsetUs, err = parseSkew(*skew, topo); err != nil {
 		return usageError{err}

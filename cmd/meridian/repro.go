@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/repro"
 )
 
@@ -19,6 +20,8 @@ func runRepro(args []string, stdout, stderr io.Writer) error {
 	jsonFile := fs.String("json", "", "also write the claims as JSON to this file")
 	outDir := fs.String("out", "", "also write CSV files, PNG plots and an HTML page per experiment, and index.html, under this directory")
 	seed := fs.Uint64("seed", 1, "seed of every simulated run")
+	jitterCorr := fs.Duration("jitter-correlation", time.Duration(bench.Defaults().JitterCorrelationUs)*time.Microsecond,
+		"correlation time of each inter-datacenter link's jitter in every run (0: independent per message)")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -47,7 +50,11 @@ func runRepro(args []string, stdout, stderr io.Writer) error {
 		}
 		exps = append(exps, e)
 	}
-	env := repro.Env{Seed: *seed}
+	if *jitterCorr < 0 {
+		return usagef("repro: --jitter-correlation must not be negative")
+	}
+	corrUs := jitterCorr.Microseconds()
+	env := repro.Env{Seed: *seed, JitterCorrelationUs: &corrUs}
 	var reports []*repro.Report
 	start := time.Now()
 	redraw := isTerminal(stderr)
