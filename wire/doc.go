@@ -1,7 +1,8 @@
 // Package wire is Meridian's binary wire format for the network runtime: the primitive encoder
-// and Decoder every codec is built from, the encodings of transactions and of client requests
-// and replies, and the length-prefixed frames (with the peer handshake) that carry them over a
-// TCP stream.
+// and Decoder every codec is built from (and Writer and Reader, which wrap them for codecs that
+// write a message field by field), the encodings of transactions and of client requests and
+// replies, and the length-prefixed frames (with the peer handshake) that carry them over a TCP
+// stream.
 //
 // Encoding. Integers are varints (encoding/binary's Uvarint, and zigzag Varint for signed
 // values); byte strings and strings are a uvarint length followed by the bytes; booleans are one
@@ -17,9 +18,14 @@
 // than a small multiple of its own size. Encoders apply the same limits, so that a sender finds
 // out at once that a value cannot be sent instead of its peers rejecting it.
 //
-// Protocol messages (rlog.AppendMessage and the helios and mf codecs) are built on this
-// package; the format version of all of them together is FormatVersion, exchanged in the Hello
-// handshake.
+// Codecs. A codec that writes a message field by field uses Writer and Reader, which remember
+// the first error so that fields are written and read in sequence and checked once; Reader
+// returns zero values after an error. Codec turns a protocol's write and read functions into a
+// protocol.Codec (the transactional-causal protocols' codecs are built this way).
+//
+// Protocol messages (rlog.AppendMessage, the helios and mf codecs and the transactional-causal
+// protocols' codecs) are built on this package; the format version of all of them together is
+// FormatVersion, exchanged in the Hello handshake.
 package wire
 
 // FormatVersion numbers the wire format as a whole: frames, the handshake, requests, replies and

@@ -1,11 +1,7 @@
 package wren
 
 import (
-	"encoding/binary"
-	"fmt"
-
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/txn"
 	"github.com/meridian-kv/meridian/wire"
 )
 
@@ -27,7 +23,7 @@ import (
 //
 // Decode checks every count against the wire limits before allocating, so a decoded message is
 // always one Append could have produced.
-var Codec protocol.Codec = codec{}
+var Codec protocol.Codec = wire.Codec{Protocol: "wren", Write: write, Read: read}
 
 const (
 	tagSnapshotReq byte = iota + 1
@@ -44,261 +40,117 @@ const (
 	tagStableTime
 )
 
-type codec struct{}
-
-func appendID(dst []byte, id txn.ID) []byte { return binary.AppendUvarint(dst, uint64(id)) }
-
-func appendKeys(dst []byte, keys []string) ([]byte, bool) {
-	if len(keys) > wire.MaxTxnOps {
-		return dst, false
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(keys)))
-	for _, k := range keys {
-		if len(k) > wire.MaxKeyLen {
-			return dst, false
-		}
-		dst = wire.AppendString(dst, k)
-	}
-	return dst, true
-}
-
-func appendWrites(dst []byte, ws []txn.Write) ([]byte, bool) {
-	if len(ws) > wire.MaxTxnOps {
-		return dst, false
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(ws)))
-	for _, w := range ws {
-		if len(w.Key) > wire.MaxKeyLen || len(w.Value) > wire.MaxValueLen {
-			return dst, false
-		}
-		dst = wire.AppendBytes(wire.AppendString(dst, w.Key), w.Value)
-	}
-	return dst, true
-}
-
-func appendItems(dst []byte, items []Item) ([]byte, bool) {
-	if len(items) > wire.MaxTxnOps {
-		return dst, false
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(items)))
-	for _, it := range items {
-		if len(it.Key) > wire.MaxKeyLen || len(it.Value) > wire.MaxValueLen {
-			return dst, false
-		}
-		dst = appendID(wire.AppendBytes(wire.AppendString(dst, it.Key), it.Value), it.Writer)
-	}
-	return dst, true
-}
-
-func (codec) Append(dst []byte, m protocol.Message) ([]byte, error) {
-	start := dst
-	ok := true
+// write writes m's tag and fields to w, or reports that m is not Wren's.
+func write(w *wire.Writer, m protocol.Message) bool {
 	switch m := m.(type) {
 	case *SnapshotReq:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(appendID(append(dst, tagSnapshotReq), m.Tx), m.Lst)
-		}
+		w.Byte(tagSnapshotReq)
+		w.ID(m.Tx)
+		w.Varint(m.Lst)
 	case *SnapshotResp:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(appendID(append(dst, tagSnapshotResp), m.Tx), m.St)
-		}
+		w.Byte(tagSnapshotResp)
+		w.ID(m.Tx)
+		w.Varint(m.St)
 	case *ReadReq:
-		if ok = m != nil; ok {
-			dst, ok = appendKeys(binary.AppendVarint(appendID(append(dst, tagReadReq), m.Tx), m.St), m.Keys)
-		}
+		w.Byte(tagReadReq)
+		w.ID(m.Tx)
+		w.Varint(m.St)
+		w.Keys(m.Keys)
 	case *ReadResp:
-		if ok = m != nil && !(m.TooOld && len(m.Items) > 0); ok {
-			dst = binary.AppendVarint(wire.AppendBool(appendID(append(dst, tagReadResp), m.Tx), m.TooOld), m.Lst)
-			dst, ok = appendItems(dst, m.Items)
+		if m.TooOld && len(m.Items) > 0 {
+			w.Fail("read response", "a too-old answer carries %d items", len(m.Items))
+		}
+		w.Byte(tagReadResp)
+		w.ID(m.Tx)
+		w.Bool(m.TooOld)
+		w.Varint(m.Lst)
+		w.Count("item count", len(m.Items), wire.MaxTxnOps)
+		for _, it := range m.Items {
+			w.String("item key", it.Key, wire.MaxKeyLen)
+			w.Bytes("item value", it.Value, wire.MaxValueLen)
+			w.ID(it.Writer)
 		}
 	case *CommitReq:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(binary.AppendVarint(appendID(append(dst, tagCommitReq), m.Tx), m.Lst), m.Hwt)
-			dst, ok = appendWrites(dst, m.Writes)
-		}
+		w.Byte(tagCommitReq)
+		w.ID(m.Tx)
+		w.Varint(m.Lst)
+		w.Varint(m.Hwt)
+		w.Writes(m.Writes)
 	case *CommitResp:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(wire.AppendBool(appendID(append(dst, tagCommitResp), m.Tx), m.Committed), m.Ct)
-		}
+		w.Byte(tagCommitResp)
+		w.ID(m.Tx)
+		w.Bool(m.Committed)
+		w.Varint(m.Ct)
 	case *Prepare:
-		if ok = m != nil; ok {
-			dst, ok = appendWrites(binary.AppendVarint(appendID(append(dst, tagPrepare), m.Tx), m.Clock), m.Writes)
-		}
+		w.Byte(tagPrepare)
+		w.ID(m.Tx)
+		w.Varint(m.Clock)
+		w.Writes(m.Writes)
 	case *Vote:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(appendID(append(dst, tagVote), m.Tx), m.Pt)
-		}
+		w.Byte(tagVote)
+		w.ID(m.Tx)
+		w.Varint(m.Pt)
 	case *Decision:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(wire.AppendBool(appendID(append(dst, tagDecision), m.Tx), m.Committed), m.Ct)
-		}
+		w.Byte(tagDecision)
+		w.ID(m.Tx)
+		w.Bool(m.Committed)
+		w.Varint(m.Ct)
 	case *DecisionAck:
-		if ok = m != nil; ok {
-			dst = appendID(append(dst, tagDecisionAck), m.Tx)
-		}
+		w.Byte(tagDecisionAck)
+		w.ID(m.Tx)
 	case *Gossip:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(append(dst, tagGossip), m.Local)
-		}
+		w.Byte(tagGossip)
+		w.Varint(m.Local)
 	case *StableTime:
-		if ok = m != nil; ok {
-			dst = binary.AppendVarint(append(dst, tagStableTime), m.Lst)
-		}
+		w.Byte(tagStableTime)
+		w.Varint(m.Lst)
 	default:
-		ok = false
-	}
-	if !ok {
-		return start, fmt.Errorf("wren: cannot encode %T (nil, unknown or over the wire limits)", m)
-	}
-	return dst, nil
-}
-
-func (codec) Decode(b []byte) (protocol.Message, error) {
-	m, err := decode(wire.NewDecoder(b))
-	if err != nil {
-		return nil, fmt.Errorf("wren: %w", err)
-	}
-	return m, nil
-}
-
-// reader accumulates the first decoding error, so that a message's fields read in sequence.
-type reader struct {
-	d   *wire.Decoder
-	err error
-}
-
-func (r *reader) id(what string) txn.ID {
-	if r.err != nil {
-		return 0
-	}
-	v, err := r.d.Uvarint(what)
-	r.err = err
-	return txn.ID(v)
-}
-
-func (r *reader) time(what string) int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, err := r.d.Varint(what)
-	r.err = err
-	return v
-}
-
-func (r *reader) bool(what string) bool {
-	if r.err != nil {
 		return false
 	}
-	v, err := r.d.Bool(what)
-	r.err = err
-	return v
+	return true
 }
 
-func (r *reader) str(what string) string {
-	if r.err != nil {
-		return ""
-	}
-	v, err := r.d.String(what, wire.MaxKeyLen)
-	r.err = err
-	return v
-}
-
-func (r *reader) bytes(what string) []byte {
-	if r.err != nil {
-		return nil
-	}
-	v, err := r.d.Bytes(what, wire.MaxValueLen)
-	r.err = err
-	return v
-}
-
-// count reads a list length; every element takes at least minBytes.
-func (r *reader) count(what string, minBytes int) int {
-	if r.err != nil {
-		return 0
-	}
-	n, err := r.d.Count(what, wire.MaxTxnOps, minBytes)
-	r.err = err
-	return n
-}
-
-func (r *reader) keys() []string {
-	n := r.count("keys", 1)
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = r.str("key")
-	}
-	return out
-}
-
-func (r *reader) writes() []txn.Write {
-	n := r.count("writes", 2)
-	if n == 0 {
-		return nil
-	}
-	out := make([]txn.Write, n)
-	for i := range out {
-		out[i].Key, out[i].Value = r.str("write key"), r.bytes("write value")
-	}
-	return out
-}
-
-func (r *reader) items() []Item {
-	n := r.count("items", 3)
-	if n == 0 {
-		return nil
-	}
-	out := make([]Item, n)
-	for i := range out {
-		out[i].Key, out[i].Value, out[i].Writer = r.str("item key"), r.bytes("item value"), r.id("item writer")
-	}
-	return out
-}
-
-func decode(d *wire.Decoder) (protocol.Message, error) {
-	tag, err := d.Byte("wren message tag")
-	if err != nil {
-		return nil, err
-	}
-	r := &reader{d: d}
-	var m protocol.Message
-	switch tag {
+// read reads one message's tag and fields.
+func read(r *wire.Reader) protocol.Message {
+	switch tag := r.Byte("wren message tag"); tag {
 	case tagSnapshotReq:
-		m = &SnapshotReq{Tx: r.id("tx"), Lst: r.time("lst")}
+		return &SnapshotReq{Tx: r.ID("tx"), Lst: r.Varint("lst")}
 	case tagSnapshotResp:
-		m = &SnapshotResp{Tx: r.id("tx"), St: r.time("st")}
+		return &SnapshotResp{Tx: r.ID("tx"), St: r.Varint("st")}
 	case tagReadReq:
-		m = &ReadReq{Tx: r.id("tx"), St: r.time("st"), Keys: r.keys()}
+		return &ReadReq{Tx: r.ID("tx"), St: r.Varint("st"), Keys: r.Keys()}
 	case tagReadResp:
-		x := &ReadResp{Tx: r.id("tx"), TooOld: r.bool("too old"), Lst: r.time("lst"), Items: r.items()}
-		if r.err == nil && x.TooOld && len(x.Items) > 0 {
-			return nil, d.Errorf("items", "a too-old answer carries %d items", len(x.Items))
+		m := &ReadResp{Tx: r.ID("tx"), TooOld: r.Bool("too old"), Lst: r.Varint("lst")}
+		// An item takes at least 3 bytes: an empty key, an empty value and a writer.
+		if n := r.Count("item count", wire.MaxTxnOps, 3); n > 0 {
+			if m.TooOld {
+				r.Fail("item count", "a too-old answer carries %d items", n)
+				return nil
+			}
+			m.Items = make([]Item, n)
+			for i := range m.Items {
+				m.Items[i] = Item{Key: r.String("item key", wire.MaxKeyLen), Value: r.Bytes("item value", wire.MaxValueLen), Writer: r.ID("item writer")}
+			}
 		}
-		m = x
+		return m
 	case tagCommitReq:
-		m = &CommitReq{Tx: r.id("tx"), Lst: r.time("lst"), Hwt: r.time("hwt"), Writes: r.writes()}
+		return &CommitReq{Tx: r.ID("tx"), Lst: r.Varint("lst"), Hwt: r.Varint("hwt"), Writes: r.Writes()}
 	case tagCommitResp:
-		m = &CommitResp{Tx: r.id("tx"), Committed: r.bool("committed"), Ct: r.time("ct")}
+		return &CommitResp{Tx: r.ID("tx"), Committed: r.Bool("committed"), Ct: r.Varint("ct")}
 	case tagPrepare:
-		m = &Prepare{Tx: r.id("tx"), Clock: r.time("clock"), Writes: r.writes()}
+		return &Prepare{Tx: r.ID("tx"), Clock: r.Varint("clock"), Writes: r.Writes()}
 	case tagVote:
-		m = &Vote{Tx: r.id("tx"), Pt: r.time("pt")}
+		return &Vote{Tx: r.ID("tx"), Pt: r.Varint("pt")}
 	case tagDecision:
-		m = &Decision{Tx: r.id("tx"), Committed: r.bool("committed"), Ct: r.time("ct")}
+		return &Decision{Tx: r.ID("tx"), Committed: r.Bool("committed"), Ct: r.Varint("ct")}
 	case tagDecisionAck:
-		m = &DecisionAck{Tx: r.id("tx")}
+		return &DecisionAck{Tx: r.ID("tx")}
 	case tagGossip:
-		m = &Gossip{Local: r.time("local")}
+		return &Gossip{Local: r.Varint("local")}
 	case tagStableTime:
-		m = &StableTime{Lst: r.time("lst")}
+		return &StableTime{Lst: r.Varint("lst")}
 	default:
-		return nil, d.Errorf("wren message tag", "unknown tag %d", tag)
+		r.Fail("wren message tag", "unknown tag %d", tag)
+		return nil
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return m, d.Done()
 }
