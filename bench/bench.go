@@ -59,7 +59,7 @@ type Options struct {
 
 // Defaults returns the main job: aws-helios, 12 closed-loop clients per datacenter, T-YCSB
 // (50,000 keys, Zipfian 0.99, 5 ops, 50% reads), the five core protocols, 60 virtual seconds,
-// the topology's jitter with a correlation time of DefaultJitterCorrelationUs.
+// the topology's jitter with a correlation time of topology.DefaultJitterCorrelationUs.
 func Defaults() Options {
 	topo, _ := topology.Preset("aws-helios")
 	return Options{
@@ -71,19 +71,10 @@ func Defaults() Options {
 		WarmupUs:            2_000_000,
 		Seed:                1,
 		Jitter:              1,
-		JitterCorrelationUs: DefaultJitterCorrelationUs,
+		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
 		ClientHopUs:         sim.DefaultClientHopUs,
 	}
 }
-
-// DefaultJitterCorrelationUs is the main job's correlation time of each link's jitter: 100 ms.
-// A WAN path's delay drifts slowly (the topologies' standard deviations summarise hours of
-// pings), so messages a few ms apart should see nearly the same jitter, not independent draws
-// that a FIFO link turns into waits for the slowest recent message; and 100 ms is short enough
-// that every run (20 s and more) samples the jitter's whole distribution, hundreds of
-// correlation times, rather than one slow offset per link. docs/REPRODUCTION.md (E4.1) has
-// the measurements behind the choice.
-const DefaultJitterCorrelationUs = 100_000
 
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {

@@ -54,6 +54,10 @@ type Config struct {
 	WANEmulation bool
 	// Jitter scales the topology's standard deviations when emulating (default 1).
 	Jitter float64
+	// JitterCorrelationUs is the correlation time of each emulated link's jitter
+	// (topology.JitterProcess; default topology.DefaultJitterCorrelationUs, as in the
+	// simulator); 0 draws every message's jitter independently.
+	JitterCorrelationUs int64
 	// ClientHopUs is the emulated one-way client→node delay in microseconds (default 0).
 	ClientHopUs int64
 	// Durability is DurabilitySync or DurabilityNone.
@@ -101,6 +105,7 @@ type file struct {
 	Topology     string               `yaml:"topology"`
 	WANEmulation bool                 `yaml:"wan_emulation"`
 	Jitter       *float64             `yaml:"jitter"` // nil: default 1
+	JitterCorr   string               `yaml:"jitter_correlation"`
 	ClientHop    string               `yaml:"client_hop"`
 	Durability   string               `yaml:"durability"`
 	DataDir      string               `yaml:"data_dir"`
@@ -116,6 +121,7 @@ type outFile struct {
 	Topology     string            `yaml:"topology"`
 	WANEmulation bool              `yaml:"wan_emulation"`
 	Jitter       float64           `yaml:"jitter"`
+	JitterCorr   string            `yaml:"jitter_correlation"`
 	ClientHop    string            `yaml:"client_hop,omitempty"`
 	Durability   string            `yaml:"durability,omitempty"`
 	DataDir      string            `yaml:"data_dir,omitempty"`
@@ -180,6 +186,8 @@ func parse(path string, data []byte) (*Config, error) {
 		Jitter:       1,
 		Durability:   DurabilitySync,
 		DataDir:      p.resolve("data"),
+
+		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
 	}
 	switch {
 	case f.Name == "":
@@ -212,6 +220,13 @@ func parse(path string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("jitter %g: want a finite number ≥ 0", j)
 		}
 		c.Jitter = *f.Jitter
+	}
+	if f.JitterCorr != "" {
+		d, err := time.ParseDuration(f.JitterCorr)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("jitter_correlation %q: want a non-negative duration (e.g. 100ms; 0 for independent draws)", f.JitterCorr)
+		}
+		c.JitterCorrelationUs = d.Microseconds()
 	}
 	if f.ClientHop != "" {
 		d, err := time.ParseDuration(f.ClientHop)
@@ -495,6 +510,7 @@ func (c *Config) Marshal() ([]byte, error) {
 		Topology:     c.TopologyRef,
 		WANEmulation: c.WANEmulation,
 		Jitter:       c.Jitter,
+		JitterCorr:   (time.Duration(c.JitterCorrelationUs) * time.Microsecond).String(),
 		Durability:   c.Durability,
 		DataDir:      c.DataDir,
 		Nodes:        make([]nodeFile, len(c.Nodes)),
@@ -568,6 +584,8 @@ func GeneratePartitioned(topo *topology.Topology, topoRef, protocolName string, 
 		Jitter:       1,
 		Durability:   DurabilitySync,
 		DataDir:      filepath.Join(dir, "data"),
+
+		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
 	}
 	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 	for i, dc := range topo.DCs {

@@ -11,6 +11,7 @@
 //	topology: table4.1               # preset name or YAML/JSON topology file: the datacenters and RTTs
 //	wan_emulation: true              # delay every peer message by its link's RTT/2 + jitter (in-process)
 //	jitter: 1                        # scale of the topology's std devs when emulating (default 1)
+//	jitter_correlation: 100ms        # correlation time of each link's jitter (default 100ms; 0: independent draws)
 //	client_hop: 500us                # emulated client→node one-way delay (default 0)
 //	durability: sync                 # sync (fsync before any output leaves; the default) or none
 //	data_dir: data                   # base directory (default "data"); node data in <data_dir>/<node name>
@@ -51,7 +52,7 @@
 // a dc that is not a datacenter of the topology, a negative partition, missing or malformed
 // addresses (host:port with a port in 1..65535), an address used twice (by any nodes, for any
 // purpose), two nodes sharing a data directory, a durability other than sync or none, a negative
-// jitter or client_hop, tls without a ca, tls with a node lacking its cert or key (or a cert or
+// jitter, jitter_correlation or client_hop, tls without a ca, tls with a node lacking its cert or key (or a cert or
 // key without tls), a datacenter of the topology without any node, and a placement the protocol
 // cannot run: a partitioned protocol (the transactional-causal family, whose registry entry has
 // a client library) needs the same partitions 0..N-1 in every datacenter, one node each; the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/wire"
 )
 
@@ -72,10 +73,14 @@ func newTransport(n *Node, ln net.Listener, tlsConf *tls.Config) *transport {
 		p := &peer{id: protocol.NodeID(i), name: nd.Name, addr: nd.PeerAddr, wake: make(chan struct{}, 1)}
 		if cfg.WANEmulation && nd.DCIndex != selfDC {
 			a, b := selfDC, nd.DCIndex
+			jitter := topology.JitterProcess{CorrelationUs: cfg.JitterCorrelationUs}
 			p.delayUs = func() int64 {
 				t.randMu.Lock()
 				defer t.randMu.Unlock()
-				return cfg.Topology.OneWayDelayUs(a, b, cfg.Jitter, t.rand)
+				if jitter.CorrelationUs == 0 {
+					return cfg.Topology.OneWayDelayUs(a, b, cfg.Jitter, t.rand)
+				}
+				return cfg.Topology.DelayUs(a, b, cfg.Jitter, jitter.Sample(time.Now().UnixMicro(), t.rand))
 			}
 		}
 		t.peers[i] = p

@@ -29,6 +29,15 @@ func (t *Topology) DelayUs(a, b int, jitterScale, z float64) int64 {
 	return max(0, int64(math.Round(delayMs*1000)))
 }
 
+// DefaultJitterCorrelationUs is the correlation time of each link's jitter (JitterProcess) that
+// the benchmarks and the real servers' WAN emulation use: 100 ms. A WAN path's delay drifts
+// slowly (the topologies' standard deviations summarise hours of pings), so messages a few ms
+// apart should see nearly the same jitter, not independent draws that a FIFO link turns into
+// waits for the slowest recent message; and 100 ms is short enough that every run (20 s and
+// more) samples the jitter's whole distribution, hundreds of correlation times, rather than one
+// slow offset per link. docs/REPRODUCTION.md (E4.1) has the measurements behind the choice.
+const DefaultJitterCorrelationUs = 100_000
+
 // JitterProcess is one directed link's jitter when consecutive messages are not independent:
 // a stationary Ornstein–Uhlenbeck process Z in standard-deviation units (dZ = −Z/τ dt +
 // √(2/τ) dW), so that Z(t) is a standard normal at every t, as OneWayDelayUs's draws are, and
