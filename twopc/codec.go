@@ -23,19 +23,27 @@ const (
 	tagOutcome
 	tagAccept
 	tagAck
+	tagPrepare
+	tagPromise
 )
 
+// maxPromiseEntries bounds the entries one Promise reports; a candidate asks for the rest with
+// further Prepares.
+const maxPromiseEntries = 1024
+
 // maxDCs bounds datacenter indices on the wire.
-const maxDCs = 1 << 10
+const maxDCs = 1 << ballotBits
 
 type codec struct{}
 
 func uv(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
 
+func sv(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
+
 func (codec) Append(dst []byte, m protocol.Message) ([]byte, error) {
 	switch m := m.(type) {
 	case *ReadReq:
-		dst = uv(uv(append(dst, tagReadReq), uint64(m.From)), uint64(m.Txn))
+		dst = uv(uv(uv(append(dst, tagReadReq), uint64(m.From)), m.Ballot), uint64(m.Txn))
 		return uv(wire.AppendString(dst, m.Key), m.Rid), nil
 	case *ReadResp:
 		dst = uv(uv(append(dst, tagReadResp), m.Rid), uint64(m.Txn))
@@ -45,14 +53,15 @@ func (codec) Append(dst []byte, m protocol.Message) ([]byte, error) {
 		if m.Txn == nil {
 			break
 		}
-		return wire.AppendTxn(uv(append(dst, tagCommitReq), uint64(m.From)), m.Txn)
+		return wire.AppendTxn(uv(uv(append(dst, tagCommitReq), uint64(m.From)), m.Ballot), m.Txn)
 	case *AbortReq:
 		return uv(uv(append(dst, tagAbortReq), uint64(m.From)), uint64(m.Txn)), nil
 	case *Outcome:
 		dst = append(uv(append(dst, tagOutcome), uint64(m.Txn)), byte(m.Status))
 		return wire.AppendString(dst, string(m.Reason)), nil
 	case *Accept:
-		dst = uv(uv(append(dst, tagAccept), m.Commit), uint64(len(m.Entries)))
+		dst = uv(uv(uv(uv(append(dst, tagAccept), m.Ballot), m.Fence), m.Base), m.Commit)
+		dst = uv(sv(dst, m.SentUs), uint64(len(m.Entries)))
 		for _, e := range m.Entries {
 			if e.Txn == nil {
 				return dst, fmt.Errorf("2pc-paxos: cannot encode log entry %d without a transaction", e.Index)
@@ -64,7 +73,24 @@ func (codec) Append(dst []byte, m protocol.Message) ([]byte, error) {
 		}
 		return dst, nil
 	case *Ack:
-		return uv(uv(uv(append(dst, tagAck), uint64(m.From)), m.Match), m.Commit), nil
+		dst = uv(uv(uv(append(dst, tagAck), uint64(m.From)), m.Ballot), m.Match)
+		return sv(uv(dst, m.Commit), m.EchoUs), nil
+	case *Prepare:
+		return sv(uv(uv(append(dst, tagPrepare), m.Ballot), m.After), m.SentUs), nil
+	case *Promise:
+		dst = uv(uv(uv(append(dst, tagPromise), uint64(m.From)), m.Ballot), m.Promised)
+		dst = uv(uv(uv(dst, m.Applied), m.FenceBallot), m.FenceEnd)
+		dst = uv(sv(wire.AppendBool(dst, m.More), m.EchoUs), uint64(len(m.Entries)))
+		for _, e := range m.Entries {
+			if e.Txn == nil {
+				return dst, fmt.Errorf("2pc-paxos: cannot encode reported entry %d without a transaction", e.Index)
+			}
+			var err error
+			if dst, err = wire.AppendTxn(uv(uv(dst, e.Index), e.Ballot), e.Txn); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
 	}
 	return dst, fmt.Errorf("2pc-paxos: cannot encode %T", m)
 }
@@ -97,6 +123,11 @@ func decode(d *wire.Decoder) (protocol.Message, error) {
 		errs = append(errs, err)
 		return v
 	}
+	sint := func(what string) int64 {
+		v, err := d.Varint(what)
+		errs = append(errs, err)
+		return v
+	}
 	str := func(what string, limit int) string {
 		s, err := d.String(what, limit)
 		errs = append(errs, err)
@@ -113,7 +144,13 @@ func decode(d *wire.Decoder) (protocol.Message, error) {
 	switch tag {
 	case tagReadReq:
 		m := &ReadReq{From: dc()}
-		if m.Txn = txn.ID(u("txn")); errs[len(errs)-1] == nil {
+		if errs[0] == nil {
+			m.Ballot = u("ballot")
+		}
+		if errs[len(errs)-1] == nil {
+			m.Txn = txn.ID(u("txn"))
+		}
+		if errs[len(errs)-1] == nil {
 			m.Key = str("key", wire.MaxKeyLen)
 		}
 		if errs[len(errs)-1] == nil {
@@ -145,6 +182,9 @@ func decode(d *wire.Decoder) (protocol.Message, error) {
 	case tagCommitReq:
 		m := &CommitReq{From: dc()}
 		if errs[0] == nil {
+			m.Ballot = u("ballot")
+		}
+		if errs[len(errs)-1] == nil {
 			t, err := wire.DecodeTxn(d)
 			errs = append(errs, err)
 			m.Txn = t
@@ -171,8 +211,16 @@ func decode(d *wire.Decoder) (protocol.Message, error) {
 		}
 		return check(m)
 	case tagAccept:
-		m := &Accept{Commit: u("commit")}
-		if errs[0] != nil {
+		m := &Accept{Ballot: u("ballot")}
+		for _, f := range []*uint64{&m.Fence, &m.Base, &m.Commit} {
+			if errs[len(errs)-1] == nil {
+				*f = u("accept field")
+			}
+		}
+		if errs[len(errs)-1] == nil {
+			m.SentUs = sint("sent time")
+		}
+		if errs[len(errs)-1] != nil {
 			return check(m)
 		}
 		n, err := d.Count("entries", batchEntries, 2)
@@ -193,13 +241,62 @@ func decode(d *wire.Decoder) (protocol.Message, error) {
 		return m, nil
 	case tagAck:
 		m := &Ack{From: dc()}
-		if errs[0] == nil {
-			m.Match = u("match")
+		for _, f := range []*uint64{&m.Ballot, &m.Match, &m.Commit} {
+			if errs[len(errs)-1] == nil {
+				*f = u("ack field")
+			}
 		}
 		if errs[len(errs)-1] == nil {
-			m.Commit = u("commit")
+			m.EchoUs = sint("echoed time")
 		}
 		return check(m)
+	case tagPrepare:
+		m := &Prepare{Ballot: u("ballot")}
+		if errs[0] == nil {
+			m.After = u("after")
+		}
+		if errs[len(errs)-1] == nil {
+			m.SentUs = sint("sent time")
+		}
+		return check(m)
+	case tagPromise:
+		m := &Promise{From: dc()}
+		for _, f := range []*uint64{&m.Ballot, &m.Promised, &m.Applied, &m.FenceBallot, &m.FenceEnd} {
+			if errs[len(errs)-1] == nil {
+				*f = u("promise field")
+			}
+		}
+		if errs[len(errs)-1] == nil {
+			more, err := d.Bool("more")
+			errs = append(errs, err)
+			m.More = more
+		}
+		if errs[len(errs)-1] == nil {
+			m.EchoUs = sint("echoed time")
+		}
+		if errs[len(errs)-1] != nil {
+			return check(m)
+		}
+		n, err := d.Count("entries", maxPromiseEntries, 3)
+		if err != nil {
+			return nil, err
+		}
+		for range n {
+			idx, err := d.Uvarint("entry index")
+			if err != nil {
+				return nil, err
+			}
+			b, err := d.Uvarint("entry ballot")
+			if err != nil {
+				return nil, err
+			}
+			t, err := wire.DecodeTxn(d)
+			if err != nil {
+				return nil, err
+			}
+			m.Entries = append(m.Entries, Accepted{Index: idx, Ballot: b, Txn: t})
+		}
+		return m, nil
 	}
 	return nil, d.Errorf("2pc-paxos message tag", "unknown tag %d", tag)
 }

@@ -16,11 +16,7 @@ import (
 
 // retained counts the per-transaction records and log entries a replica holds.
 func (r *Replica) retained() int {
-	n := len(r.reads) + len(r.commits) + len(r.doomed) + len(r.orphans) + len(r.entries)
-	if r.co != nil {
-		n += len(r.co.txns) + len(r.co.log)
-	}
-	return n
+	return len(r.reads) + len(r.commits) + len(r.doomed) + len(r.orphans) + len(r.slots) + len(r.co.txns)
 }
 
 // TestMemoryStaysBounded runs two closed-loop clients per datacenter for 60 virtual seconds:
@@ -84,8 +80,8 @@ func runForRecords(t *testing.T, gcAfter string) (early, late, decided int) {
 			} else {
 				late = max(late, r.retained())
 			}
-			if r.co != nil && len(r.co.forgot) > clients {
-				t.Fatalf("coordinator: %d watermarks for %d clients", len(r.co.forgot), clients)
+			if len(r.co.forgot) > clients {
+				t.Fatalf("%s: %d watermarks for %d clients", topo.DCs[dc], len(r.co.forgot), clients)
 			}
 		}
 	}

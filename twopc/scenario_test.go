@@ -12,7 +12,8 @@ import (
 )
 
 // world drives one replica per datacenter by hand: exact RTT/2 delays, FIFO, timers honoured,
-// and a drop rule for messages.
+// a drop rule for messages, and crashes (as the simulator's outages: a down datacenter's timers
+// and requests wait, messages to it are lost).
 type world struct {
 	t       *testing.T
 	topo    *topology.Topology
@@ -23,6 +24,7 @@ type world struct {
 	events  []event
 	drop    func(from, to int, m protocol.Message) bool
 	replies []reply
+	down    map[int]bool
 }
 
 type event struct {
@@ -75,7 +77,7 @@ func newWorld(t *testing.T, params protocol.Params) *world {
 	if !ok {
 		t.Fatal("no preset aws-helios")
 	}
-	w := &world{t: t, topo: topo}
+	w := &world{t: t, topo: topo, down: map[int]bool{}}
 	var nodes []protocol.Node
 	for dc := range topo.N() {
 		nodes = append(nodes, protocol.Node{ID: protocol.NodeID(dc), DC: dc})
@@ -112,6 +114,9 @@ func (w *world) runTo(ms int64) {
 	for {
 		i := -1
 		for j, e := range w.events {
+			if w.down[e.to] && e.msg == nil {
+				continue // waits for the datacenter to return
+			}
 			if e.at <= ms*1000 && (i < 0 || e.at < w.events[i].at || (e.at == w.events[i].at && e.seq < w.events[i].seq)) {
 				i = j
 			}
@@ -122,6 +127,9 @@ func (w *world) runTo(ms int64) {
 		e := w.events[i]
 		w.events = slices.Delete(w.events, i, i+1)
 		w.nowUs = e.at
+		if w.down[e.to] {
+			continue // a message to a crashed datacenter is lost
+		}
 		switch {
 		case e.req != nil:
 			w.reps[e.to].HandleRequest(*e.req)
@@ -132,6 +140,19 @@ func (w *world) runTo(ms int64) {
 		}
 	}
 	w.nowUs = ms * 1000
+}
+
+// crash freezes datacenter dc from now on.
+func (w *world) crash(dc int) { w.down[dc] = true }
+
+// restart resumes datacenter dc: its waiting timers and requests run now.
+func (w *world) restart(dc int) {
+	w.down[dc] = false
+	for i := range w.events {
+		if w.events[i].to == dc && w.events[i].at < w.nowUs {
+			w.events[i].at = w.nowUs
+		}
+	}
 }
 
 // find returns the reply to client c's request seq.
@@ -323,12 +344,14 @@ func TestNewValidatesParams(t *testing.T) {
 	for dc := range topo.N() {
 		nodes = append(nodes, protocol.Node{ID: protocol.NodeID(dc), DC: dc})
 	}
-	for _, p := range []protocol.Params{{"coordinator": "X"}, {"timeout": "0s"}, {"timeout": "x"}, {"bogus": "1"}} {
+	for _, p := range []protocol.Params{{"coordinator": "X"}, {"timeout": "0s"}, {"timeout": "x"}, {"bogus": "1"},
+		{"lease": "10ms"}, {"lease": "x"}, {"max_drift_ppm": "-1"}, {"max_drift_ppm": "200000"}, {"failover_order": "V,X"}} {
 		if _, err := New(protocol.Config{Nodes: nodes, Topology: topo, Params: p}, nil); err == nil {
 			t.Errorf("params %v accepted", p)
 		}
 	}
-	if _, err := New(protocol.Config{Nodes: nodes, Topology: topo, Params: protocol.Params{"coordinator": "S"}}, nil); err != nil {
-		t.Errorf("coordinator S: %v", err)
+	ok := protocol.Params{"coordinator": "S", "lease": "2s", "max_drift_ppm": "50", "failover_order": "S,I"}
+	if _, err := New(protocol.Config{Nodes: nodes, Topology: topo, Params: ok}, nil); err != nil {
+		t.Errorf("params %v: %v", ok, err)
 	}
 }

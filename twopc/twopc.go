@@ -5,9 +5,10 @@
 // §7.4.
 //
 // Every datacenter runs one full replica (protocol.FullReplicas). One of them, the coordinator
-// (parameter "coordinator", default V when the topology has it, else its first datacenter),
-// keeps the only lock table and leads a Multi-Paxos log whose acceptors and learners are all
-// replicas. Clients talk only to their local replica, which forwards:
+// (parameter "coordinator", default V when the topology has it, else its first datacenter, until
+// a fail-over), keeps the only lock table and leads a Multi-Paxos log whose acceptors and
+// learners are all replicas. Clients talk only to their local replica, which forwards to the
+// coordinator it knows (the leader of the highest term its acceptor has promised):
 //
 //   - Get (carrying protocol.Request.TxnID) goes to the coordinator, which takes a shared lock
 //     for the transaction and answers the key's value and version. A conflicting request waits
@@ -21,41 +22,61 @@
 //     exclusive locks on the written keys one at a time (waiting, with the same deadlock
 //     detection), decides commit and appends the transaction to the log. Every commit decision,
 //     read-only ones included, is logged, so the uncontended latency is the model's.
-//   - The log is led by the coordinator under a lease that never expires (there is no fail-over:
-//     while the coordinator's datacenter is down everything waits, and resumes when it returns),
-//     so only phase 2 runs: Accept to every replica, chosen once a majority (the coordinator
-//     included) acknowledged. Then the coordinator applies the writes, releases the locks,
-//     replies through the client's replica, and sends the new chosen index to the learners
-//     asynchronously. Every replica applies the chosen entries in log order, so all install
-//     identical version orders. Acknowledgements are cumulative (an acceptor acknowledges the
-//     longest gap-free prefix it holds), and on every retransmission tick the coordinator
-//     resends each lagging replica the suffix it has not acknowledged, so learners fill gaps in
-//     log order.
+//   - While the coordinator holds its lease (paxos.go) only phase 2 runs: Accept to every
+//     replica, chosen once a majority (the coordinator included) acknowledged. Then the
+//     coordinator applies the writes, releases the locks, replies through the client's replica,
+//     and sends the new chosen index to the learners asynchronously. Every replica applies the
+//     chosen entries in log order, so all install identical version orders. Acknowledgements are
+//     cumulative (an acceptor acknowledges the longest gap-free prefix it holds), and on every
+//     retransmission tick the coordinator resends each lagging replica the suffix it has not
+//     acknowledged, so learners fill gaps in log order.
+//
+// Fail-over (paxos.go). Every Accept, and a heartbeat when there is nothing to send, renews the
+// coordinator's lease: an acceptor that hears from it promises no other candidate for the lease
+// duration (parameter "lease", default 500ms) on its own clock, and the coordinator counts its
+// lease from the send time of the messages a majority acknowledged, shortened for the clock
+// drift bound (parameter "max_drift_ppm", default 1000). A coordinator serves requests only
+// while its lease is valid. When a replica has not heard from the coordinator for the lease plus
+// a heartbeat, the next datacenter in the fail-over order (parameter "failover_order"; default
+// the initial coordinator, then the others by RTT from it) runs phase 1 with a higher ballot
+// (each further one waits one more lease), recovers the log (the highest-ballot value of every
+// position a majority reports, no-ops in the gaps, and a fence that marks older entries beyond
+// the recovered end as dead), has it chosen in its own term, and only then serves. Its lock
+// table starts empty: a transaction that read at the old coordinator aborts at commit
+// (ReasonLockLost: the new coordinator never grants a commit whose read locks it did not grant),
+// and one whose commit record the recovered log does not hold is aborted (presumed abort,
+// ReasonFailover). Requests carry the term they were forwarded in, and a coordinator serves only
+// its own term's, so a request is never served by two coordinators. A returning old coordinator
+// learns the higher ballot from the first acceptor that refuses it and follows. Only this
+// replica's clock is ever read: skew and bounded drift are harmless (see paxos.go).
 //
 // Losses between a replica and the coordinator are covered by a timeout at the client's replica
 // (parameter "timeout", default 1s). A Get that times out is answered with Reply.Err, its
 // transaction is marked aborted (reason "timeout") and the replica tells the coordinator to
-// abort it, repeating until the coordinator answers. A Commit that times out cannot be decided
+// abort it, repeating until a coordinator answers. A Commit that times out cannot be decided
 // locally (the coordinator may have committed it), so the replica asks the coordinator to abort
-// it unless already decided, repeating until it answers, and relays the coordinator's answer.
-// The coordinator keeps the outcome of every transaction it has seen for gc_after (parameter,
-// default 10s) after deciding it, so that late, duplicated or reordered requests are answered
-// consistently and never take locks again. Forgetting a transaction raises its client's
-// watermark to the transaction's sequence number, and a request about an untracked transaction
-// at or below the watermark is refused: a Get is answered aborted ("forgotten"), a Commit or an
-// AbortReq with an Outcome of unknown status, which the client's replica relays as an error
-// (outcome unknown). Refusing never breaks safety, and a client runs one transaction at a time
-// (client.Session), so only requests about finished transactions are refused. The coordinator
-// also drops the log prefix that every replica has applied. Memory is therefore bounded by the
-// transactions of the last gc_after, one watermark per client and the log suffix some replica
-// still lacks. Safety depends on no message being delivered; only liveness waits for the faults
-// to end.
+// it unless already decided, repeating until it answers, and relays the answer. When the
+// coordinator changes, the client's replica answers the Gets it forwarded with an error
+// (ReasonFailover) and, at its next tick, asks the new coordinator to abort the pending Commits.
+// Every replica keeps the outcome of every transaction it decided or applied for gc_after
+// (parameter, default 10s), so that late, duplicated or reordered requests are answered
+// consistently and never take locks again, also by a later coordinator. Forgetting a transaction
+// raises its client's watermark to the transaction's sequence number, and a request about an
+// untracked transaction at or below the watermark is refused: a Get is answered aborted
+// ("forgotten"), a Commit or an AbortReq with an Outcome of unknown status, which the client's
+// replica relays as an error (outcome unknown). Refusing never breaks safety, and a client runs
+// one transaction at a time (client.Session), so only requests about finished transactions are
+// refused. The log prefix every replica has applied is dropped. Memory is therefore bounded by
+// the transactions of the last gc_after, one watermark per client and the log suffix some
+// replica still lacks. Safety depends on no message being delivered and on no clock; only
+// liveness waits for the faults to end.
 package twopc
 
 import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/registry"
@@ -64,7 +85,7 @@ import (
 
 func init() {
 	registry.Register("2pc-paxos", registry.Entry{
-		Description: "2PC over Paxos (Spanner-inspired): locks and a phase-2 Multi-Paxos log at one coordinator (default V)",
+		Description: "2PC over Paxos (Spanner-inspired): locks and a leased Multi-Paxos log at one coordinator (default V), with fail-over",
 		New:         New,
 		Codec:       Codec,
 	})
@@ -72,9 +93,12 @@ func init() {
 
 // Parameter names 2pc-paxos accepts.
 const (
-	ParamCoordinator = "coordinator" // datacenter name of the coordinator (default V, else the first)
-	ParamTimeout     = "timeout"     // forwarded-request timeout at the client's replica (default 1s)
-	ParamGCAfter     = "gc_after"    // how long the coordinator keeps a finished transaction (default 10s)
+	ParamCoordinator   = "coordinator"    // datacenter name of the initial coordinator (default V, else the first)
+	ParamTimeout       = "timeout"        // forwarded-request timeout at the client's replica (default 1s)
+	ParamGCAfter       = "gc_after"       // how long a replica keeps a finished transaction (default 10s)
+	ParamLease         = "lease"          // the coordinator's lease, on the acceptors' clocks (default 500ms)
+	ParamMaxDriftPPM   = "max_drift_ppm"  // bound on any clock's rate error, in ppm (default 1000)
+	ParamFailoverOrder = "failover_order" // comma-separated datacenters, most preferred first
 )
 
 // Abort reasons this protocol adds to txn's.
@@ -88,40 +112,40 @@ const (
 	// ReasonForgotten: a Get of a transaction the coordinator has finished and forgotten, or
 	// of a client that has moved on to a later transaction.
 	ReasonForgotten txn.AbortReason = "forgotten"
+	// ReasonFailover: the coordinator changed while the transaction ran (its locks were lost),
+	// or its commit record was not in the log the new coordinator recovered.
+	ReasonFailover txn.AbortReason = "failover"
 )
 
 const timerTick protocol.TimerID = 1
 
 const (
-	tickUs       = 10_000 // retransmission and timeout check period
-	batchEntries = 128    // most log entries per retransmitted Accept
+	tickUs         = 10_000 // retransmission, timeout and election check period
+	batchEntries   = 128    // most log entries per retransmitted Accept
+	catchupBatches = 8      // most Accepts of entries sent to one lagging replica per timeout
+	maxQueued      = 4096   // most requests a coordinator holds while it cannot serve
 )
 
 // Replica is one 2pc-paxos replica: the forwarding proxy for its local clients, an acceptor and
-// learner of the log, and, at the coordinator's datacenter, the coordinator.
+// learner of the log, and, while its datacenter coordinates, the coordinator.
 type Replica struct {
 	env       protocol.Env
 	nodeOf    []protocol.NodeID
 	dcOf      map[protocol.NodeID]int
 	self, n   int
-	coord     int
+	rttMs     [][]float64
 	timeoutUs int64
-	resendUs  int64 // how often an unanswered AbortReq is repeated
 	gcAfterUs int64
+	rtoUs     []int64 // per datacenter: retransmission timeout
 
 	// Proxy state.
 	nextRid uint64
 	reads   map[uint64]*pendingRead
 	commits map[txn.ID]*pendingCommit
 	doomed  map[txn.ID]txn.AbortReason // aborted transactions whose Commit has not come yet
-	orphans map[txn.ID]int64           // aborts the coordinator has not confirmed: next send time
+	orphans map[txn.ID]int64           // aborts no coordinator has confirmed: next send time
 
-	// Acceptor and learner state (replicas other than the coordinator).
-	entries map[uint64]*txn.Txn // received entries above applied
-	have    uint64              // every entry up to have is held
-	known   uint64              // the log is chosen up to known
-	applied uint64
-
+	paxos
 	co     *coordinator
 	selfQ  []protocol.Message // messages to this replica, delivered after the current one
 	inLoop bool
@@ -131,6 +155,7 @@ type pendingRead struct {
 	client   txn.ClientID
 	seq      uint64
 	txn      txn.ID
+	to       int // the coordinator it was forwarded to
 	deadline int64
 }
 
@@ -141,14 +166,15 @@ type pendingCommit struct {
 }
 
 // New builds a 2pc-paxos replica. It needs exactly one replica per datacenter and accepts the
-// parameters "coordinator", "timeout" and "gc_after".
+// parameters "coordinator", "timeout", "gc_after", "lease", "max_drift_ppm" and
+// "failover_order".
 func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	nodeOf, self, err := protocol.FullReplicas(pc)
 	if err != nil {
 		return nil, err
 	}
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamCoordinator, ParamTimeout, ParamGCAfter}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamCoordinator, ParamTimeout, ParamGCAfter, ParamLease, ParamMaxDriftPPM, ParamFailoverOrder}, nil); err != nil {
 		return nil, fmt.Errorf("2pc-paxos: %w", err)
 	}
 	topo := pc.Topology
@@ -174,40 +200,97 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if timeoutUs <= 0 || gcAfterUs <= 0 {
 		return nil, fmt.Errorf("2pc-paxos: parameters %s and %s must be positive", ParamTimeout, ParamGCAfter)
 	}
+	leaseUs, err := p.Duration(ParamLease, 500_000)
+	if err != nil {
+		return nil, fmt.Errorf("2pc-paxos: %w", err)
+	}
+	if leaseUs < 5*tickUs {
+		return nil, fmt.Errorf("2pc-paxos: parameter %s must be at least %dms", ParamLease, 5*tickUs/1000)
+	}
+	driftPPM, err := p.Int(ParamMaxDriftPPM, 1000)
+	if err != nil {
+		return nil, fmt.Errorf("2pc-paxos: %w", err)
+	}
+	if driftPPM < 0 || driftPPM > 100_000 {
+		return nil, fmt.Errorf("2pc-paxos: parameter %s must be in [0, 100000]", ParamMaxDriftPPM)
+	}
+	n := len(nodeOf)
+	if n > maxDCs {
+		return nil, fmt.Errorf("2pc-paxos: at most %d datacenters", maxDCs)
+	}
+	order, err := failoverOrder(p[ParamFailoverOrder], coord, topo.DCs, topo.RTTMs)
+	if err != nil {
+		return nil, err
+	}
 	r := &Replica{
-		env: env, nodeOf: nodeOf, dcOf: map[protocol.NodeID]int{}, self: self, n: len(nodeOf), coord: coord,
+		env: env, nodeOf: nodeOf, dcOf: map[protocol.NodeID]int{}, self: self, n: n,
+		rttMs:     topo.RTTMs,
 		timeoutUs: timeoutUs,
 		gcAfterUs: gcAfterUs,
-		resendUs:  int64(topo.RTTMs[self][coord]*2000) + 50_000,
+		rtoUs:     make([]int64, n),
 		reads:     map[uint64]*pendingRead{},
 		commits:   map[txn.ID]*pendingCommit{},
 		doomed:    map[txn.ID]txn.AbortReason{},
 		orphans:   map[txn.ID]int64{},
-		entries:   map[uint64]*txn.Txn{},
 	}
 	for dc, nd := range nodeOf {
 		r.dcOf[nd] = dc
+		r.rtoUs[dc] = int64(topo.RTTMs[self][dc]*2000) + 20_000
 	}
-	if self == coord {
-		r.co = newCoordinator(r, topo.RTTMs)
-	}
+	r.co = newCoordinator(r)
+	r.initPaxos(coord, order, leaseUs, int64(driftPPM))
 	return r, nil
 }
 
-// Start arms the periodic tick.
-func (r *Replica) Start() { r.env.SetTimer(tickUs, timerTick) }
+// failoverOrder parses the fail-over preference: the datacenters named in spec (comma-separated,
+// each at most once), then the others by RTT from the initial coordinator (ties by index), the
+// coordinator first among them.
+func failoverOrder(spec string, coord int, dcs []string, rttMs [][]float64) ([]int, error) {
+	var order []int
+	if spec != "" {
+		for _, name := range strings.Split(spec, ",") {
+			i := slices.Index(dcs, strings.TrimSpace(name))
+			if i < 0 || slices.Contains(order, i) {
+				return nil, fmt.Errorf("2pc-paxos: parameter %s: %q is not a datacenter or is listed twice", ParamFailoverOrder, name)
+			}
+			order = append(order, i)
+		}
+	}
+	rest := []int{}
+	for dc := range dcs {
+		if !slices.Contains(order, dc) {
+			rest = append(rest, dc)
+		}
+	}
+	slices.SortStableFunc(rest, func(a, b int) int {
+		da, db := rttMs[coord][a], rttMs[coord][b]
+		switch {
+		case a == coord || da < db && b != coord:
+			return -1
+		case b == coord || db < da:
+			return 1
+		}
+		return 0
+	})
+	return append(order, rest...), nil
+}
+
+// Start arms the periodic tick and starts the lease clocks.
+func (r *Replica) Start() {
+	r.startPaxos()
+	r.env.SetTimer(tickUs, timerTick)
+}
 
 // HandleTimer runs the periodic tick: request timeouts and abort retransmissions at the proxy,
-// Accept retransmissions at the coordinator.
+// garbage collection, and the log's retransmissions, heartbeats and elections.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
 	if id != timerTick {
 		return
 	}
 	r.env.SetTimer(tickUs, timerTick)
 	r.proxyTick()
-	if r.co != nil {
-		r.co.tick()
-	}
+	r.co.collect()
+	r.paxosTick()
 	r.drain()
 }
 
@@ -232,8 +315,9 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 			return
 		}
 		r.nextRid++
-		r.reads[r.nextRid] = &pendingRead{client: req.Client, seq: req.Seq, txn: req.TxnID, deadline: r.env.NowUs() + r.timeoutUs}
-		r.send(r.coord, &ReadReq{From: r.self, Txn: req.TxnID, Key: req.Key, Rid: r.nextRid})
+		to := r.coordinator()
+		r.reads[r.nextRid] = &pendingRead{client: req.Client, seq: req.Seq, txn: req.TxnID, to: to, deadline: r.env.NowUs() + r.timeoutUs}
+		r.send(to, &ReadReq{From: r.self, Ballot: r.promised, Txn: req.TxnID, Key: req.Key, Rid: r.nextRid})
 	case protocol.Commit:
 		if msg := protocol.ValidateCommit(req); msg != "" {
 			reply(protocol.Reply{Err: "2pc-paxos: " + msg})
@@ -246,7 +330,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 			return
 		}
 		r.commits[id] = &pendingCommit{client: req.Client, seq: req.Seq, deadline: r.env.NowUs() + r.timeoutUs}
-		r.send(r.coord, &CommitReq{From: r.self, Txn: req.Txn})
+		r.send(r.coordinator(), &CommitReq{From: r.self, Ballot: r.promised, Txn: req.Txn})
 	default:
 		reply(protocol.Reply{Err: fmt.Sprintf("2pc-paxos: unknown request kind %d", req.Kind)})
 	}
@@ -276,8 +360,8 @@ func (r *Replica) send(dc int, m protocol.Message) {
 	r.env.Send(r.nodeOf[dc], m)
 }
 
-// drain processes messages to self and the coordinator's lock grants until none is left, so no
-// handler ever runs inside another.
+// drain processes messages to self, the coordinator's lock grants and the requests it held
+// while it could not serve, until none is left, so no handler ever runs inside another.
 func (r *Replica) drain() {
 	if r.inLoop {
 		return
@@ -290,10 +374,14 @@ func (r *Replica) drain() {
 			m := r.selfQ[0]
 			r.selfQ = r.selfQ[1:]
 			r.dispatch(r.self, m)
-		case r.co != nil && len(r.co.ready) > 0:
+		case r.role == leader && len(r.co.ready) > 0:
 			g := r.co.ready[0]
 			r.co.ready = r.co.ready[1:]
 			r.co.onGranted(g)
+		case len(r.queue) > 0 && r.canServe():
+			m := r.queue[0]
+			r.queue = r.queue[1:]
+			r.serve(m)
 		default:
 			return
 		}
@@ -302,43 +390,80 @@ func (r *Replica) drain() {
 
 // dispatch handles one message from datacenter dc; malformed or misdirected ones are ignored.
 func (r *Replica) dispatch(dc int, m protocol.Message) {
-	fromCoord := dc == r.coord
 	switch m := m.(type) {
 	case *ReadReq:
-		if r.co != nil && m.From == dc && m.Txn != txn.None && m.Key != "" {
-			r.co.onRead(m)
+		if m.From == dc && m.Txn != txn.None && m.Key != "" {
+			r.onRequest(m, m.Ballot)
 		}
 	case *CommitReq:
-		if r.co != nil && m.From == dc && m.Txn != nil && m.Txn.ID != txn.None {
-			r.co.onCommit(m)
+		if m.From == dc && m.Txn != nil && m.Txn.ID != txn.None {
+			r.onRequest(m, m.Ballot)
 		}
 	case *AbortReq:
-		if r.co != nil && m.From == dc && m.Txn != txn.None {
-			r.co.onAbort(m)
-		}
-	case *Ack:
-		if r.co != nil && m.From == dc && dc != r.self {
-			r.co.onAck(m)
+		if m.From == dc && m.Txn != txn.None {
+			r.onRequest(m, 0)
 		}
 	case *ReadResp:
-		if fromCoord {
-			r.onReadResp(m)
-		}
+		r.onReadResp(dc, m)
 	case *Outcome:
-		if fromCoord {
-			r.onOutcome(m)
-		}
+		r.onOutcome(m)
 	case *Accept:
-		if fromCoord && r.co == nil {
-			r.onAccept(m)
+		if dc != r.self && leaderOf(m.Ballot) == dc {
+			r.onAccept(dc, m)
+		}
+	case *Ack:
+		if m.From == dc && dc != r.self {
+			r.onAck(dc, m)
+		}
+	case *Prepare:
+		if dc != r.self && leaderOf(m.Ballot) == dc {
+			r.onPrepare(dc, m)
+		}
+	case *Promise:
+		if m.From == dc && dc != r.self {
+			r.onPromise(dc, m)
 		}
 	}
 }
 
+// onRequest takes a forwarded request at the coordinator. A Get or Commit forwarded for another
+// term than this replica's own is dropped (the forwarding replica aborts it when it learns of
+// the new term); requests this replica cannot serve yet (recovering, or lease lapsed) wait.
+func (r *Replica) onRequest(m protocol.Message, ballot uint64) {
+	switch {
+	case r.role == follower:
+		return
+	case ballot != 0 && ballot != r.ballot:
+		return
+	case r.role == candidate && ballot == 0:
+		return // an AbortReq reaches whoever the forwarding replica believes coordinates
+	case len(r.queue) == 0 && r.canServe():
+		r.serve(m)
+	case len(r.queue) < maxQueued:
+		r.queue = append(r.queue, m)
+	}
+}
+
+// serve hands a request to the lock table.
+func (r *Replica) serve(m protocol.Message) {
+	switch m := m.(type) {
+	case *ReadReq:
+		if m.Ballot == r.ballot {
+			r.co.onRead(m)
+		}
+	case *CommitReq:
+		if m.Ballot == r.ballot {
+			r.co.onCommit(m)
+		}
+	case *AbortReq:
+		r.co.onAbort(m)
+	}
+}
+
 // onReadResp answers the Get that the response belongs to, if it is still waiting.
-func (r *Replica) onReadResp(m *ReadResp) {
+func (r *Replica) onReadResp(dc int, m *ReadResp) {
 	p, ok := r.reads[m.Rid]
-	if !ok || p.txn != m.Txn {
+	if !ok || p.txn != m.Txn || p.to != dc {
 		return
 	}
 	delete(r.reads, m.Rid)
@@ -350,16 +475,21 @@ func (r *Replica) onReadResp(m *ReadResp) {
 	r.env.Reply(rep)
 }
 
-// onOutcome relays the coordinator's decision to the waiting client, if any, and stops
-// repeating an abort request. An outcome the coordinator no longer knows is relayed as an error.
+// onOutcome relays a decision to the waiting client, if any, and stops repeating an abort
+// request. Any replica's outcome is authoritative: Committed is sent once the commit record is
+// chosen, Aborted once the transaction can never commit. An outcome the sender no longer knows
+// is relayed as an error.
 func (r *Replica) onOutcome(m *Outcome) {
+	if m.Status != txn.Committed && m.Status != txn.Aborted && m.Status != txn.Unknown {
+		return
+	}
 	delete(r.orphans, m.Txn)
 	p, ok := r.commits[m.Txn]
 	if !ok {
 		return
 	}
 	delete(r.commits, m.Txn)
-	if m.Status != txn.Committed && m.Status != txn.Aborted {
+	if m.Status == txn.Unknown {
 		r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Err: fmt.Sprintf("2pc-paxos: the coordinator no longer knows the outcome of %s", m.Txn)})
 		return
 	}
@@ -374,565 +504,52 @@ func (r *Replica) proxyTick() {
 		if now < p.deadline {
 			continue
 		}
-		delete(r.reads, rid)
-		if _, ok := r.doomed[p.txn]; !ok {
-			r.doomed[p.txn] = ReasonTimeout
-			r.orphans[p.txn] = now
-		}
-		r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Err: abortedErr(p.txn, ReasonTimeout)})
+		r.failRead(rid, ReasonTimeout)
 	}
+	to := r.coordinator()
 	for _, id := range slices.Sorted(maps.Keys(r.commits)) {
 		if p := r.commits[id]; now >= p.deadline {
-			p.deadline = now + r.resendUs
-			r.send(r.coord, &AbortReq{From: r.self, Txn: id})
+			p.deadline = now + r.resendUs()
+			r.send(to, &AbortReq{From: r.self, Txn: id})
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(r.orphans)) {
 		if now >= r.orphans[id] {
-			r.orphans[id] = now + r.resendUs
-			r.send(r.coord, &AbortReq{From: r.self, Txn: id})
+			r.orphans[id] = now + r.resendUs()
+			r.send(to, &AbortReq{From: r.self, Txn: id})
 		}
 	}
 }
 
-// onAccept stores the coordinator's entries, applies what is chosen in log order, and
-// acknowledges the gap-free prefix it holds.
-func (r *Replica) onAccept(m *Accept) {
-	for _, e := range m.Entries {
-		if e.Index > r.have && e.Index <= r.have+1<<20 && e.Txn != nil {
-			if _, dup := r.entries[e.Index]; !dup {
-				r.entries[e.Index] = e.Txn
-			}
-		}
+// failRead answers a forwarded Get with an error and dooms its transaction, whose locks the
+// coordinator is asked to release.
+func (r *Replica) failRead(rid uint64, reason txn.AbortReason) {
+	p := r.reads[rid]
+	delete(r.reads, rid)
+	if _, ok := r.doomed[p.txn]; !ok {
+		r.doomed[p.txn] = reason
+		r.orphans[p.txn] = r.env.NowUs()
 	}
-	for r.entries[r.have+1] != nil {
-		r.have++
+	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Err: abortedErr(p.txn, reason)})
+}
+
+// retarget reacts to a new term: the Gets forwarded in the old one fail (their locks, if any,
+// are gone or will be released on request), and the new coordinator is asked about the pending
+// Commits and the unconfirmed aborts at the next tick.
+func (r *Replica) retarget() {
+	for _, rid := range slices.Sorted(maps.Keys(r.reads)) {
+		r.failRead(rid, ReasonFailover)
 	}
-	r.known = max(r.known, m.Commit)
-	for r.applied < min(r.known, r.have) {
-		r.applied++
-		t := r.entries[r.applied]
-		delete(r.entries, r.applied)
-		if len(t.Writes) > 0 {
-			r.env.Store().Apply(t.ID, t.Writes)
-		}
+	now := r.env.NowUs()
+	for _, p := range r.commits {
+		p.deadline = now
 	}
-	r.send(r.coord, &Ack{From: r.self, Match: r.have, Commit: r.applied})
-}
-
-// txnState is where a transaction stands at the coordinator.
-type txnState uint8
-
-const (
-	active     txnState = iota // reading under shared locks
-	committing                 // commit requested: acquiring exclusive locks
-	deciding                   // commit decided and in the log, waiting for a majority
-	committed                  // chosen and applied at the coordinator; locks released
-	aborted                    // aborted; locks released
-)
-
-// tctx is the coordinator's record of one transaction. Finished ones are kept (without their
-// locks and data) so that late or duplicated requests are answered consistently.
-type tctx struct {
-	id       txn.ID
-	from     int // datacenter of the replica forwarding its requests
-	st       txnState
-	reason   txn.AbortReason
-	t        *txn.Txn          // the commit request
-	next     int               // exclusive locks of t.Writes acquired so far
-	held     map[string]bool   // locked keys: exclusive?
-	waiting  []string          // keys whose queue holds a request of this transaction
-	readRids map[string]uint64 // Gets waiting for a shared lock: key → request number
-	notify   []int             // further datacenters to tell the outcome
-}
-
-type lockReq struct {
-	id   txn.ID
-	excl bool
-}
-
-// lock is one key's lock: its holders (shared or one exclusive) and a FIFO queue of waiters in
-// which upgrades (a shared holder asking for exclusive) go ahead of other requests.
-type lock struct {
-	holders map[txn.ID]bool // holder → exclusive?
-	queue   []lockReq
-}
-
-type grant struct {
-	id  txn.ID
-	key string
-}
-
-// record is a finished transaction the coordinator may forget from atUs on.
-type record struct {
-	id   txn.ID
-	atUs int64
-}
-
-type logEntry struct {
-	e        Entry
-	sentUs   int64 // first broadcast
-	chosenUs int64
-}
-
-// coordinator is the lock table and the Multi-Paxos leader.
-type coordinator struct {
-	r          *Replica
-	txns       map[txn.ID]*tctx
-	locks      map[string]*lock
-	ready      []grant // granted lock requests not yet acted on
-	finished   []record
-	forgot     map[txn.ClientID]uint32 // per client: highest sequence number forgotten
-	log        []logEntry              // the entries after base
-	base       uint64                  // entries every replica has applied, dropped from log
-	commit     uint64                  // chosen (and, at the coordinator, applied) prefix
-	match      []uint64                // per datacenter: acknowledged gap-free prefix
-	peerCommit []uint64                // per datacenter: prefix it has applied
-	nextSend   []int64                 // per datacenter: earliest next retransmission
-	rtoUs      []int64
-}
-
-func newCoordinator(r *Replica, rttMs [][]float64) *coordinator {
-	c := &coordinator{r: r, txns: map[txn.ID]*tctx{}, locks: map[string]*lock{}, forgot: map[txn.ClientID]uint32{},
-		match: make([]uint64, r.n), peerCommit: make([]uint64, r.n), nextSend: make([]int64, r.n), rtoUs: make([]int64, r.n)}
-	for dc := range r.n {
-		c.rtoUs[dc] = int64(rttMs[r.self][dc]*2000) + 20_000
-	}
-	return c
-}
-
-func (c *coordinator) ctx(id txn.ID, from int) *tctx {
-	t, ok := c.txns[id]
-	if !ok {
-		t = &tctx{id: id, from: from, held: map[string]bool{}, readRids: map[string]uint64{}}
-		c.txns[id] = t
-	}
-	return t
-}
-
-func (c *coordinator) isFinished(t *tctx) bool { return t.st == committed || t.st == aborted }
-
-// forgotten reports whether id is untracked and at or below its client's watermark.
-func (c *coordinator) forgotten(id txn.ID) bool {
-	if _, ok := c.txns[id]; ok {
-		return false
-	}
-	w, ok := c.forgot[id.Client()]
-	return ok && id.Seq() <= w
-}
-
-// finish schedules t's record to be forgotten gc_after from now.
-func (c *coordinator) finish(t *tctx) {
-	c.finished = append(c.finished, record{id: t.id, atUs: c.r.env.NowUs() + c.r.gcAfterUs})
-}
-
-// collect forgets the transactions finished more than gc_after ago and drops the log prefix
-// every replica has applied.
-func (c *coordinator) collect() {
-	now := c.r.env.NowUs()
-	for len(c.finished) > 0 && now >= c.finished[0].atUs {
-		id := c.finished[0].id
-		c.finished = c.finished[1:]
-		delete(c.txns, id)
-		if cl := id.Client(); id.Seq() > c.forgot[cl] {
-			c.forgot[cl] = id.Seq()
-		}
-	}
-	if applied := slices.Min(c.peerCommit); applied > c.base {
-		c.log = slices.Delete(c.log, 0, int(applied-c.base))
-		c.base = applied
+	for id := range r.orphans {
+		r.orphans[id] = now
 	}
 }
 
-// onRead takes a shared lock for a Get and answers it once granted.
-func (c *coordinator) onRead(m *ReadReq) {
-	if c.forgotten(m.Txn) {
-		c.r.send(m.From, &ReadResp{Rid: m.Rid, Txn: m.Txn, Aborted: true, Reason: ReasonForgotten})
-		return
-	}
-	t, ok := c.txns[m.Txn]
-	switch {
-	case ok && t.st == aborted:
-		c.r.send(m.From, &ReadResp{Rid: m.Rid, Txn: m.Txn, Aborted: true, Reason: t.reason})
-		return
-	case ok && t.st != active:
-		return // a stale copy from before the commit request: nobody waits for it
-	}
-	t = c.ctx(m.Txn, m.From)
-	if _, held := t.held[m.Key]; held {
-		c.sendRead(t, m.Key, m.Rid)
-		return
-	}
-	t.readRids[m.Key] = m.Rid
-	if slices.Contains(t.waiting, m.Key) {
-		return
-	}
-	if c.acquire(t, m.Key, false) == granted {
-		delete(t.readRids, m.Key)
-		c.sendRead(t, m.Key, m.Rid)
-	}
-}
-
-func (c *coordinator) sendRead(t *tctx, key string, rid uint64) {
-	v := c.r.env.Store().Get(key)
-	c.r.send(t.from, &ReadResp{Rid: rid, Txn: t.id, Value: v.Value, Version: v.Writer})
-}
-
-// onCommit starts the commit of a transaction: check its read locks, then take its write locks.
-func (c *coordinator) onCommit(m *CommitReq) {
-	if c.forgotten(m.Txn.ID) {
-		c.r.send(m.From, &Outcome{Txn: m.Txn.ID, Status: txn.Unknown})
-		return
-	}
-	t, ok := c.txns[m.Txn.ID]
-	if ok {
-		switch t.st {
-		case aborted, committed:
-			c.sendOutcome(t, m.From)
-			return
-		case deciding:
-			c.addNotify(t, m.From)
-			return
-		case committing:
-			return // duplicate
-		}
-	}
-	t = c.ctx(m.Txn.ID, m.From)
-	t.t = m.Txn
-	c.addNotify(t, m.From)
-	if len(t.waiting) > 0 {
-		c.abort(t, ReasonLockLost)
-		return
-	}
-	st := c.r.env.Store()
-	for _, rd := range m.Txn.Reads {
-		if _, held := t.held[rd.Key]; !held {
-			c.abort(t, ReasonLockLost)
-			return
-		}
-		if st.Get(rd.Key).Writer != rd.Version {
-			c.abort(t, txn.ReasonStaleRead)
-			return
-		}
-	}
-	t.st = committing
-	c.advance(t)
-}
-
-// onAbort aborts a transaction unless its commit is already decided, and answers with the
-// outcome (once known). An unknown transaction is recorded as aborted, unless forgotten.
-func (c *coordinator) onAbort(m *AbortReq) {
-	if c.forgotten(m.Txn) {
-		c.r.send(m.From, &Outcome{Txn: m.Txn, Status: txn.Unknown})
-		return
-	}
-	t := c.ctx(m.Txn, m.From)
-	c.addNotify(t, m.From)
-	switch t.st {
-	case active, committing:
-		c.abort(t, ReasonTimeout)
-	case aborted, committed:
-		c.sendOutcome(t, m.From)
-	}
-}
-
-func (c *coordinator) addNotify(t *tctx, dc int) {
-	if !slices.Contains(t.notify, dc) {
-		t.notify = append(t.notify, dc)
-	}
-}
-
-func (c *coordinator) sendOutcome(t *tctx, dc int) {
-	status := txn.Committed
-	if t.st == aborted {
-		status = txn.Aborted
-	}
-	c.r.send(dc, &Outcome{Txn: t.id, Status: status, Reason: t.reason})
-}
-
-type acquired uint8
-
-const (
-	granted acquired = iota
-	waits
-	deadlocked
-)
-
-// acquire requests key for t, shared or exclusive. If the request must wait, it is queued and
-// the wait-for graph searched from t: if t closes a cycle it is aborted at once (GAP-B2).
-func (c *coordinator) acquire(t *tctx, key string, excl bool) acquired {
-	l := c.locks[key]
-	if l == nil {
-		l = &lock{holders: map[txn.ID]bool{}}
-		c.locks[key] = l
-	}
-	cur, holds := l.holders[t.id]
-	if holds && (cur || !excl) {
-		return granted
-	}
-	if compatible(l, t.id, excl) && (holds || len(l.queue) == 0) {
-		l.holders[t.id] = excl || cur
-		t.held[key] = excl || cur
-		return granted
-	}
-	req := lockReq{id: t.id, excl: excl}
-	if holds { // an upgrade goes ahead of every waiter that is not an upgrade
-		i := 0
-		for i < len(l.queue) {
-			if _, h := l.holders[l.queue[i].id]; !h {
-				break
-			}
-			i++
-		}
-		l.queue = slices.Insert(l.queue, i, req)
-	} else {
-		l.queue = append(l.queue, req)
-	}
-	t.waiting = append(t.waiting, key)
-	if c.closesCycle(t.id) {
-		c.abort(t, ReasonDeadlock)
-		return deadlocked
-	}
-	return waits
-}
-
-// compatible reports whether id may hold l in the given mode alongside its other holders.
-func compatible(l *lock, id txn.ID, excl bool) bool {
-	for h, hx := range l.holders {
-		if h != id && (excl || hx) {
-			return false
-		}
-	}
-	return true
-}
-
-// waitsFor calls f for every transaction id waits for: incompatible holders of, and
-// incompatible requests queued ahead of it for, each key it waits on.
-func (c *coordinator) waitsFor(id txn.ID, f func(txn.ID)) {
-	t := c.txns[id]
-	if t == nil {
-		return
-	}
-	for _, key := range t.waiting {
-		l := c.locks[key]
-		if l == nil {
-			continue
-		}
-		pos := slices.IndexFunc(l.queue, func(q lockReq) bool { return q.id == id })
-		if pos < 0 {
-			continue
-		}
-		excl := l.queue[pos].excl
-		for h, hx := range l.holders {
-			if h != id && (excl || hx) {
-				f(h)
-			}
-		}
-		for _, q := range l.queue[:pos] {
-			if q.id != id && (excl || q.excl) {
-				f(q.id)
-			}
-		}
-	}
-}
-
-// closesCycle reports whether start reaches itself in the wait-for graph. New edges only ever
-// leave or enter the transaction that just started waiting, so checking from it on every wait
-// keeps the graph acyclic.
-func (c *coordinator) closesCycle(start txn.ID) bool {
-	seen := map[txn.ID]bool{}
-	stack := []txn.ID{start}
-	found := false
-	for len(stack) > 0 && !found {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		c.waitsFor(x, func(y txn.ID) {
-			if y == start {
-				found = true
-			} else if !seen[y] {
-				seen[y] = true
-				stack = append(stack, y)
-			}
-		})
-	}
-	return found
-}
-
-// release drops all of t's locks and queued requests and grants what that unblocks.
-func (c *coordinator) release(t *tctx) {
-	affected := slices.Sorted(maps.Keys(t.held))
-	for _, key := range affected {
-		if l := c.locks[key]; l != nil {
-			delete(l.holders, t.id)
-		}
-	}
-	for _, key := range t.waiting {
-		if l := c.locks[key]; l != nil {
-			l.queue = slices.DeleteFunc(l.queue, func(q lockReq) bool { return q.id == t.id })
-		}
-		affected = append(affected, key)
-	}
-	t.held, t.waiting, t.readRids = nil, nil, nil
-	slices.Sort(affected)
-	for _, key := range slices.Compact(affected) {
-		c.grantWaiters(key)
-	}
-}
-
-// grantWaiters grants key's queued requests in FIFO order while they are compatible.
-func (c *coordinator) grantWaiters(key string) {
-	l := c.locks[key]
-	if l == nil {
-		return
-	}
-	for len(l.queue) > 0 {
-		q := l.queue[0]
-		if !compatible(l, q.id, q.excl) {
-			break
-		}
-		l.queue = l.queue[1:]
-		mode := q.excl || l.holders[q.id]
-		l.holders[q.id] = mode
-		if t := c.txns[q.id]; t != nil && t.held != nil {
-			t.held[key] = mode
-			t.waiting = slices.DeleteFunc(t.waiting, func(k string) bool { return k == key })
-		}
-		c.ready = append(c.ready, grant{id: q.id, key: key})
-	}
-	if len(l.holders) == 0 && len(l.queue) == 0 {
-		delete(c.locks, key)
-	}
-}
-
-// onGranted continues whatever waited for a lock: a Get is answered, a commit takes its next
-// lock.
-func (c *coordinator) onGranted(g grant) {
-	t := c.txns[g.id]
-	if t == nil || c.isFinished(t) {
-		return
-	}
-	if rid, ok := t.readRids[g.key]; ok {
-		delete(t.readRids, g.key)
-		c.sendRead(t, g.key, rid)
-	}
-	if t.st == committing {
-		c.advance(t)
-	}
-}
-
-// abort aborts t (never once its commit is decided), releases its locks and tells whoever waits.
-func (c *coordinator) abort(t *tctx, reason txn.AbortReason) {
-	if t.st != active && t.st != committing {
-		return
-	}
-	rids := t.readRids
-	t.st, t.reason = aborted, reason
-	c.release(t)
-	t.t = nil
-	c.finish(t)
-	for _, key := range slices.Sorted(maps.Keys(rids)) {
-		c.r.send(t.from, &ReadResp{Rid: rids[key], Txn: t.id, Aborted: true, Reason: reason})
-	}
-	for _, dc := range t.notify {
-		c.sendOutcome(t, dc)
-	}
-}
-
-// advance takes t's exclusive locks one at a time and decides commit once it holds them all.
-func (c *coordinator) advance(t *tctx) {
-	for t.next < len(t.t.Writes) {
-		if c.acquire(t, t.t.Writes[t.next].Key, true) != granted {
-			return
-		}
-		t.next++
-	}
-	c.decide(t)
-}
-
-// decide appends t's commit to the log and sends it to every acceptor (phase 2).
-func (c *coordinator) decide(t *tctx) {
-	t.st = deciding
-	now := c.r.env.NowUs()
-	e := Entry{Index: c.base + uint64(len(c.log)) + 1, Txn: &txn.Txn{ID: t.id, Writes: t.t.Writes}}
-	c.log = append(c.log, logEntry{e: e, sentUs: now})
-	for dc := range c.r.n {
-		if dc != c.r.self {
-			c.r.send(dc, &Accept{Entries: []Entry{e}, Commit: c.commit})
-		}
-	}
-	c.advanceCommit()
-}
-
-// onAck records an acceptor's progress.
-func (c *coordinator) onAck(m *Ack) {
-	if m.Match > c.base+uint64(len(c.log)) || m.Commit > c.commit {
-		return // malformed: acknowledges what was never sent
-	}
-	c.match[m.From] = max(c.match[m.From], m.Match)
-	c.peerCommit[m.From] = max(c.peerCommit[m.From], m.Commit)
-	c.advanceCommit()
-}
-
-// advanceCommit moves the chosen prefix to the largest index a majority (the coordinator
-// included) holds, and applies the newly chosen entries in order: install the writes, release
-// the locks, answer the client's replica. The learners hear of it asynchronously.
-func (c *coordinator) advanceCommit() {
-	c.match[c.r.self] = c.base + uint64(len(c.log))
-	sorted := slices.Clone(c.match)
-	slices.Sort(sorted)
-	chosen := sorted[len(sorted)-(c.r.n/2+1)] // held by a majority
-	if chosen <= c.commit {
-		return
-	}
-	now := c.r.env.NowUs()
-	for c.commit < chosen {
-		c.commit++
-		le := &c.log[c.commit-1-c.base]
-		le.chosenUs = now
-		if w := le.e.Txn.Writes; len(w) > 0 {
-			c.r.env.Store().Apply(le.e.Txn.ID, w)
-		}
-		t := c.txns[le.e.Txn.ID]
-		t.st = committed
-		c.release(t)
-		t.t = nil
-		c.finish(t)
-		for _, dc := range t.notify {
-			c.sendOutcome(t, dc)
-		}
-	}
-	c.peerCommit[c.r.self] = c.commit
-	for dc := range c.r.n {
-		if dc != c.r.self {
-			c.r.send(dc, &Accept{Commit: c.commit})
-		}
-	}
-}
-
-// tick collects garbage, then resends each lagging acceptor the log suffix it has not
-// acknowledged (and the chosen index), at most once per retransmission timeout.
-func (c *coordinator) tick() {
-	c.collect()
-	now := c.r.env.NowUs()
-	last := c.base + uint64(len(c.log))
-	for dc := range c.r.n {
-		if dc == c.r.self || now < c.nextSend[dc] {
-			continue
-		}
-		m, p := c.match[dc], c.peerCommit[dc]
-		switch {
-		case m < last && now >= c.log[m-c.base].sentUs+c.rtoUs[dc]:
-			end := min(last, m+batchEntries)
-			entries := make([]Entry, 0, end-m)
-			for i := m; i < end; i++ {
-				entries = append(entries, c.log[i-c.base].e)
-			}
-			c.r.send(dc, &Accept{Entries: entries, Commit: c.commit})
-		case m >= last && p < c.commit && now >= c.log[p-c.base].chosenUs+c.rtoUs[dc]:
-			c.r.send(dc, &Accept{Commit: c.commit})
-		default:
-			continue
-		}
-		c.nextSend[dc] = now + c.rtoUs[dc]
-	}
+// resendUs is how often an unanswered AbortReq is repeated to the current coordinator.
+func (r *Replica) resendUs() int64 {
+	return int64(r.rttMs[r.self][r.coordinator()]*2000) + 50_000
 }
