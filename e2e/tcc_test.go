@@ -21,7 +21,9 @@ import (
 	"github.com/meridian-kv/meridian/workload"
 
 	_ "github.com/meridian-kv/meridian/ec"
+	_ "github.com/meridian-kv/meridian/eiger"
 	_ "github.com/meridian-kv/meridian/fastccs"
+	_ "github.com/meridian-kv/meridian/wren"
 )
 
 // tccPartitions is the number of partitions of the test clusters.
@@ -88,7 +90,7 @@ func TestTCCClusterKillPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real clusters")
 	}
-	for _, name := range []string{"ec", "fastccs"} {
+	for _, name := range []string{"ec", "fastccs", "eiger", "wren"} {
 		t.Run(name, func(t *testing.T) {
 			entry, err := registry.Lookup(name)
 			if err != nil {
