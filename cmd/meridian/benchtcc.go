@@ -128,12 +128,13 @@ func runTCCBench(c tccCommon, f *tccFlags, stdout, stderr io.Writer) error {
 		if c.set["protocols"] || c.set["partitions"] {
 			return usagef("bench: --protocols and --partitions come from the cluster file with --cluster")
 		}
-		res, err := runTCCCluster(opts, c.cluster, c.cert, c.key)
+		res, cfg, err := runTCCCluster(opts, c.cluster, c.cert, c.key)
 		if err != nil {
 			return err
 		}
 		protocols = nil
 		results = append(results, res)
+		opts.Topology, opts.Partitions = cfg.Topology, res.Partitions
 	}
 	for _, p := range protocols {
 		res, err := bench.RunTCC(opts, p)
@@ -145,7 +146,7 @@ func runTCCBench(c tccCommon, f *tccFlags, stdout, stderr io.Writer) error {
 		}
 		results = append(results, res)
 	}
-	printTCCResults(stdout, results, opts)
+	printTCCResults(stdout, results, opts, c.cluster != "")
 	if c.jsonFile != "" {
 		runs := make([]tccRunJSON, len(results))
 		for i, r := range results {
@@ -171,15 +172,20 @@ type tccRunJSON struct {
 }
 
 // printTCCResults prints one row per protocol, throughput also relative to ec when it ran.
-func printTCCResults(w io.Writer, results []*bench.TCCResult, opts bench.TCCOptions) {
+func printTCCResults(w io.Writer, results []*bench.TCCResult, opts bench.TCCOptions, real bool) {
 	topo := "one datacenter"
 	if opts.Topology != nil {
 		topo = opts.Topology.Name
 	}
-	fmt.Fprintf(w, "TCC workload on %s: %d partitions, %d clients/DC, %d+%d keys per ROT+WOT, %d-byte values, %.0f%% writes, %s virtual (measured %s), seed %d\n",
-		topo, opts.Partitions, opts.ClientsPerDC, opts.Workload.KeysPerROT, opts.Workload.KeysPerWOT, opts.Workload.ValueBytes,
-		100*opts.Workload.WriteFraction, time.Duration(opts.DurationUs)*time.Microsecond,
+	where := fmt.Sprintf("%s virtual (measured %s), seed %d", time.Duration(opts.DurationUs)*time.Microsecond,
 		time.Duration(opts.DurationUs-opts.WarmupUs-opts.CooldownUs)*time.Microsecond, opts.Seed)
+	if real {
+		where = fmt.Sprintf("%s on a real cluster (measured %s)", time.Duration(opts.DurationUs)*time.Microsecond,
+			time.Duration(opts.DurationUs-opts.WarmupUs-opts.CooldownUs)*time.Microsecond)
+	}
+	fmt.Fprintf(w, "TCC workload on %s: %d partitions, %d clients/DC, %d+%d keys per ROT+WOT, %d-byte values, %.0f%% writes, %s\n",
+		topo, opts.Partitions, opts.ClientsPerDC, opts.Workload.KeysPerROT, opts.Workload.KeysPerWOT, opts.Workload.ValueBytes,
+		100*opts.Workload.WriteFraction, where)
 	ecTPS := 0.0
 	if i := slices.IndexFunc(results, func(r *bench.TCCResult) bool { return r.Protocol == "ec" }); i >= 0 {
 		ecTPS = results[i].ThroughputTPS

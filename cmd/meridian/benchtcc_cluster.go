@@ -19,25 +19,26 @@ import (
 // topology, partitions and parameters replace those of opts (the simulator's faults do not
 // apply); certFile and keyFile are the client certificate of a cluster with mutual TLS.
 // Interrupting the command stops the run.
-func runTCCCluster(opts bench.TCCOptions, clusterFile, certFile, keyFile string) (*bench.TCCResult, error) {
+func runTCCCluster(opts bench.TCCOptions, clusterFile, certFile, keyFile string) (*bench.TCCResult, *cluster.Config, error) {
 	cfg, err := cluster.Load(clusterFile)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, nil, usageError{err}
 	}
 	switch {
 	case len(opts.Faults) > 0:
-		return nil, usagef("bench: --fault applies to the simulator, not to --cluster")
+		return nil, nil, usagef("bench: --fault applies to the simulator, not to --cluster")
 	case len(opts.Params) > 0:
-		return nil, usagef("bench: --set does not apply to --cluster: the parameters of %s configure its nodes and clients", cfg.Path)
+		return nil, nil, usagef("bench: --set does not apply to --cluster: the parameters of %s configure its nodes and clients", cfg.Path)
 	}
 	opts.Params = cfg.Params
 	creds, err := clusterCredentials(cfg, certFile, keyFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return bench.RunTCCCluster(ctx, opts, cfg, grpc.WithTransportCredentials(creds))
+	res, err := bench.RunTCCCluster(ctx, opts, cfg, grpc.WithTransportCredentials(creds))
+	return res, cfg, err
 }
 
 // clusterCredentials returns the transport credentials for benchmark clients of cfg: plain
