@@ -95,9 +95,10 @@ func waitUntil(ctx context.Context, timeout time.Duration, cond func() bool) boo
 	return true
 }
 
-// convergedVersionOrders reads every node's version orders until all nodes hold the same
-// number of installed versions twice in a row (or the timeout passes: the checker then reports
-// the divergence).
+// convergedVersionOrders reads every node's version orders until the nodes that serve one
+// partition (every node, for the full-replication protocols; one per datacenter for the
+// partitioned ones) hold the same number of versions, and the total is the same twice in a row,
+// or the timeout passes: the checker then reports the divergence.
 func convergedVersionOrders(ctx context.Context, cfg *cluster.Config) ([]history.Replica, error) {
 	var replicas []history.Replica
 	lastTotal := -1
@@ -107,15 +108,18 @@ func convergedVersionOrders(ctx context.Context, cfg *cluster.Config) ([]history
 			return false
 		}
 		total, same := 0, true
+		perPartition := map[int]int{}
 		for i, r := range replicas {
 			n := 0
 			for _, ids := range r.VersionOrder {
 				n += len(ids)
 			}
-			if i == 0 {
-				total = n
+			p := cfg.Nodes[i].Partition
+			if want, seen := perPartition[p]; seen && want != n {
+				same = false
 			}
-			same = same && n == total
+			perPartition[p] = n
+			total += n
 		}
 		stable := same && total == lastTotal
 		lastTotal = total

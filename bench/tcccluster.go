@@ -141,7 +141,7 @@ func RunTCCCluster(ctx context.Context, opts TCCOptions, cfg *cluster.Config, di
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
 	}
-	replicas, err := convergedPartitions(ctx, cfg)
+	replicas, err := convergedVersionOrders(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -224,39 +224,4 @@ func mergeOrders(nodes []history.Replica) history.Replica {
 		}
 	}
 	return all
-}
-
-// convergedPartitions reads every node's version orders until every partition's nodes (one per
-// datacenter) hold the same number of versions, and the total is the same twice in a row, or the
-// timeout passes: the checker then reports the divergence.
-func convergedPartitions(ctx context.Context, cfg *cluster.Config) ([]history.Replica, error) {
-	var replicas []history.Replica
-	lastTotal := -1
-	waitUntil(ctx, clusterConvergeTimeout, func() bool {
-		var err error
-		if replicas, err = fetchVersionOrders(ctx, cfg); err != nil {
-			return false
-		}
-		total, same := 0, true
-		perPartition := map[int]int{}
-		for i, r := range replicas {
-			n := 0
-			for _, ids := range r.VersionOrder {
-				n += len(ids)
-			}
-			p := cfg.Nodes[i].Partition
-			if want, seen := perPartition[p]; seen && want != n {
-				same = false
-			}
-			perPartition[p] = n
-			total += n
-		}
-		stable := same && total == lastTotal
-		lastTotal = total
-		return stable
-	})
-	if replicas == nil {
-		return nil, fmt.Errorf("bench: could not read the nodes' version orders")
-	}
-	return replicas, nil
 }
