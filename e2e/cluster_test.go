@@ -84,7 +84,13 @@ func startCluster(t *testing.T, topoName, protocol string) (*cluster.Config, str
 		t.Fatalf("no preset %s", topoName)
 	}
 	dir := t.TempDir()
-	cfg := cluster.Generate(topo, topoName, protocol, dir, freeBasePort(t, topo.N()))
+	return bringUp(t, cluster.Generate(topo, topoName, protocol, dir, freeBasePort(t, topo.N())), dir, bin), dir
+}
+
+// bringUp starts the cluster cfg in dir with the meridian binary bin, stops it when the test
+// ends, and returns the cluster file as the nodes read it.
+func bringUp(t *testing.T, cfg *cluster.Config, dir, bin string) *cluster.Config {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := cluster.Up(ctx, cfg, dir, bin, nil, io.Discard); err != nil {
@@ -99,7 +105,7 @@ func startCluster(t *testing.T, topoName, protocol string) (*cluster.Config, str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loaded, dir
+	return loaded
 }
 
 func dial(ctx context.Context, addr string) (bench.Conn, txn.ClientID, error) {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,21 +41,7 @@ func startPartitioned(t *testing.T, protocolName string, params protocol.Params)
 	}
 	cfg := cluster.GeneratePartitioned(topo, topoFile, protocolName, dir, freeBasePort(t, tccPartitions), tccPartitions)
 	cfg.Params = params
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := cluster.Up(ctx, cfg, dir, bin, nil, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Down(dir, io.Discard); err != nil {
-			t.Errorf("cluster down: %v", err)
-		}
-	})
-	loaded, err := cluster.Load(filepath.Join(dir, "cluster.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loaded, dir
+	return bringUp(t, cfg, dir, bin), dir
 }
 
 // writeTopology writes the one-datacenter topology of the thesis's experiments.
