@@ -1,14 +1,11 @@
 package paxos
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"testing"
 
-	"github.com/meridian-kv/meridian/client"
+	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // TestMemoryStaysBounded runs two closed-loop clients per datacenter of table4.1 for 120 virtual
@@ -23,26 +20,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for dc := range topo.N() {
-			for i := range 2 {
-				id := txn.ClientID(10*dc + i + 1)
-				conn, err := s.Connect(id, protocol.NodeID(dc))
-				if err != nil {
-					t.Fatal(err)
-				}
-				sess := client.NewSession(conn, id, fmt.Sprint(dc), fmt.Sprint(id), nil)
-				rng := rand.New(rand.NewPCG(uint64(id), 1))
-				var loop func()
-				loop = func() {
-					tx := sess.Begin()
-					tx.Get(fmt.Sprintf("k%d", rng.IntN(1000)), func([]byte, error) {
-						_ = tx.Put(fmt.Sprintf("k%d", rng.IntN(1000)), []byte("v"))
-						tx.Commit(func(client.Result) { loop() })
-					})
-				}
-				loop()
-			}
-		}
+		swarm.StartLoad(t, s, topo.N(), 2, 1000)
 		peak := 0
 		for sec := int64(10); sec <= 120; sec += 10 {
 			s.RunUntil(sec * 1_000_000)

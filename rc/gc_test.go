@@ -1,16 +1,12 @@
 package rc
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/meridian-kv/meridian/bench"
-	"github.com/meridian-kv/meridian/client"
 	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // retained counts the per-transaction records a replica holds.
@@ -43,33 +39,8 @@ func runForRecords(t *testing.T, gcAfter string) (early, late, decided int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := 0
-	for dc := range 3 {
-		for i := range 2 {
-			id := txn.ClientID(10*dc + i + 1)
-			clients++
-			conn, err := s.Connect(id, protocol.NodeID(dc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess := client.NewSession(conn, id, fmt.Sprint(dc), fmt.Sprint(id), nil)
-			rng := rand.New(rand.NewPCG(uint64(id), 1))
-			var loop func()
-			loop = func() {
-				tx := sess.Begin()
-				tx.Get(fmt.Sprintf("k%d", rng.IntN(200)), func([]byte, error) {
-					_ = tx.Put(fmt.Sprintf("k%d", rng.IntN(200)), []byte("v"))
-					tx.Commit(func(res client.Result) {
-						if res.Status == txn.Committed || res.Status == txn.Aborted {
-							decided++
-						}
-						loop()
-					})
-				})
-			}
-			loop()
-		}
-	}
+	clients := 3 * 2
+	decidedSoFar := swarm.StartLoad(t, s, 3, 2, 200)
 	for sec := int64(5); sec <= 60; sec += 5 {
 		s.RunUntil(sec * 1_000_000)
 		for dc := range 3 {
@@ -84,6 +55,7 @@ func runForRecords(t *testing.T, gcAfter string) (early, late, decided int) {
 			}
 		}
 	}
+	decided = *decidedSoFar
 	t.Logf("gc_after %s: peak of %d records in the first 30s, %d in the last 30s, %d transactions decided", gcAfter, early, late, decided)
 	return early, late, decided
 }

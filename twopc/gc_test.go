@@ -1,17 +1,13 @@
 package twopc
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/meridian-kv/meridian/bench"
-	"github.com/meridian-kv/meridian/client"
 	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // retained counts the per-transaction records and log entries a replica holds.
@@ -44,33 +40,8 @@ func runForRecords(t *testing.T, gcAfter string) (early, late, decided int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := 0
-	for dc := range topo.N() {
-		for i := range 2 {
-			id := txn.ClientID(10*dc + i + 1)
-			clients++
-			conn, err := s.Connect(id, protocol.NodeID(dc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess := client.NewSession(conn, id, fmt.Sprint(dc), fmt.Sprint(id), nil)
-			rng := rand.New(rand.NewPCG(uint64(id), 1))
-			var loop func()
-			loop = func() {
-				tx := sess.Begin()
-				tx.Get(fmt.Sprintf("k%d", rng.IntN(200)), func([]byte, error) {
-					_ = tx.Put(fmt.Sprintf("k%d", rng.IntN(200)), []byte("v"))
-					tx.Commit(func(res client.Result) {
-						if res.Status == txn.Committed || res.Status == txn.Aborted {
-							decided++
-						}
-						loop()
-					})
-				})
-			}
-			loop()
-		}
-	}
+	clients := topo.N() * 2
+	decidedSoFar := swarm.StartLoad(t, s, topo.N(), 2, 200)
 	for sec := int64(5); sec <= 60; sec += 5 {
 		s.RunUntil(sec * 1_000_000)
 		for dc := range topo.N() {
@@ -85,6 +56,7 @@ func runForRecords(t *testing.T, gcAfter string) (early, late, decided int) {
 			}
 		}
 	}
+	decided = *decidedSoFar
 	t.Logf("gc_after %s: peak of %d records in the first 30s, %d in the last 30s, %d transactions decided", gcAfter, early, late, decided)
 	return early, late, decided
 }
