@@ -21,6 +21,14 @@ type Client struct {
 
 	clock int64 // the Lamport clock
 	deps  []Dep // versions read since the last write (or that write), append-only
+	// depTime is the largest EVT in the dependency list: of the versions read (as their answers
+	// gave it) and of the writes that collapsed it (their commit times). Every version in the
+	// session's causal past committed at or before it.
+	depTime int64
+	// readClock: ROT requests carry clock (param read_clock). Without it, every ROT's effective
+	// time must reach depTime (the dependency-time check), unless skipDepCheck (param
+	// unsafe_skip_dep_check, deliberately broken) turns the check off.
+	readClock, skipDepCheck bool
 	// attempt numbers the current attempt of the current transaction; answers and timers of
 	// earlier attempts see a different number and are ignored.
 	attempt uint64
@@ -35,7 +43,17 @@ func NewClient(cfg tcc.ClientConfig) (tcc.Client, error) {
 	if cfg.Layout == nil || len(cfg.Layout.Node) != 1 || cfg.DC != 0 || cfg.Transport == nil || cfg.Rand == nil {
 		return nil, errors.New("eiger: a client needs a one-datacenter layout, a transport and a PRNG")
 	}
-	return &Client{tr: cfg.Transport, rand: cfg.Rand, nodes: cfg.Layout.Node[0], txTimeoutUs: p.txTimeoutUs}, nil
+	return &Client{tr: cfg.Transport, rand: cfg.Rand, nodes: cfg.Layout.Node[0], txTimeoutUs: p.txTimeoutUs,
+		readClock: p.readClock, skipDepCheck: p.skipDepCheck}, nil
+}
+
+// readClockValue is the clock a ROT request carries: the client's, or none (0) without
+// read_clock.
+func (c *Client) readClockValue() int64 {
+	if c.readClock {
+		return c.clock
+	}
+	return 0
 }
 
 // Deps returns the length of the dependency list, the client-side metadata whose upkeep grows
@@ -107,7 +125,7 @@ func (c *Client) startRead(t *rot) {
 	parts, groups := c.byPartition(t.uniq)
 	t.waiting = len(parts)
 	for i, p := range parts {
-		c.call(a, t, p, &Read{Keys: groups[i], Clock: c.clock})
+		c.call(a, t, p, &Read{Keys: groups[i], Clock: c.readClockValue()})
 	}
 }
 
@@ -171,9 +189,14 @@ func answers(reads []KeyRead, keys []string) bool {
 
 // readByTime finishes round 1: if every interval contains the effective time (the largest EVT,
 // or empty answer's LVT [RESOLUTION E1]) the ROT is done; otherwise the keys whose interval
-// ends before it, and the empty ones, are read again at it.
+// ends before it, and the empty ones, are read again at it. When reads carry no clock, the
+// effective time is also at least the dependency time: a key whose interval ends before it may
+// miss a version of the session's past, so it is read again too (the dependency-time check).
 func (c *Client) readByTime(t *rot) {
 	effT := int64(0)
+	if !c.readClock && !c.skipDepCheck {
+		effT = c.depTime
+	}
 	for _, k := range t.uniq {
 		r := t.reads[k]
 		if r.Pending {
@@ -196,7 +219,7 @@ func (c *Client) readByTime(t *rot) {
 	parts, groups := c.byPartition(again)
 	t.waiting = len(parts)
 	for i, p := range parts {
-		c.call(c.attempt, t, p, &ReadByTime{Keys: groups[i], EffTime: effT, Clock: c.clock})
+		c.call(c.attempt, t, p, &ReadByTime{Keys: groups[i], EffTime: effT, Clock: c.readClockValue()})
 	}
 }
 
@@ -214,8 +237,9 @@ func (c *Client) finishRead(t *rot, res tcc.ReadResult) {
 			res.Reads[i] = tcc.Read{Key: k, Value: r.Value, Version: r.Writer}
 		}
 		for _, k := range t.uniq {
-			if w := t.reads[k].Writer; w != txn.None {
-				c.addDep(Dep{Key: k, Version: w})
+			if r := t.reads[k]; r.Writer != txn.None {
+				c.addDep(Dep{Key: k, Version: r.Writer})
+				c.depTime = max(c.depTime, r.EVT)
 			}
 		}
 	}
@@ -292,6 +316,7 @@ func (c *Client) sendWrite(id txn.ID, parts []int, reqs []*WriteReq, coordIdx in
 				c.next(nil)
 				c.clock = max(c.clock, m.CommitTime)
 				c.deps = []Dep{{Key: reqs[i].Writes[0].Key, Version: id}} // collapse to this write
+				c.depTime = max(c.depTime, m.CommitTime)
 				done(tcc.WriteResult{Status: txn.Committed})
 			case coord && m.Status == Aborted:
 				c.next(nil)

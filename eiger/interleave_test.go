@@ -20,7 +20,8 @@ import (
 // write with ⊥) is a fractured read. No ROT may take more than 3 rounds. Then the network heals:
 // every transaction must finish, the partitions must order the WOTs alike, a fresh ROT must see
 // the newest (C6), and the TCC checker must pass the whole history. Odd seeds use the thesis's
-// partition-wide EVT (param partition_evt).
+// partition-wide EVT (param partition_evt); seeds 2 and 3 mod 4 read with the client's clock
+// (param read_clock), the others without.
 func TestEigerNoFracturedReadsUnderInterleavings(t *testing.T) {
 	for seed := range uint64(200) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { interleave(t, seed) })
@@ -30,7 +31,7 @@ func TestEigerNoFracturedReadsUnderInterleavings(t *testing.T) {
 func interleave(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	w := tccscript.New(t, New, NewClient, 3, protocol.Params{ParamTxTimeout: "50ms", ParamRetransmitInterval: "5ms",
-		ParamGCInterval: "20ms", ParamPartitionEVT: fmt.Sprint(seed%2 == 1)})
+		ParamGCInterval: "20ms", ParamPartitionEVT: fmt.Sprint(seed%2 == 1), ParamReadClock: fmt.Sprint(seed%4 >= 2)})
 	keys := []string{keyOn("k", 0, 3), keyOn("k", 1, 3), keyOn("k", 2, 3)}
 	clients := make([]*tccscript.Client, 4)
 	handles := make([]*tccscript.Handle, len(clients))
