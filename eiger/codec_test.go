@@ -1,11 +1,10 @@
 package eiger
 
 import (
-	"bytes"
 	"errors"
-	"reflect"
 	"testing"
 
+	"github.com/meridian-kv/meridian/internal/codectest"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/txn"
 	"github.com/meridian-kv/meridian/wire"
@@ -43,31 +42,8 @@ func sampleMessages() []protocol.Message {
 }
 
 // TestCodecRoundTrip encodes every message shape, decodes it back unchanged, and checks that
-// every truncation and a trailing byte are rejected as malformed.
-func TestCodecRoundTrip(t *testing.T) {
-	for _, m := range sampleMessages() {
-		b, err := Codec.Append([]byte{0xee}, m)
-		if err != nil {
-			t.Fatalf("%T: %v", m, err)
-		}
-		if b[0] != 0xee {
-			t.Fatalf("%T: Append overwrote dst", m)
-		}
-		b = b[1:]
-		got, err := Codec.Decode(b)
-		if err != nil || !reflect.DeepEqual(got, m) {
-			t.Fatalf("%#v: decoded %#v, %v", m, got, err)
-		}
-		for i := range b {
-			if msg, err := Codec.Decode(b[:i:i]); !errors.Is(err, wire.ErrMalformed) || msg != nil {
-				t.Fatalf("%T: truncation to %d bytes: %v, %v", m, i, msg, err)
-			}
-		}
-		if _, err := Codec.Decode(append(b, 0)); !errors.Is(err, wire.ErrMalformed) {
-			t.Errorf("%T: trailing byte: %v", m, err)
-		}
-	}
-}
+// every truncation and a trailing byte are rejected.
+func TestCodecRoundTrip(t *testing.T) { codectest.RoundTrip(t, Codec, sampleMessages()) }
 
 // TestCodecRefusesShapes checks that the codec refuses what Eiger never sends instead of
 // dropping fields, and rejects unknown tags.
@@ -79,6 +55,8 @@ func TestCodecRefusesShapes(t *testing.T) {
 		"pending with a version":   &ReadReply{Reads: []KeyRead{{Key: "a", Writer: 5, Pending: true}}},
 		"retry with reads":         &ReadReply{Reads: []KeyRead{{Key: "a"}}, Retry: true},
 		"negative coordinator":     &WriteReq{Coordinator: -1},
+		"negative participant":     &WriteReq{Participants: []protocol.NodeID{-1}},
+		"negative commit checks":   &ReadReply{CommitChecks: -1},
 		"prepared with a ct":       &WriteReply{Status: Prepared, CommitTime: 3},
 		"write status 0":           &WriteReply{},
 		"undecided with a ct":      &CheckReply{Status: CheckUndecided, CommitTime: 3},
@@ -107,28 +85,4 @@ func TestCodecRefusesShapes(t *testing.T) {
 
 // FuzzDecode feeds arbitrary bytes to Codec.Decode: it must never panic, errors must wrap
 // wire.ErrMalformed, and whatever decodes must re-encode to the same bytes.
-func FuzzDecode(f *testing.F) {
-	for _, m := range sampleMessages() {
-		b, err := Codec.Append(nil, m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Codec.Decode(b)
-		if err != nil {
-			if m != nil || !errors.Is(err, wire.ErrMalformed) {
-				t.Fatalf("error %v with message %v, or not wrapping wire.ErrMalformed", err, m)
-			}
-			return
-		}
-		again, err := Codec.Append(nil, m)
-		if err != nil {
-			t.Fatalf("decoded %#v does not re-encode: %v", m, err)
-		}
-		if !bytes.Equal(again, b) {
-			t.Fatalf("%x decoded to %#v, which re-encodes to %x", b, m, again)
-		}
-	})
-}
+func FuzzDecode(f *testing.F) { codectest.Fuzz(f, Codec, sampleMessages()) }

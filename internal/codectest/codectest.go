@@ -14,9 +14,10 @@ import (
 	"github.com/meridian-kv/meridian/wire"
 )
 
-// RoundTrip encodes every message of msgs, decodes it back and requires the same value, then
-// requires every truncation of the encoding, and the encoding with one trailing byte, to be
-// refused.
+// RoundTrip encodes every message of msgs, decodes it back and requires the same value, requires
+// Append to keep what dst already held, then requires every truncation of the encoding (with no
+// message and an error wrapping wire.ErrMalformed), and the encoding with one trailing byte, to
+// be refused.
 func RoundTrip(t *testing.T, c protocol.Codec, msgs []protocol.Message) {
 	t.Helper()
 	for _, m := range msgs {
@@ -28,9 +29,13 @@ func RoundTrip(t *testing.T, c protocol.Codec, msgs []protocol.Message) {
 		if err != nil || !reflect.DeepEqual(got, m) {
 			t.Fatalf("%#v: decoded %#v, %v", m, got, err)
 		}
+		prefix := []byte("prefix")
+		if again, err := c.Append(prefix[:len(prefix):len(prefix)], m); err != nil || string(again[:len(prefix)]) != "prefix" || string(again[len(prefix):]) != string(b) {
+			t.Errorf("%T: Append after other bytes gave %x, %v; want them kept and %x after", m, again, err, b)
+		}
 		for i := range b {
-			if _, err := c.Decode(b[:i]); err == nil {
-				t.Errorf("%T: truncation to %d bytes accepted", m, i)
+			if got, err := c.Decode(b[:i]); err == nil || got != nil || !errors.Is(err, wire.ErrMalformed) {
+				t.Errorf("%T: truncation to %d bytes decoded to %v, %v; want nil and a malformed-input error", m, i, got, err)
 			}
 		}
 		if _, err := c.Decode(append(b, 0)); err == nil {
