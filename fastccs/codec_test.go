@@ -1,9 +1,9 @@
 package fastccs
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/meridian-kv/meridian/internal/codectest"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/txn"
 )
@@ -37,28 +37,8 @@ func codecCases() []protocol.Message {
 	}
 }
 
-// TestCodecRoundTrip encodes every message shape, decodes it back unchanged, and checks that
-// every truncation of the encoding is rejected.
-func TestCodecRoundTrip(t *testing.T) {
-	for _, m := range codecCases() {
-		b, err := Codec.Append(nil, m)
-		if err != nil {
-			t.Fatalf("%T: %v", m, err)
-		}
-		got, err := Codec.Decode(b)
-		if err != nil || !reflect.DeepEqual(got, m) {
-			t.Fatalf("%#v: decoded %#v, %v", m, got, err)
-		}
-		for i := range b {
-			if _, err := Codec.Decode(b[:i]); err == nil {
-				t.Errorf("%T: truncation to %d bytes accepted", m, i)
-			}
-		}
-		if _, err := Codec.Decode(append(b, 0)); err == nil {
-			t.Errorf("%T: trailing byte accepted", m)
-		}
-	}
-}
+// TestCodecRoundTrip: every message shape round-trips, truncations and a trailing byte are refused.
+func TestCodecRoundTrip(t *testing.T) { codectest.RoundTrip(t, Codec, codecCases()) }
 
 // TestCodecRefuses checks that what the decoder would reject is never encoded.
 func TestCodecRefuses(t *testing.T) {
@@ -84,24 +64,6 @@ func TestCodecRefuses(t *testing.T) {
 	}
 }
 
-// FuzzDecode checks that Decode never panics and that whatever it accepts re-encodes to the same
-// bytes.
-func FuzzDecode(f *testing.F) {
-	for _, m := range codecCases() {
-		b, err := Codec.Append(nil, m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Codec.Decode(b)
-		if err != nil {
-			return
-		}
-		again, err := Codec.Append(nil, m)
-		if err != nil || !reflect.DeepEqual(again, b) {
-			t.Fatalf("%x decoded to %#v, re-encoded to %x (%v)", b, m, again, err)
-		}
-	})
-}
+// FuzzDecode: Decode never panics, refuses garbage as malformed, and what it accepts re-encodes
+// to the same bytes.
+func FuzzDecode(f *testing.F) { codectest.Fuzz(f, Codec, codecCases()) }
