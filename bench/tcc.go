@@ -110,6 +110,23 @@ type TCCResult struct {
 	RotRounds map[string]int `json:"rot_rounds"`
 	// CommitChecks counts Eiger's server-side commit checks caused by measured ROTs.
 	CommitChecks int `json:"commit_checks"`
+	// VisibilityLag is the visibility lag of the WOTs committed in the measurement window
+	// (spec §4.3), per participant partition: from the partition committing a WOT's versions
+	// locally until round-1 reads there can return them (FastCCS: ct ≤ svc over the whole
+	// vector; Wren: ct ≤ LST), on that partition's clock. WOTVisibilityLag is per WOT: from its
+	// coordinator's commit decision until it is visible at every participant. Both come from
+	// replicas that implement tcc.VisibilityReporter, and are zero (omitted from JSON) for the
+	// others and for runs on a real cluster: see VisibilityMeasured and VisibleOnCommit.
+	VisibilityLag    TCCLatency `json:"visibility_lag,omitzero"`
+	WOTVisibilityLag TCCLatency `json:"wot_visibility_lag,omitzero"`
+	// VisibilityMeasured counts the per-partition lags behind VisibilityLag, and
+	// VisibilityDropped the events replicas could not keep (their buffers are bounded; a run
+	// drains them every virtual second).
+	VisibilityMeasured int `json:"visibility_measured,omitempty"`
+	VisibilityDropped  int `json:"visibility_dropped,omitempty"`
+	// VisibleOnCommit is set for the protocols whose partitions make a version visible as they
+	// commit it (ec, eiger): their visibility lag is 0 by definition, and not measured.
+	VisibleOnCommit bool `json:"visible_on_commit,omitempty"`
 	// ValueMismatches counts reads (measured or not) whose value is not what the version they
 	// name wrote: a protocol bug, whatever the consistency model.
 	ValueMismatches int `json:"value_mismatches"`
@@ -180,7 +197,9 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
 	}
 	run := &tccRun{opts: &opts, gen: gen,
-		rot: hdrhistogram.New(1, 3_600_000_000, 3), wot: hdrhistogram.New(1, 3_600_000_000, 3), rounds: map[string]int{}}
+		rot: hdrhistogram.New(1, 3_600_000_000, 3), wot: hdrhistogram.New(1, 3_600_000_000, 3), rounds: map[string]int{},
+		vis: newVisibility(opts.WarmupUs, opts.DurationUs-opts.CooldownUs)}
+	run.vis.drain(s) // turns the replicas' visibility tracking on
 	wallStart := time.Now()
 	for dc := range dcs {
 		for i := range opts.ClientsPerDC {
@@ -207,6 +226,7 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 	for t := int64(0); t < opts.DurationUs; {
 		t = min(t+1_000_000, opts.DurationUs)
 		s.RunUntil(t)
+		run.vis.drain(s)
 		if opts.Progress != nil {
 			opts.Progress(protocolName, t, opts.DurationUs)
 		}
@@ -215,9 +235,13 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 	// stabilization make everything visible and read every written key once more (oracle C6).
 	for deadline := s.NowUs() + maxQuiesceUs; s.NowUs() < deadline && !run.idle(); {
 		s.RunUntil(s.NowUs() + 100_000)
+		run.vis.drain(s)
 	}
 	s.RunUntil(s.NowUs() + finalSettleUs)
+	run.vis.drain(s)
 	res := run.summarise(protocolName, s.NowUs())
+	run.vis.summarise(res)
+	res.VisibleOnCommit = visibleOnCommit[protocolName]
 	final, err := run.finalReads(s, entry.NewClient, layout)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
@@ -324,6 +348,7 @@ type tccRun struct {
 	mismatches int
 	rots       int
 	wots       int
+	vis        *visibility // nil on a real cluster
 }
 
 func (r *tccRun) record(t history.Txn) { r.txns = append(r.txns, t) }
@@ -454,4 +479,106 @@ func (w *tccWorker) after(err error) {
 		return
 	}
 	w.next()
+}
+
+// visibleOnCommit lists the protocols whose partitions make a version visible to reads as they
+// commit it, so that their visibility lag is 0 by definition: ec installs a write at once, and
+// Eiger's reads see a version as soon as its partition receives the commit.
+var visibleOnCommit = map[string]bool{"ec": true, "eiger": true}
+
+// visibilityJoinTTLUs is how long a WOT's per-partition visibility events wait for those of its
+// other participants (a crashed partition may never report) before the WOT is left out of
+// WOTVisibilityLag.
+const visibilityJoinTTLUs = 60_000_000
+
+// visibility collects the visibility lags of a run from the replicas that implement
+// tcc.VisibilityReporter, draining them every virtual second: per-partition lags, and per-WOT
+// lags joined from its participants' events by transaction id.
+type visibility struct {
+	window      [2]int64 // the measurement window [start, end)
+	part, wot   *hdrhistogram.Histogram
+	joins       map[txn.ID]*visJoin
+	buf         []tcc.Visibility
+	reporters   bool
+	measured    int
+	dropped     int
+	lastSweepUs int64
+}
+
+// visJoin is a WOT whose participants have not all reported yet.
+type visJoin struct {
+	firstUs       int64 // the first event's VisibleUs
+	seen          int
+	lastVisibleUs int64
+	participants  int // from the coordinator's event (0 until it arrives)
+	decidedUs     int64
+}
+
+// newVisibility measures the WOTs committed (per partition) or decided (per WOT) in
+// [startUs, endUs).
+func newVisibility(startUs, endUs int64) *visibility {
+	return &visibility{window: [2]int64{startUs, endUs}, part: hdrhistogram.New(1, 3_600_000_000, 3), wot: hdrhistogram.New(1, 3_600_000_000, 3),
+		joins: map[txn.ID]*visJoin{}}
+}
+
+// drain takes every reporting replica's events (in node order) and forgets the WOTs whose
+// participants did not all report within visibilityJoinTTLUs.
+func (v *visibility) drain(s *sim.Sim) {
+	for _, nd := range s.Nodes() {
+		rep, ok := s.Replica(nd.ID).(tcc.VisibilityReporter)
+		if !ok {
+			continue
+		}
+		v.reporters = true
+		var dropped int
+		v.buf, dropped = rep.DrainVisibility(v.buf[:0])
+		v.dropped += dropped
+		for _, ev := range v.buf {
+			v.add(ev)
+		}
+	}
+	clear(v.buf)
+	if now := s.NowUs(); now-v.lastSweepUs >= visibilityJoinTTLUs {
+		v.lastSweepUs = now
+		for id, j := range v.joins {
+			if now-j.firstUs > visibilityJoinTTLUs {
+				delete(v.joins, id)
+			}
+		}
+	}
+}
+
+func (v *visibility) inWindow(us int64) bool { return us >= v.window[0] && us < v.window[1] }
+
+// add records one partition's event, and the WOT's lag once every participant reported.
+func (v *visibility) add(ev tcc.Visibility) {
+	if v.inWindow(ev.CommitUs) {
+		v.measured++
+		_ = v.part.RecordValue(max(ev.LagUs(), 0))
+	}
+	j := v.joins[ev.Tx]
+	if j == nil {
+		j = &visJoin{firstUs: ev.VisibleUs}
+		v.joins[ev.Tx] = j
+	}
+	j.seen++
+	j.lastVisibleUs = max(j.lastVisibleUs, ev.VisibleUs)
+	if ev.Participants > 0 {
+		j.participants, j.decidedUs = ev.Participants, ev.DecidedUs
+	}
+	if j.participants > 0 && j.seen >= j.participants {
+		if v.inWindow(j.decidedUs) {
+			_ = v.wot.RecordValue(max(j.lastVisibleUs-j.decidedUs, 0))
+		}
+		delete(v.joins, ev.Tx)
+	}
+}
+
+// summarise puts the lags into res.
+func (v *visibility) summarise(res *TCCResult) {
+	if !v.reporters {
+		return
+	}
+	res.VisibilityLag, res.WOTVisibilityLag = latencyOf(v.part), latencyOf(v.wot)
+	res.VisibilityMeasured, res.VisibilityDropped = v.measured, v.dropped
 }

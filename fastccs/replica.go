@@ -134,6 +134,13 @@ type Replica struct {
 	up, down   treeLink
 
 	geo *geoState // the geo extension's replication streams; nil in one datacenter
+
+	// Visibility lag (tcc.VisibilityReporter), once a driver asked for it: each WOT committed
+	// here whose versions are not visible yet (spec §2.3, state 3: ct ≤ svc over the whole
+	// vector) waits in visWait[k] for every slot k with svc[k] < ct[k]; visWaiting counts them.
+	vis        tcc.VisibilityLog
+	visWait    []visHeap
+	visWaiting int
 }
 
 // New builds a FastCCS partition. The nodes must form one datacenter of partitions 0..N−1
@@ -280,6 +287,7 @@ func (r *Replica) mergeEntries(base int, values []int64) {
 func (r *Replica) mergeEntry(k int, x int64) {
 	if x > r.svc[k] && k/r.slots.DCs != r.self {
 		r.svc[k] = x
+		r.svcRaised(k)
 	}
 }
 
@@ -470,6 +478,7 @@ func (r *Replica) advance() {
 		}
 		r.svc[r.slot] = sn
 		r.reply(p.client, p.seq, r.decided[p.id].resp(p.id))
+		r.trackVisibility(p)
 		fresh = append(fresh, p)
 	}
 	if r.geo != nil && len(fresh) > 0 {
@@ -552,6 +561,9 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	if !ok {
 		if r.geo != nil {
 			r.onStream(from, m)
+			for dc := range r.slots.DCs { // a stream moves this partition's entry of its origin
+				r.svcRaised(r.slots.Of(dc, r.self))
+			}
 		}
 		return
 	}
@@ -799,6 +811,124 @@ func (r *Replica) onGossip(from int, m *Gossip) {
 		r.heard[i] = true
 		if r.heardCount++; r.heardCount == len(r.children) {
 			r.sendWave()
+		}
+	}
+}
+
+// ---------- visibility lag (tcc.VisibilityReporter) ----------
+
+// maxVisWaiting bounds the committed WOTs a partition tracks until they are visible. A WOT
+// committed while that many wait (gossip is off and no client clock helps, say) is counted as
+// dropped instead.
+const maxVisWaiting = 1 << 16
+
+// DrainVisibility implements tcc.VisibilityReporter: per WOT committed here (in this
+// datacenter; versions the geo extension replicates from elsewhere are not tracked), the local
+// commit (the commit queue applying it, svc[i] ≥ ct[i]) and the moment ct ≤ svc. The first
+// call turns tracking on.
+func (r *Replica) DrainVisibility(dst []tcc.Visibility) ([]tcc.Visibility, int) {
+	return r.vis.Drain(dst)
+}
+
+// visPending is a WOT committed here and not yet visible: blocked counts the slots k with
+// svc[k] < ct[k].
+type visPending struct {
+	ev      tcc.Visibility
+	blocked int
+}
+
+// visNeed is w waiting in slot k's heap for svc[k] ≥ at (= ct[k]).
+type visNeed struct {
+	at int64
+	w  *visPending
+}
+
+// visHeap is a binary min-heap of visNeeds by at: a raise of svc[k] pops exactly the WOTs it
+// unblocks at k, whatever order they committed in.
+type visHeap []visNeed
+
+func (h *visHeap) push(n visNeed) {
+	*h = append(*h, n)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		up := (i - 1) / 2
+		if a[up].at <= a[i].at {
+			break
+		}
+		a[up], a[i] = a[i], a[up]
+		i = up
+	}
+}
+
+func (h *visHeap) pop() visNeed {
+	a := *h
+	top, last := a[0], len(a)-1
+	a[0] = a[last]
+	a[last] = visNeed{}
+	a = a[:last]
+	for i := 0; ; {
+		least, l, rt := i, 2*i+1, 2*i+2
+		if l < len(a) && a[l].at < a[least].at {
+			least = l
+		}
+		if rt < len(a) && a[rt].at < a[least].at {
+			least = rt
+		}
+		if least == i {
+			break
+		}
+		a[i], a[least] = a[least], a[i]
+		i = least
+	}
+	*h = a
+	return top
+}
+
+// trackVisibility starts measuring p's visibility lag at its local commit, svc[i] having just
+// moved to p's sequence number: p waits at every slot that does not cover its ct yet, or is
+// visible at once.
+func (r *Replica) trackVisibility(p *pendingTx) {
+	if !r.vis.On() {
+		return
+	}
+	if r.visWaiting >= maxVisWaiting {
+		r.vis.Drop()
+		return
+	}
+	now := r.env.NowUs()
+	w := &visPending{ev: tcc.Visibility{Tx: p.id, CommitUs: now}}
+	if p.coordinator == r.self {
+		w.ev.Participants, w.ev.DecidedUs = p.size, r.decided[p.id].atUs
+	}
+	for k, x := range p.final {
+		if x > r.svc[k] {
+			if r.visWait == nil {
+				r.visWait = make([]visHeap, len(r.svc))
+			}
+			r.visWait[k].push(visNeed{at: x, w: w})
+			w.blocked++
+		}
+	}
+	if w.blocked == 0 {
+		w.ev.VisibleUs = now
+		r.vis.Record(w.ev)
+		return
+	}
+	r.visWaiting++
+}
+
+// svcRaised records the WOTs that svc[k]'s growth made visible.
+func (r *Replica) svcRaised(k int) {
+	if r.visWait == nil {
+		return
+	}
+	h := &r.visWait[k]
+	for len(*h) > 0 && (*h)[0].at <= r.svc[k] {
+		w := h.pop().w
+		if w.blocked--; w.blocked == 0 {
+			r.visWaiting--
+			w.ev.VisibleUs = r.env.NowUs()
+			r.vis.Record(w.ev)
 		}
 	}
 }

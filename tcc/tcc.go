@@ -195,3 +195,77 @@ func (a Stamp) Compare(b Stamp) int {
 	}
 	return cmp.Compare(a.Writer, b.Writer)
 }
+
+// Visibility is one committed write-only transaction becoming visible at one of its participant
+// partitions: from the moment the partition committed the transaction's versions locally until
+// round-1 reads there could first return them (FastCCS: ct ≤ svc over the whole vector; Wren:
+// ct ≤ LST). Times are the partition's clock (protocol.Env.NowUs), which every partition of a
+// datacenter shares in the simulator.
+type Visibility struct {
+	Tx        txn.ID
+	CommitUs  int64 // the local commit: the versions are installed with their final commit time
+	VisibleUs int64 // the first moment a round-1 read here could return them
+	// Participants and DecidedUs are set only in the coordinator's event: how many partitions
+	// the transaction wrote, and when the coordinator decided to commit it. The transaction is
+	// visible in the store once visible at all of them; its lag is the latest VisibleUs of its
+	// participants' events minus DecidedUs.
+	Participants int
+	DecidedUs    int64
+}
+
+// LagUs is the partition's visibility lag, VisibleUs − CommitUs.
+func (v Visibility) LagUs() int64 { return v.VisibleUs - v.CommitUs }
+
+// VisibilityReporter is implemented by the replicas of protocols in which a committed version
+// becomes visible to reads some time after its partition commits it (FastCCS, Wren): the
+// driver drains their events to measure the visibility lag (spec §4.3). Protocols that make a
+// version visible on commit (EC; Eiger, whose reads see a version as soon as the partition
+// receives the commit) do not implement it: their lag is 0 by definition.
+//
+// A replica records nothing until the first DrainVisibility call, so that one no driver drains
+// pays nothing, and holds at most MaxUndrainedVisibility undrained events: later ones are
+// dropped, and counted, until the next drain. Recording never changes what the replica sends.
+type VisibilityReporter interface {
+	// DrainVisibility appends the events recorded since the previous call to dst, in the order
+	// they became visible, forgets them, and returns dst with the number of events dropped
+	// since the previous call. The first call turns recording on.
+	DrainVisibility(dst []Visibility) (events []Visibility, dropped int)
+}
+
+// MaxUndrainedVisibility bounds the events a VisibilityReporter keeps between drains.
+const MaxUndrainedVisibility = 1 << 16
+
+// VisibilityLog is the bounded event buffer behind a VisibilityReporter.
+type VisibilityLog struct {
+	on      bool
+	events  []Visibility
+	dropped int
+}
+
+// On reports whether recording is on (a driver has drained once).
+func (l *VisibilityLog) On() bool { return l.on }
+
+// Record keeps v, or counts it as dropped when MaxUndrainedVisibility events wait already.
+func (l *VisibilityLog) Record(v Visibility) {
+	if !l.on {
+		return
+	}
+	if len(l.events) >= MaxUndrainedVisibility {
+		l.dropped++
+		return
+	}
+	l.events = append(l.events, v)
+}
+
+// Drop counts an event the replica could not track (its own bound on waiting transactions).
+func (l *VisibilityLog) Drop() { l.dropped++ }
+
+// Drain implements VisibilityReporter.DrainVisibility.
+func (l *VisibilityLog) Drain(dst []Visibility) ([]Visibility, int) {
+	l.on = true
+	dst = append(dst, l.events...)
+	dropped := l.dropped
+	clear(l.events)
+	l.events, l.dropped = l.events[:0], 0
+	return dst, dropped
+}

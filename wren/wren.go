@@ -54,6 +54,11 @@
 // fully acknowledged transactions below it are forgotten while late copies of their messages
 // are ignored.
 //
+// Visibility lag (spec §4.3; tcc.VisibilityReporter): once a driver drains it, a partition
+// reports, per WOT it installs, the installation time and when LST first reaches the WOT's ct,
+// so that snapshots taken here include it. Installed WOTs wait in a min-heap by ct that each
+// raise of LST pops; the coordinator's report adds the decision time and the participant count.
+//
 // Garbage collection [RESOLUTION G-GC, adapted]: a committed version superseded by a visible
 // newer one (ct ≤ LST) for more than tx_timeout is deleted. Instead of trusting clocks for
 // safety, a partition remembers its collection floor (the ct of the oldest version kept after
@@ -203,6 +208,7 @@ type coordTx struct {
 	decided      bool
 	committed    bool
 	ct           int64
+	decidedUs    int64
 	waiting      []protocol.Request // client requests (the first and its retries) to answer
 }
 
@@ -237,6 +243,11 @@ type Replica struct {
 	pending    map[txn.ID]*prepared
 	sessions   map[txn.ClientID]*session
 	unfinished map[txn.ID]*coordTx // coordinated WOTs not yet finished()
+
+	// Visibility lag (tcc.VisibilityReporter), once a driver asked for it: the WOTs installed
+	// here with ct > LST, by ct.
+	vis     tcc.VisibilityLog
+	visWait visHeap
 }
 
 // New builds the Wren partition cfg.Self.
@@ -357,7 +368,7 @@ func (r *Replica) heard(p int, local int64) {
 	if old == r.minKnown {
 		r.minKnown = slices.Min(r.known)
 	}
-	r.lst = max(r.lst, r.minKnown)
+	r.raiseLST(r.minKnown)
 }
 
 // stabilize is the periodic step: announce the local stable time, and at the aggregator fan
@@ -393,7 +404,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	switch op := req.Op.(type) {
 	case *SnapshotReq:
 		r.see(op.Tx)
-		r.lst = max(r.lst, op.Lst) // lst_c is a stable time
+		r.raiseLST(op.Lst) // lst_c is a stable time
 		reply.Op = &SnapshotResp{Tx: op.Tx, St: r.lst}
 	case *ReadReq:
 		reply.Op, reply.Err = r.read(op)
@@ -414,7 +425,7 @@ func (r *Replica) read(op *ReadReq) (protocol.Message, string) {
 		}
 	}
 	r.see(op.Tx)
-	r.lst = max(r.lst, op.St) // st is a stable time
+	r.raiseLST(op.St) // st is a stable time
 	if op.St < r.gcFloorCt {
 		return &ReadResp{Tx: op.Tx, TooOld: true, Lst: r.lst}, ""
 	}
@@ -525,7 +536,7 @@ func (r *Replica) answer(c *coordTx) {
 
 // decide settles a WOT, answers the client at once and sends the decision to the participants.
 func (r *Replica) decide(c *coordTx, committed bool, ct int64) {
-	c.decided, c.committed, c.ct = true, committed, ct
+	c.decided, c.committed, c.ct, c.decidedUs = true, committed, ct, r.env.NowUs()
 	r.answer(c)
 	r.sendDecision(c)
 }
@@ -576,7 +587,7 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		}
 	case *StableTime:
 		if p == 0 {
-			r.lst = max(r.lst, m.Lst)
+			r.raiseLST(m.Lst)
 		}
 	}
 }
@@ -631,6 +642,7 @@ func (r *Replica) decision(coord int, m *Decision) {
 		if m.Committed {
 			r.clock.observe(m.Ct)
 			r.install(m.Tx, m.Ct, pr.writes)
+			r.trackVisibility(coord, m.Tx, m.Ct)
 		}
 	}
 	if seq >= s.floor {
@@ -711,4 +723,101 @@ func (r *Replica) VersionOrder() map[string][]txn.ID {
 		out[k] = ids
 	}
 	return out
+}
+
+// ---------- visibility lag (tcc.VisibilityReporter) ----------
+
+// maxVisWaiting bounds the installed WOTs a partition tracks until LST reaches them. A WOT
+// installed while that many wait (LST is stuck behind an unreachable partition, say) is
+// counted as dropped instead.
+const maxVisWaiting = 1 << 16
+
+// DrainVisibility implements tcc.VisibilityReporter: per WOT committed here, its installation
+// (the decision's arrival) and the moment LST ≥ ct, when a snapshot st = max(LST, lst_c) taken
+// at this partition first covers it. The first call turns tracking on.
+func (r *Replica) DrainVisibility(dst []tcc.Visibility) ([]tcc.Visibility, int) {
+	return r.vis.Drain(dst)
+}
+
+// visNeed is a WOT installed here, waiting for LST ≥ ct.
+type visNeed struct {
+	ct int64
+	ev tcc.Visibility
+}
+
+// visHeap is a binary min-heap of visNeeds by ct: a raise of LST pops exactly the WOTs it makes
+// visible, whatever order they were installed in.
+type visHeap []visNeed
+
+func (h *visHeap) push(n visNeed) {
+	*h = append(*h, n)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		up := (i - 1) / 2
+		if a[up].ct <= a[i].ct {
+			break
+		}
+		a[up], a[i] = a[i], a[up]
+		i = up
+	}
+}
+
+func (h *visHeap) pop() visNeed {
+	a := *h
+	top, last := a[0], len(a)-1
+	a[0] = a[last]
+	a[last] = visNeed{}
+	a = a[:last]
+	for i := 0; ; {
+		least, l, rt := i, 2*i+1, 2*i+2
+		if l < len(a) && a[l].ct < a[least].ct {
+			least = l
+		}
+		if rt < len(a) && a[rt].ct < a[least].ct {
+			least = rt
+		}
+		if least == i {
+			break
+		}
+		a[i], a[least] = a[least], a[i]
+		i = least
+	}
+	*h = a
+	return top
+}
+
+// trackVisibility starts measuring tx's visibility lag at its installation here with commit
+// time ct; coord is its coordinator, which adds the decision time and the participant count.
+func (r *Replica) trackVisibility(coord int, tx txn.ID, ct int64) {
+	if !r.vis.On() {
+		return
+	}
+	now := r.env.NowUs()
+	ev := tcc.Visibility{Tx: tx, CommitUs: now}
+	if c := r.unfinished[tx]; coord == r.part && c != nil {
+		ev.Participants, ev.DecidedUs = len(c.participants), c.decidedUs
+	}
+	switch {
+	case ct <= r.lst: // cannot happen while LST stays below every pending prepare time
+		ev.VisibleUs = now
+		r.vis.Record(ev)
+	case len(r.visWait) >= maxVisWaiting:
+		r.vis.Drop()
+	default:
+		r.visWait.push(visNeed{ct: ct, ev: ev})
+	}
+}
+
+// raiseLST moves LST up to at least t (a stable time heard or presented) and records the WOTs
+// that became visible.
+func (r *Replica) raiseLST(t int64) {
+	if t <= r.lst {
+		return
+	}
+	r.lst = t
+	for len(r.visWait) > 0 && r.visWait[0].ct <= t {
+		ev := r.visWait.pop().ev
+		ev.VisibleUs = r.env.NowUs()
+		r.vis.Record(ev)
+	}
 }
