@@ -40,6 +40,9 @@ type TCCOptions struct {
 	// both varied and bandwidth-limited by LAN.
 	ClientHopUs, IntraDCUs int64
 	LAN                    sim.LAN
+	// Service is the optional CPU cost model of every partition server (the thesis's simulator
+	// had none, spec §4.2; the zero value keeps it so).
+	Service sim.Service
 	// KeepHistory keeps the recorded history in the result.
 	KeepHistory bool
 	// Progress, if set, is called about once per virtual second.
@@ -191,7 +194,7 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 		return nil, err
 	}
 	cfg := sim.Config{Topology: opts.Topology, Nodes: nodes, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
-		Jitter: opts.Jitter, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, LAN: opts.LAN, Faults: opts.Faults}
+		Jitter: opts.Jitter, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, LAN: opts.LAN, Faults: opts.Faults, Service: opts.Service}
 	s, err := sim.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
@@ -257,10 +260,10 @@ func RunTCC(opts TCCOptions, protocolName string) (*TCCResult, error) {
 	}
 	run.check(res, entry, run.txns, replicas, final)
 	res.Sim, res.VirtualUs, res.WallTime = s.Stats(), s.NowUs(), time.Since(wallStart)
-	res.Replay = fmt.Sprintf("protocol=%s topology=%s partitions=%d clients-per-dc=%d seed=%d duration=%s window=[%s,%s) jitter=%g client-hop-us=%d intra-dc-us=%d lan=%+v params=%v faults=%v workload=%+v",
+	res.Replay = fmt.Sprintf("protocol=%s topology=%s partitions=%d clients-per-dc=%d seed=%d duration=%s window=[%s,%s) jitter=%g client-hop-us=%d intra-dc-us=%d lan=%+v service=%+v params=%v faults=%v workload=%+v",
 		protocolName, opts.Topology.Name, opts.Partitions, opts.ClientsPerDC, opts.Seed, time.Duration(opts.DurationUs)*time.Microsecond,
 		time.Duration(opts.WarmupUs)*time.Microsecond, time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond,
-		opts.Jitter, opts.ClientHopUs, opts.IntraDCUs, opts.LAN, opts.Params, opts.Faults, opts.Workload)
+		opts.Jitter, opts.ClientHopUs, opts.IntraDCUs, opts.LAN, opts.Service, opts.Params, opts.Faults, opts.Workload)
 	return res, nil
 }
 

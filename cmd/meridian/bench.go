@@ -82,7 +82,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *workloadName == "tcc" {
 		return runTCCBench(tccCommon{topology: *topoFlag, protocols: *protocols, distribution: *dist, jsonFile: *jsonFile,
 			clients: *clients, duration: *duration, warmup: *warmup, seed: *seed, jitter: *jitter, quiet: *quiet,
-			faults: faults, params: params, set: set, cluster: *clusterFile, cert: *certFile, key: *keyFile}, tccf, stdout, stderr)
+			faults: faults, params: params, set: set, cluster: *clusterFile, cert: *certFile, key: *keyFile,
+			service: sim.Service{PerMessageUs: cpuMsg.Microseconds(), PerRequestUs: cpuReq.Microseconds()}}, tccf, stdout, stderr)
 	}
 	opts := def
 	topo, err := loadTopology(*topoFlag, stderr)

@@ -27,7 +27,7 @@ type tccFlags struct {
 // tccOnlyFlags and tycsbOnlyFlags are the flags that mean something for one workload only.
 var (
 	tccOnlyFlags   = []string{"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition", "cooldown"}
-	tycsbOnlyFlags = []string{"keys", "theta", "ops", "read-ratio", "rate", "skew", "cpu-per-message", "cpu-per-request", "cpu-per-commit", "history"}
+	tycsbOnlyFlags = []string{"keys", "theta", "ops", "read-ratio", "rate", "skew", "cpu-per-commit", "history"}
 )
 
 func addTCCFlags(fs *flag.FlagSet) *tccFlags {
@@ -68,6 +68,7 @@ func checkWorkloadFlags(set map[string]bool, workloadName string) error {
 type tccCommon struct {
 	topology, protocols, distribution, jsonFile string
 	cluster, cert, key                          string // --cluster: a running cluster instead of the simulator
+	service                                     sim.Service
 	clients                                     int
 	duration, warmup                            time.Duration
 	seed                                        uint64
@@ -100,7 +101,7 @@ func runTCCBench(c tccCommon, f *tccFlags, stdout, stderr io.Writer) error {
 	if c.set["duration"] || c.set["warmup"] || c.set["cooldown"] {
 		opts.DurationUs, opts.WarmupUs, opts.CooldownUs = c.duration.Microseconds(), c.warmup.Microseconds(), f.cooldown.Microseconds()
 	}
-	opts.Seed, opts.Jitter, opts.Partitions = c.seed, c.jitter, *f.partitions
+	opts.Seed, opts.Jitter, opts.Partitions, opts.Service = c.seed, c.jitter, *f.partitions, c.service
 	w := &opts.Workload
 	w.KeysPerROT, w.KeysPerWOT, w.ValueBytes, w.WriteFraction, w.KeysPerPartition = *f.keysPerROT, *f.keysPerWOT, *f.valueBytes, *f.writeFraction, *f.keysPerPart
 	if c.set["distribution"] {
