@@ -88,7 +88,7 @@ func TestECLastWriterWins(t *testing.T) {
 func TestCheckerCatchesEC(t *testing.T) {
 	c2 := 0
 	for seed := range uint64(50) {
-		r := checker.CheckTCC(randomECHistory(t, seed).History(), checker.TCCOptions{MaxRounds: 1})
+		r := randomECHistory(t, seed).CheckTCC(1)
 		for o, n := range r.Counts {
 			if o != checker.TCCSnapshot && o != checker.TCCWriteOrder && n > 0 {
 				t.Fatalf("seed %d: bogus finding %s: %v", seed, o, r)
@@ -106,11 +106,6 @@ func randomECHistory(t *testing.T, seed uint64) *tccscript.World {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	w := tccscript.New(t, New, NewClient, 3, nil)
 	keys := []string{"k0", "k1", "k2", "k3", "k4", "a", "b", "c", "x"}
-	clients := make([]*tccscript.Client, 6)
-	handles := make([]*tccscript.Handle, len(clients))
-	for i := range clients {
-		clients[i] = w.Client()
-	}
 	pick := func() []string {
 		perm := rng.Perm(len(keys))[:2+rng.IntN(2)]
 		out := make([]string, len(perm))
@@ -120,32 +115,21 @@ func randomECHistory(t *testing.T, seed uint64) *tccscript.World {
 		return out
 	}
 	n := 0
-	for range 800 {
-		switch r := rng.IntN(10); {
-		case r < 3:
-			i := rng.IntN(len(clients))
-			if h := handles[i]; h != nil && !h.Done() {
-				continue
-			}
-			if rng.IntN(2) == 0 {
-				kv := map[string]string{}
-				for _, k := range pick() {
-					n++
-					kv[k] = fmt.Sprintf("v%d", n)
-				}
-				handles[i] = clients[i].Write(kv)
-			} else {
-				handles[i] = clients[i].Read(pick()...)
-			}
-		case r < 9:
-			if in := w.InFlight(); len(in) > 0 {
-				e := in[rng.IntN(len(in))]
-				w.Deliver(func(o tccscript.Envelope) bool { return o.From == e.From && o.To == e.To })
-			}
-		default:
-			w.Advance(rng.Int64N(20))
+	it := &tccscript.Interleaving{W: w, Rand: rng, StartWeight: 3, Start: func(c *tccscript.Client) *tccscript.Handle {
+		if rng.IntN(2) != 0 {
+			return c.Read(pick()...)
 		}
+		kv := map[string]string{}
+		for _, k := range pick() {
+			n++
+			kv[k] = fmt.Sprintf("v%d", n)
+		}
+		return c.Write(kv)
+	}, DeliverWeight: 6, AdvanceWeight: 1, AdvanceUs: 20}
+	for range 6 {
+		it.Clients = append(it.Clients, w.Client())
 	}
+	it.Run(800)
 	w.DeliverAll()
 	return w
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/meridian-kv/meridian/checker"
 	"github.com/meridian-kv/meridian/internal/tccscript"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // TestEigerReadYourWritesWithoutClock is the hazard of reads that carry no clock, message by
@@ -124,14 +123,16 @@ func sessions(t *testing.T, seed uint64, extra protocol.Params) checker.TCCRepor
 		keys = append(keys, keyOn(fmt.Sprintf("k%d", p), p, n), keyOn(fmt.Sprintf("m%d", p), p, n))
 	}
 	noiseKey := keyOn("noise", 0, n)
-	writer, relay, observer := w.Client(), w.Client(), w.Client()
-	noise := []*tccscript.Client{w.Client(), w.Client(), w.Client()}
-	hn := make([]*tccscript.Handle, len(noise))
-	var hw, hr, ho *tccscript.Handle
+	// The writer, the relay, the observer and three noise clients, in that order.
+	const writer, relay, observer, noise = 0, 1, 2, 3
+	it := &tccscript.Interleaving{W: w, Rand: rng, DeliverWeight: 39, DropWeight: 1, AdvanceWeight: 5, AdvanceUs: 6_000}
+	for range noise + 3 {
+		it.Clients = append(it.Clients, w.Client())
+	}
+	it.Handles = make([]*tccscript.Handle, len(it.Clients))
 	var written, readBefore []string // the writer's last WOT's keys, keys it read
 	relayRead := ""                  // the key the relay read and has to write after
 	observerNext := []string(nil)    // the observer's second ROT
-	idle := func(h *tccscript.Handle) bool { return h == nil || h.Done() }
 	pick := func(k int) []string {
 		ks := slices.Clone(keys)
 		rng.Shuffle(len(ks), func(a, b int) { ks[a], ks[b] = ks[b], ks[a] })
@@ -139,95 +140,67 @@ func sessions(t *testing.T, seed uint64, extra protocol.Params) checker.TCCRepor
 	}
 	v := 0
 	val := func() string { v++; return fmt.Sprintf("v%d", v) }
-	for range 3000 {
-		switch r := rng.IntN(100); {
-		case r < 15:
-			if !idle(hw) {
-				break
-			}
-			if written == nil {
-				kv := map[string]string{keys[rng.IntN(2)]: val()} // one on the busy partition 0
-				for _, k := range pick(rng.IntN(3)) {
-					kv[k] = val()
-				}
-				hw, written = writer.Write(kv), nil
-				for k := range kv {
-					written = append(written, k)
-				}
-				slices.Sort(written)
-			} else {
-				// Some of the keys it wrote: all of them would include the coordinator's,
-				// whose EVT is the commit time and lifts the snapshot by itself.
-				ks := slices.Clone(written)
-				rng.Shuffle(len(ks), func(a, b int) { ks[a], ks[b] = ks[b], ks[a] })
-				ks = append(ks[:1+rng.IntN(len(ks))], pick(rng.IntN(3))...)
-				if len(readBefore) > 0 {
-					ks = append(ks, readBefore[rng.IntN(len(readBefore))])
-				}
-				hw = writer.Read(ks...)
-				readBefore, written = ks, nil
-			}
-		case r < 25:
-			if !idle(hr) {
-				break
-			}
-			if relayRead == "" {
-				relayRead = pick(1)[0]
-				hr = relay.Read(relayRead)
-			} else {
-				hr = relay.Write(map[string]string{pick(1)[0]: val()})
-				relayRead = ""
-			}
-		case r < 35:
-			if !idle(ho) {
-				break
-			}
-			if observerNext == nil {
-				ks := pick(2)
-				ho, observerNext = observer.Read(ks[0]), ks[1:]
-			} else {
-				ho, observerNext = observer.Read(observerNext...), nil
-			}
-		case r < 55:
-			i := rng.IntN(len(noise))
-			if !idle(hn[i]) {
-				break
-			}
-			if rng.IntN(2) == 0 {
-				hn[i] = noise[i].Write(map[string]string{noiseKey: val()})
-			} else {
-				hn[i] = noise[i].Read(noiseKey)
-			}
-		case r < 94:
-			deliverRandom(w, rng)
-		case r < 95:
-			if in := w.InFlight(); len(in) > 0 {
-				e := in[rng.IntN(len(in))]
-				dropped := false
-				w.Drop(func(o tccscript.Envelope) bool {
-					hit := !dropped && o.From == e.From && o.To == e.To && o.Msg == e.Msg
-					dropped = dropped || hit
-					return hit
-				})
-			}
-		default:
-			w.Advance(rng.Int64N(6_000))
+	it.Steps = []tccscript.Step{{Weight: 15, Do: func() {
+		if it.Busy(writer) {
+			return
 		}
-	}
-	for range 200 {
-		w.DeliverAll()
-		w.Advance(5_000)
-	}
-	w.DeliverAll()
-	for i, h := range append([]*tccscript.Handle{hw, hr, ho}, hn...) {
-		if !idle(h) {
-			t.Fatalf("seed %d: client %d's %v never finished", seed, i+1, h.ID())
+		if written == nil {
+			kv := map[string]string{keys[rng.IntN(2)]: val()} // one on the busy partition 0
+			for _, k := range pick(rng.IntN(3)) {
+				kv[k] = val()
+			}
+			it.Handles[writer] = it.Clients[writer].Write(kv)
+			for k := range kv {
+				written = append(written, k)
+			}
+			slices.Sort(written)
+		} else {
+			// Some of the keys it wrote: all of them would include the coordinator's,
+			// whose EVT is the commit time and lifts the snapshot by itself.
+			ks := slices.Clone(written)
+			rng.Shuffle(len(ks), func(a, b int) { ks[a], ks[b] = ks[b], ks[a] })
+			ks = append(ks[:1+rng.IntN(len(ks))], pick(rng.IntN(3))...)
+			if len(readBefore) > 0 {
+				ks = append(ks, readBefore[rng.IntN(len(readBefore))])
+			}
+			it.Handles[writer] = it.Clients[writer].Read(ks...)
+			readBefore, written = ks, nil
 		}
+	}}, {Weight: 10, Do: func() {
+		if it.Busy(relay) {
+			return
+		}
+		if relayRead == "" {
+			relayRead = pick(1)[0]
+			it.Handles[relay] = it.Clients[relay].Read(relayRead)
+		} else {
+			it.Handles[relay] = it.Clients[relay].Write(map[string]string{pick(1)[0]: val()})
+			relayRead = ""
+		}
+	}}, {Weight: 10, Do: func() {
+		if it.Busy(observer) {
+			return
+		}
+		if observerNext == nil {
+			ks := pick(2)
+			it.Handles[observer], observerNext = it.Clients[observer].Read(ks[0]), ks[1:]
+		} else {
+			it.Handles[observer], observerNext = it.Clients[observer].Read(observerNext...), nil
+		}
+	}}, {Weight: 20, Do: func() {
+		i := noise + rng.IntN(len(it.Clients)-noise)
+		if it.Busy(i) {
+			return
+		}
+		if rng.IntN(2) == 0 {
+			it.Handles[i] = it.Clients[i].Write(map[string]string{noiseKey: val()})
+		} else {
+			it.Handles[i] = it.Clients[i].Read(noiseKey)
+		}
+	}}}
+	it.Run(3000)
+	if err := it.Heal(200, 5_000); err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
 	}
-	final := w.Client().Read(append(slices.Clone(keys), noiseKey)...)
-	w.DeliverAll()
-	if !final.Done() {
-		t.Fatalf("seed %d: the final ROT did not finish", seed)
-	}
-	return checker.CheckTCC(w.History(), checker.TCCOptions{MaxRounds: 3, Final: []txn.ID{final.ID()}})
+	return w.CheckTCC(3, w.FinalRead(append(slices.Clone(keys), noiseKey)...))
 }

@@ -201,32 +201,13 @@ func (s *s14) crashed(id txn.ClientID) bool {
 }
 
 // loseMessage drops a random peer message.
-func (s *s14) loseMessage() {
-	var peer []any
-	for _, e := range s.w.InFlight() {
-		if e.Kind == tccscript.PeerMessage {
-			peer = append(peer, e.Msg)
-		}
-	}
-	if len(peer) > 0 {
-		m := peer[s.r.IntN(len(peer))]
-		s.w.Drop(func(e tccscript.Envelope) bool { return e.Msg == m })
-	}
-}
+func (s *s14) loseMessage() { s.w.DropRandom(s.r, tccscript.IsPeerMessage) }
 
 // deliverOne delivers a random item among those first on their link, checking read answers
 // (I9, I11), and reports whether there was one.
 func (s *s14) deliverOne() bool {
 	s.w.Drop(func(e tccscript.Envelope) bool { return s.crashed(e.From.Client) || s.crashed(e.To.Client) })
-	var heads []tccscript.Envelope
-	seen := map[[2]string]bool{}
-	for _, e := range s.w.InFlight() {
-		link := [2]string{e.From.String(), e.To.String()}
-		if !seen[link] {
-			heads = append(heads, e)
-		}
-		seen[link] = true
-	}
+	heads := s.w.Heads()
 	if len(heads) == 0 {
 		return false
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/tccscript"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // TestWrenNoFracturedReadsUnderInterleavings runs, for 200 seeds, clients that write all three
@@ -25,98 +24,33 @@ func TestWrenNoFracturedReadsUnderInterleavings(t *testing.T) {
 func interleave(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	w := tccscript.New(t, New, NewClient, 3, protocol.Params{ParamTxTimeout: "50ms", ParamRetryInterval: "10ms", ParamStabInterval: "1ms"})
-	keys := []string{"c", "a", "x"}
-	clients := make([]*tccscript.Client, 4)
-	handles := make([]*tccscript.Handle, len(clients))
-	for i := range clients {
-		clients[i] = w.Client()
-	}
-	values := map[txn.ID]string{} // what each WOT wrote
-	checked := map[*tccscript.Handle]bool{}
+	g := &tccscript.WholeGroup{Keys: []string{"c", "a", "x"}}
 	check := func(h *tccscript.Handle) {
-		if h == nil || !h.Done() || checked[h] {
-			return
+		if err := g.Fractured(h); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
 		}
-		checked[h] = true
-		reads := h.ReadResult().Reads
-		if reads == nil {
-			return // a WOT
-		}
-		for _, rd := range reads {
-			if rd.Version != reads[0].Version || string(rd.Value) != values[rd.Version] {
-				t.Fatalf("seed %d: fractured read %v: %+v", seed, h.ID(), reads)
-			}
-		}
-		if h.ReadResult().Rounds != 2 {
-			t.Fatalf("seed %d: %v took %d rounds", seed, h.ID(), h.ReadResult().Rounds)
+		if res := h.ReadResult(); res.Reads != nil && res.Rounds != 2 {
+			t.Fatalf("seed %d: %v took %d rounds", seed, h.ID(), res.Rounds)
 		}
 	}
-	n := 0
-	for range 600 {
-		switch r := rng.IntN(10); {
-		case r < 2:
-			i := rng.IntN(len(clients))
-			if h := handles[i]; h != nil && !h.Done() {
-				continue
-			}
+	it := &tccscript.Interleaving{W: w, Rand: rng, Clients: []*tccscript.Client{w.Client(), w.Client(), w.Client(), w.Client()},
+		StartWeight: 2, Start: func(c *tccscript.Client) *tccscript.Handle {
 			if rng.IntN(3) == 0 {
-				n++
-				v := fmt.Sprintf("w%d", n)
-				handles[i] = clients[i].Write(map[string]string{"c": v, "a": v, "x": v})
-				values[handles[i].ID()] = v
-			} else {
-				handles[i] = clients[i].Read(keys...)
+				return g.Write(c)
 			}
-		case r < 8:
-			in := w.InFlight()
-			if len(in) == 0 {
-				continue
-			}
-			e := in[rng.IntN(len(in))]
-			w.Deliver(func(o tccscript.Envelope) bool { return o.From == e.From && o.To == e.To })
-		case r < 9:
-			in := w.InFlight()
-			if len(in) == 0 {
-				continue
-			}
-			e := in[rng.IntN(len(in))]
-			if e.Kind == tccscript.PeerMessage {
-				dropped := false
-				w.Drop(func(o tccscript.Envelope) bool {
-					hit := !dropped && o.From == e.From && o.To == e.To
-					dropped = dropped || hit
-					return hit
-				})
-			}
-		default:
-			w.Advance(rng.Int64N(3_000))
-		}
-		for _, h := range handles {
-			check(h)
-		}
-	}
-	// Heal: deliver everything, let timers resolve what was lost.
-	for range 400 {
-		w.DeliverAll()
-		w.Advance(1_000)
-	}
-	w.DeliverAll()
-	for i, h := range handles {
-		if h != nil && !h.Done() {
-			t.Fatalf("seed %d: client %d's %v never finished", seed, i+1, h.ID())
-		}
-		check(h)
+			return c.Read(g.Keys...)
+		},
+		DeliverWeight: 6, DropWeight: 1, Lose: tccscript.IsPeerMessage, AdvanceWeight: 1, AdvanceUs: 3_000, Finished: check}
+	it.Run(600)
+	if err := it.Heal(400, 1_000); err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
 	}
 	// Every partition orders the WOTs alike (they all write the whole group), and at quiescence
 	// a fresh ROT must see the newest (C6).
-	order := replica(w, 0).VersionOrder()["c"]
-	h := w.Client().Read(keys...)
-	w.DeliverAll()
-	check(h)
-	for p := range 3 {
-		if got := replica(w, p).VersionOrder()[keys[p]]; fmt.Sprint(got) != fmt.Sprint(order) {
-			t.Fatalf("seed %d: partition %d orders its key %v, partition 0 orders c %v", seed, p, got, order)
-		}
+	final := w.FinalRead(g.Keys...)
+	check(final)
+	if _, err := g.Settled(w, final); err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
 	}
-	checkTCC(t, w, h.ID())
+	checkTCC(t, w, final.ID())
 }

@@ -2,7 +2,8 @@
 // the step-by-step scenario tests of the transactional-causal family (spec fastccs-tcc.md §5):
 // nothing moves until the test says so. Messages, client requests and replies wait in flight
 // until Deliver picks them (FIFO per link), and time moves only with Advance, which fires the
-// timers that fall due.
+// timers that fall due. The random-interleaving tests draw the same steps at random
+// (Interleaving, DeliverRandom, DropRandom, Heal) and judge them with WholeGroup and CheckTCC.
 package tccscript
 
 import (
@@ -223,12 +224,9 @@ func (w *World) addTimer(tm timer) {
 // protocol.VersionOrderer when the replica implements it, else its store).
 func (w *World) History() *history.History {
 	h := &history.History{Txns: slices.Clone(w.txns)}
-	for i, r := range w.replicas {
-		order := w.envs[i].store.VersionOrder()
-		if vo, ok := r.(protocol.VersionOrderer); ok {
-			order = vo.VersionOrder()
-		}
-		h.Replicas = append(h.Replicas, history.Replica{Name: Endpoint{Node: protocol.NodeID(i)}.String(), VersionOrder: order})
+	for i := range w.replicas {
+		node := protocol.NodeID(i)
+		h.Replicas = append(h.Replicas, history.Replica{Name: Endpoint{Node: node}.String(), VersionOrder: w.versionOrder(node)})
 	}
 	return h
 }
