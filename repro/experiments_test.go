@@ -24,7 +24,7 @@ func TestExperimentsRegistered(t *testing.T) {
 		if got, ok := Lookup(e.Name); !ok || got.Name != e.Name {
 			t.Errorf("Lookup(%q) = %q, %v", e.Name, got.Name, ok)
 		}
-		if i > 0 && list[i-1].Name >= e.Name {
+		if i > 0 && !naturalLess(list[i-1].Name, e.Name) {
 			t.Errorf("List is not sorted: %q before %q", list[i-1].Name, e.Name)
 		}
 	}
@@ -108,5 +108,22 @@ func TestEst1Assignment(t *testing.T) {
 	}
 	if !strings.Contains(desc, "V-O") || !strings.Contains(desc, "I-S") {
 		t.Errorf("description %q does not name the pairs", desc)
+	}
+}
+
+func TestListOrdersNamesNaturally(t *testing.T) {
+	names := []string{"tcc-e10", "e4.1", "tcc-e2", "e3.10", "e3.2", "table4.1", "tcc-e1"}
+	slices.SortFunc(names, func(a, b string) int {
+		if naturalLess(a, b) {
+			return -1
+		}
+		if naturalLess(b, a) {
+			return 1
+		}
+		return 0
+	})
+	want := []string{"e3.2", "e3.10", "e4.1", "table4.1", "tcc-e1", "tcc-e2", "tcc-e10"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("natural order %v, want %v", names, want)
 	}
 }

@@ -81,8 +81,40 @@ func List() []Experiment {
 	for _, e := range experiments {
 		out = append(out, e)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) })
 	return out
+}
+
+// naturalLess orders names with their digit runs compared as numbers, so that tcc-e2 comes
+// before tcc-e10.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		switch {
+		case da != "" && db != "":
+			if len(da) != len(db) {
+				return len(da) < len(db)
+			}
+			if da != db {
+				return da < db
+			}
+			a, b = a[len(da):], b[len(db):]
+		case a[0] != b[0]:
+			return a[0] < b[0]
+		default:
+			a, b = a[1:], b[1:]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// digitPrefix returns the run of ASCII digits s starts with.
+func digitPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }
 
 // Lookup returns the experiment called name.
