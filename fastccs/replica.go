@@ -139,7 +139,7 @@ type Replica struct {
 	// here whose versions are not visible yet (spec §2.3, state 3: ct ≤ svc over the whole
 	// vector) waits in visWait[k] for every slot k with svc[k] < ct[k]; visWaiting counts them.
 	vis        tcc.VisibilityLog
-	visWait    []visHeap
+	visWait    []tcc.Waiting[*visPending]
 	visWaiting int
 }
 
@@ -837,53 +837,6 @@ type visPending struct {
 	blocked int
 }
 
-// visNeed is w waiting in slot k's heap for svc[k] ≥ at (= ct[k]).
-type visNeed struct {
-	at int64
-	w  *visPending
-}
-
-// visHeap is a binary min-heap of visNeeds by at: a raise of svc[k] pops exactly the WOTs it
-// unblocks at k, whatever order they committed in.
-type visHeap []visNeed
-
-func (h *visHeap) push(n visNeed) {
-	*h = append(*h, n)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		up := (i - 1) / 2
-		if a[up].at <= a[i].at {
-			break
-		}
-		a[up], a[i] = a[i], a[up]
-		i = up
-	}
-}
-
-func (h *visHeap) pop() visNeed {
-	a := *h
-	top, last := a[0], len(a)-1
-	a[0] = a[last]
-	a[last] = visNeed{}
-	a = a[:last]
-	for i := 0; ; {
-		least, l, rt := i, 2*i+1, 2*i+2
-		if l < len(a) && a[l].at < a[least].at {
-			least = l
-		}
-		if rt < len(a) && a[rt].at < a[least].at {
-			least = rt
-		}
-		if least == i {
-			break
-		}
-		a[i], a[least] = a[least], a[i]
-		i = least
-	}
-	*h = a
-	return top
-}
-
 // trackVisibility starts measuring p's visibility lag at its local commit, svc[i] having just
 // moved to p's sequence number: p waits at every slot that does not cover its ct yet, or is
 // visible at once.
@@ -903,9 +856,9 @@ func (r *Replica) trackVisibility(p *pendingTx) {
 	for k, x := range p.final {
 		if x > r.svc[k] {
 			if r.visWait == nil {
-				r.visWait = make([]visHeap, len(r.svc))
+				r.visWait = make([]tcc.Waiting[*visPending], len(r.svc))
 			}
-			r.visWait[k].push(visNeed{at: x, w: w})
+			r.visWait[k].Add(x, w)
 			w.blocked++
 		}
 	}
@@ -922,13 +875,11 @@ func (r *Replica) svcRaised(k int) {
 	if r.visWait == nil {
 		return
 	}
-	h := &r.visWait[k]
-	for len(*h) > 0 && (*h)[0].at <= r.svc[k] {
-		w := h.pop().w
+	r.visWait[k].Release(r.svc[k], func(w *visPending) {
 		if w.blocked--; w.blocked == 0 {
 			r.visWaiting--
 			w.ev.VisibleUs = r.env.NowUs()
 			r.vis.Record(w.ev)
 		}
-	}
+	})
 }

@@ -138,21 +138,3 @@ func TestVisibilityInOrderCommit(t *testing.T) {
 	}
 	s.check()
 }
-
-// TestVisibilityHeap: the per-slot heap pops in need order whatever the push order.
-func TestVisibilityHeap(t *testing.T) {
-	var h visHeap
-	in := []int64{5, 3, 9, 1, 7, 3, 2, 8}
-	for _, x := range in {
-		h.push(visNeed{at: x})
-	}
-	var out []int64
-	for len(h) > 0 {
-		out = append(out, h.pop().at)
-	}
-	want := slices.Clone(in)
-	slices.Sort(want)
-	if !slices.Equal(out, want) {
-		t.Fatalf("popped %v, want %v", out, want)
-	}
-}

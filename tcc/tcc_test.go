@@ -89,3 +89,20 @@ func TestStampOrder(t *testing.T) {
 		t.Fatal("stamps must order by time, then writer")
 	}
 }
+
+func TestWaitingReleasesByThreshold(t *testing.T) {
+	var w Waiting[int64]
+	in := []int64{5, 3, 9, 1, 7, 3, 2, 8}
+	for _, x := range in {
+		w.Add(x, x)
+	}
+	var out []int64
+	w.Release(4, func(x int64) { out = append(out, x) })
+	if !slices.Equal(out, []int64{1, 2, 3, 3}) || w.Len() != 4 {
+		t.Fatalf("released %v up to 4, %d left", out, w.Len())
+	}
+	w.Release(100, func(x int64) { out = append(out, x) })
+	if want := []int64{1, 2, 3, 3, 5, 7, 8, 9}; !slices.Equal(out, want) || w.Len() != 0 {
+		t.Fatalf("released %v, want %v", out, want)
+	}
+}

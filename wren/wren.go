@@ -247,7 +247,7 @@ type Replica struct {
 	// Visibility lag (tcc.VisibilityReporter), once a driver asked for it: the WOTs installed
 	// here with ct > LST, by ct.
 	vis     tcc.VisibilityLog
-	visWait visHeap
+	visWait tcc.Waiting[tcc.Visibility]
 }
 
 // New builds the Wren partition cfg.Self.
@@ -739,53 +739,6 @@ func (r *Replica) DrainVisibility(dst []tcc.Visibility) ([]tcc.Visibility, int) 
 	return r.vis.Drain(dst)
 }
 
-// visNeed is a WOT installed here, waiting for LST ≥ ct.
-type visNeed struct {
-	ct int64
-	ev tcc.Visibility
-}
-
-// visHeap is a binary min-heap of visNeeds by ct: a raise of LST pops exactly the WOTs it makes
-// visible, whatever order they were installed in.
-type visHeap []visNeed
-
-func (h *visHeap) push(n visNeed) {
-	*h = append(*h, n)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		up := (i - 1) / 2
-		if a[up].ct <= a[i].ct {
-			break
-		}
-		a[up], a[i] = a[i], a[up]
-		i = up
-	}
-}
-
-func (h *visHeap) pop() visNeed {
-	a := *h
-	top, last := a[0], len(a)-1
-	a[0] = a[last]
-	a[last] = visNeed{}
-	a = a[:last]
-	for i := 0; ; {
-		least, l, rt := i, 2*i+1, 2*i+2
-		if l < len(a) && a[l].ct < a[least].ct {
-			least = l
-		}
-		if rt < len(a) && a[rt].ct < a[least].ct {
-			least = rt
-		}
-		if least == i {
-			break
-		}
-		a[i], a[least] = a[least], a[i]
-		i = least
-	}
-	*h = a
-	return top
-}
-
 // trackVisibility starts measuring tx's visibility lag at its installation here with commit
 // time ct; coord is its coordinator, which adds the decision time and the participant count.
 func (r *Replica) trackVisibility(coord int, tx txn.ID, ct int64) {
@@ -801,10 +754,10 @@ func (r *Replica) trackVisibility(coord int, tx txn.ID, ct int64) {
 	case ct <= r.lst: // cannot happen while LST stays below every pending prepare time
 		ev.VisibleUs = now
 		r.vis.Record(ev)
-	case len(r.visWait) >= maxVisWaiting:
+	case r.visWait.Len() >= maxVisWaiting:
 		r.vis.Drop()
 	default:
-		r.visWait.push(visNeed{ct: ct, ev: ev})
+		r.visWait.Add(ct, ev)
 	}
 }
 
@@ -815,9 +768,8 @@ func (r *Replica) raiseLST(t int64) {
 		return
 	}
 	r.lst = t
-	for len(r.visWait) > 0 && r.visWait[0].ct <= t {
-		ev := r.visWait.pop().ev
+	r.visWait.Release(t, func(ev tcc.Visibility) {
 		ev.VisibleUs = r.env.NowUs()
 		r.vis.Record(ev)
-	}
+	})
 }
