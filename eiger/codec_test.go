@@ -85,4 +85,4 @@ func TestCodecRefusesShapes(t *testing.T) {
 
 // FuzzDecode feeds arbitrary bytes to Codec.Decode: it must never panic, errors must wrap
 // wire.ErrMalformed, and whatever decodes must re-encode to the same bytes.
-func FuzzDecode(f *testing.F) { codectest.Fuzz(f, Codec, sampleMessages()) }
+func FuzzDecode(f *testing.F) { codectest.Fuzz(f, Codec, sampleMessages(), nil) }

@@ -66,4 +66,4 @@ func TestCodecRefuses(t *testing.T) {
 
 // FuzzDecode: Decode never panics, refuses garbage as malformed, and what it accepts re-encodes
 // to the same bytes.
-func FuzzDecode(f *testing.F) { codectest.Fuzz(f, Codec, codecCases()) }
+func FuzzDecode(f *testing.F) { codectest.Fuzz(f, Codec, codecCases(), nil) }

@@ -1,13 +1,14 @@
 package helios
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"reflect"
-	"strings"
+	"maps"
+	"slices"
 	"testing"
 
+	"github.com/meridian-kv/meridian/internal/codectest"
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/rlog"
 	"github.com/meridian-kv/meridian/txn"
 	"github.com/meridian-kv/meridian/wire"
@@ -52,30 +53,27 @@ func sampleMessages() map[string]*Message {
 	}
 }
 
+// messages lists sampleMessages in name order, as protocol messages.
+func messages() []protocol.Message {
+	samples := sampleMessages()
+	out := make([]protocol.Message, 0, len(samples))
+	for _, name := range slices.Sorted(maps.Keys(samples)) {
+		out = append(out, samples[name])
+	}
+	return out
+}
+
+// wellFormed is the protocol's own check of a decoded message.
+func wellFormed(m protocol.Message) bool { return m.(*Message).wellFormed() }
+
+// TestCodecRoundTrip: every sample round-trips to a well-formed equal message, and truncations and
+// a trailing byte are refused (internal/codectest).
 func TestCodecRoundTrip(t *testing.T) {
-	for name, m := range sampleMessages() {
-		b, err := Codec.Append([]byte("dst"), m)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		got, err := Codec.Decode(b[3:])
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !reflect.DeepEqual(got, m) {
-			t.Errorf("%s: got %+v, want %+v", name, got, m)
-		}
-		if !got.(*Message).wellFormed() {
-			t.Errorf("%s: decoded message is not well formed", name)
-		}
-		b = b[3:]
-		for n := range len(b) {
-			if msg, err := Codec.Decode(b[:n:n]); !errors.Is(err, wire.ErrMalformed) || msg != nil {
-				t.Fatalf("%s: prefix of %d/%d bytes: %v, %v", name, n, len(b), msg, err)
-			}
-		}
-		if _, err := Codec.Decode(append(b, 0)); err == nil || !strings.Contains(err.Error(), "trailing") {
-			t.Errorf("%s: trailing byte: %v", name, err)
+	msgs := messages()
+	codectest.RoundTrip(t, Codec, msgs)
+	for _, m := range msgs {
+		if !wellFormed(m) {
+			t.Errorf("sample %+v is not well formed", m)
 		}
 	}
 }
@@ -112,43 +110,9 @@ func TestCodecEntryShapes(t *testing.T) {
 	}
 }
 
-// FuzzHeliosDecode feeds arbitrary bytes to Codec.Decode: it must never panic, and whatever
-// decodes must be well formed, re-encode to the same bytes and decode to an equal message.
-func FuzzHeliosDecode(f *testing.F) {
-	for _, m := range sampleMessages() {
-		b, err := Codec.Append(nil, m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Codec.Decode(b)
-		if err != nil {
-			if m != nil {
-				t.Fatalf("error %v with a message", err)
-			}
-			if !errors.Is(err, wire.ErrMalformed) {
-				t.Fatalf("error does not wrap wire.ErrMalformed: %v", err)
-			}
-			return
-		}
-		if !m.(*Message).wellFormed() {
-			t.Fatalf("decoded a malformed message: %+v", m)
-		}
-		again, err := Codec.Append(nil, m)
-		if err != nil {
-			t.Fatalf("decoded message does not re-encode: %v", err)
-		}
-		if !bytes.Equal(again, b) {
-			t.Fatalf("re-encodes differently:\n in %x\nout %x", b, again)
-		}
-		m2, err := Codec.Decode(again)
-		if err != nil || !reflect.DeepEqual(m, m2) {
-			t.Fatalf("round trip: %v", err)
-		}
-	})
-}
+// FuzzHeliosDecode: Decode never panics, and whatever decodes is well formed and re-encodes to the
+// same bytes (internal/codectest).
+func FuzzHeliosDecode(f *testing.F) { codectest.Fuzz(f, Codec, messages(), wellFormed) }
 
 // benchMessage is a realistic full message: a 5-datacenter table and 50 records, half preparing
 // and half committed, of transactions reading and writing 5 keys each.

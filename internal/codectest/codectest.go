@@ -45,9 +45,10 @@ func RoundTrip(t *testing.T, c protocol.Codec, msgs []protocol.Message) {
 }
 
 // Fuzz seeds f with the encodings of msgs and fuzzes c.Decode: it must never panic, an error
-// must wrap wire.ErrMalformed and come without a message, and whatever decodes must re-encode
-// to the same bytes.
-func Fuzz(f *testing.F, c protocol.Codec, msgs []protocol.Message) {
+// must wrap wire.ErrMalformed and come without a message, whatever decodes must pass valid (if
+// not nil: the protocol's own well-formedness check), re-encode to the same bytes and decode
+// again to an equal message.
+func Fuzz(f *testing.F, c protocol.Codec, msgs []protocol.Message, valid func(protocol.Message) bool) {
 	for _, m := range msgs {
 		b, err := c.Append(nil, m)
 		if err != nil {
@@ -63,12 +64,18 @@ func Fuzz(f *testing.F, c protocol.Codec, msgs []protocol.Message) {
 			}
 			return
 		}
+		if valid != nil && !valid(m) {
+			t.Fatalf("decoded a malformed message: %+v", m)
+		}
 		again, err := c.Append(nil, m)
 		if err != nil {
 			t.Fatalf("decoded %#v does not re-encode: %v", m, err)
 		}
 		if !bytes.Equal(again, b) {
 			t.Fatalf("re-encodes differently:\n in %x\nout %x", b, again)
+		}
+		if m2, err := c.Decode(again); err != nil || !reflect.DeepEqual(m, m2) {
+			t.Fatalf("decodes differently the second time: %#v, %v", m2, err)
 		}
 	})
 }
