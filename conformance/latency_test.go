@@ -5,20 +5,15 @@ import (
 	"testing"
 
 	"github.com/meridian-kv/meridian/bench"
+	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/workload"
 )
 
-// uncontended returns options for a run without conflicts: one client per datacenter, huge key
-// space, exact delays, no client hop, so latencies are the protocol's alone.
-func uncontended(topoName string, intervalMs string) bench.Options {
-	opts := bench.Defaults()
-	opts.Topology = mustPreset(topoName)
-	opts.ClientsPerDC = 1
-	opts.Workload = workload.Config{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 2, ReadRatio: 0.5}
-	opts.DurationUs, opts.WarmupUs = 5_000_000, 500_000
-	opts.Jitter, opts.ClientHopUs = 0, 0
+// uncontended returns swarm.Uncontended's options with the propagation interval intervalMs.
+func uncontended(t testing.TB, topoName string, intervalMs string) bench.Options {
+	t.Helper()
+	opts := swarm.Uncontended(t, topoName)
 	opts.Params = protocol.Params{"interval": intervalMs}
 	return opts
 }
@@ -48,7 +43,7 @@ func TestHeliosTable4_1Latencies(t *testing.T) {
 		{"helios-b", []float64{15, 20, 20}},
 	} {
 		t.Run(tc.proto, func(t *testing.T) {
-			res := run(t, uncontended("table4.1", "1ms"), tc.proto)
+			res := run(t, uncontended(t, "table4.1", "1ms"), tc.proto)
 			for i, dc := range res.DCs {
 				if dc.Committed == 0 || math.Abs(dc.Latency.Mean-tc.want[i]) > 1 {
 					t.Errorf("%s: mean latency %.2f ms over %d commits, want %.0f ± 1", dc.Name, dc.Latency.Mean, dc.Committed, tc.want[i])

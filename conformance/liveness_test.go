@@ -22,7 +22,7 @@ const crashStartUs, crashEndUs = 1_000_000, 4_000_000
 // of a blocked protocol start nothing during the outage; wantBlocked checks those.
 func outageRun(t *testing.T, topoName, proto string, down ...string) (*bench.Result, []history.Txn) {
 	t.Helper()
-	opts := uncontended(topoName, "1ms")
+	opts := uncontended(t, topoName, "1ms")
 	opts.Workload = workload.Config{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 1, ReadRatio: 0}
 	opts.Params["gt"] = "100ms"
 	if proto == "mf" || proto == "helios-0" {
@@ -141,7 +141,7 @@ func TestHeliosGraceTimeNack(t *testing.T) {
 		{"on-time-commits", 0, txn.Committed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := uncontended("table4.1", "1ms")
+			opts := uncontended(t, "table4.1", "1ms")
 			topo := opts.Topology
 			for a := range topo.RTTMs {
 				for b := range topo.RTTMs[a] {

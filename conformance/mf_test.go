@@ -13,7 +13,7 @@ import (
 // once, so about 1 − 110/1000 = 89% of uniformly issued transactions commit immediately, and
 // the mean latency is about 110²/2000 ≈ 6 ms.
 func TestMFImmediateCommitZone(t *testing.T) {
-	opts := uncontended("table4.1", "10ms")
+	opts := uncontended(t, "table4.1", "10ms")
 	opts.Topology = &topology.Topology{Name: "icz", DCs: []string{"A", "B"},
 		RTTMs: [][]float64{{0, 100}, {100, 0}}, StdDevMs: [][]float64{{0, 0}, {0, 0}}}
 	opts.Params = protocol.Params{"interval.A": "1000ms", "interval.B": "10ms"}
