@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/grpc"
 
 	"github.com/meridian-kv/meridian/cluster"
@@ -81,8 +80,7 @@ func RunTCCCluster(ctx context.Context, opts TCCOptions, cfg *cluster.Config, di
 	defer conns.Close()
 	conns.SetCallTimeout(tccCallTimeout)
 
-	run := &tccRun{opts: &opts, gen: gen,
-		rot: hdrhistogram.New(1, 3_600_000_000, 3), wot: hdrhistogram.New(1, 3_600_000_000, 3), rounds: map[string]int{}}
+	run := newTCCRun(&opts, gen)
 	for _, t := range preexisting(mergeOrders(before)) {
 		run.record(t)
 	}
