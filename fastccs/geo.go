@@ -13,16 +13,31 @@ import (
 
 // The geo extension, "fastccs-geo" (spec G1; NOT in the thesis, whose protocol and evaluation
 // cover one datacenter). Every datacenter holds a full partitioned replica running FastCCS for
-// its own clients, which stay in their datacenter (a client moving elsewhere would first have to
-// wait until the new datacenter's svc covers its clock, spec G1; that is not implemented). Vectors have one entry per (datacenter,
-// partition) (Slots). Partition k of datacenter d streams the WOTs it commits, in sequence-number
-// order, to partition k of every other datacenter (Replicate, resent until acknowledged); the
-// receiver installs them in order, and how far it has applied d's stream is its svc entry for
-// (d, k), gossiped inside its datacenter like svc_i[i]. Visibility stays ct ≤ svc over the whole
-// vector, which also covers a WOT's dependencies on other datacenters (its ct copies the client's
-// entries for them). Versions of a key from several datacenters are ordered by rank (Σ ct,
-// origin datacenter, origin sn), so every datacenter agrees on the newest one; the replica
-// reports that order to the checker (protocol.VersionOrderer).
+// its own clients, which stay in their datacenter. Vectors have one entry per (datacenter,
+// partition) (Slots). Partition k of datacenter d streams the WOTs it commits, in
+// sequence-number order, to partition k of every other datacenter (Replicate, resent until
+// acknowledged); the receiver installs them in order, and how far it has applied d's stream is
+// its svc entry for (d, k), gossiped inside its datacenter like svc_i[i]. Visibility stays
+// ct ≤ svc over the whole vector, which also covers a WOT's dependencies on other datacenters
+// (its ct copies the client's entries for them). Versions of a key from several datacenters are
+// ordered by rank (Σ ct, origin datacenter, origin sn), so every datacenter agrees on the newest
+// one; the replica reports that order to the checker (protocol.VersionOrderer).
+//
+// Guarantees, tested by TestGeoSwarm with the TCC checker under WAN jitter, WAN partitions, cut
+// links and crashed partition servers:
+//   - Transactional causal consistency across datacenters: a ROT returns an atomic, causally
+//     closed snapshot that contains its session's past, whichever datacenter wrote it.
+//   - Reads stay in the client's datacenter, never block and take at most two rounds; a WOT
+//     commits within its datacenter (no wide-area round trip before the client's answer).
+//   - Convergence: once the network heals, every datacenter installs every committed WOT and
+//     all agree on each key's newest version. Concurrent writes to a key are ordered by rank,
+//     not by wall-clock time.
+//   - Availability under a WAN partition: each side keeps serving reads and its own writes;
+//     the other side's writes become visible after the partition heals.
+// Not guaranteed: replication is asynchronous, so a datacenter lost for good before its stream
+// reached the others loses the writes it had acknowledged; and a client that moves to another
+// datacenter would first have to wait until that datacenter's svc covers its clock (spec G1),
+// which is not implemented: clients are sticky.
 
 func init() {
 	registry.Register("fastccs-geo", registry.Entry{
