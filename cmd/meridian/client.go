@@ -27,6 +27,7 @@ import (
 )
 
 const clientUsage = `usage: meridian client --endpoint ADDR [--timeout D] [--ca F [--cert F --key F]] COMMAND
+       meridian client --cluster FILE [--dc NAME] [--timeout D] [--cert F --key F] TCC-COMMAND
 
 commands:
   put K V             write V to K in a one-operation transaction and commit it
@@ -47,15 +48,33 @@ aborted (other than by an abort command) or a request failed, 2 for bad usage.
 The connection is plaintext gRPC unless --ca is given (then TLS; --cert and --key add a client
 certificate, which clusters with TLS require).
 
+TCC commands, for partitioned transactional-causal clusters (fastccs, eiger, wren, ec,
+fastccs-geo): --cluster names the cluster file, and the protocol's client library talks to every
+partition of one datacenter (--dc, default the topology's first):
+  read K1 K2 ...        a read-only transaction: "K = V (writer t3.1)" per key, then "rounds: N"
+  write K1=V1 K2=V2 ... a write-only transaction (distinct keys; V may be empty): prints
+                        "committed t5.1" with the transaction's id
+  session               run transactions from standard input, one per line, "read K1 K2 ..." or
+                        "write K1=V1 ..." (values without white space), all in one session;
+                        blank lines and # comments are ignored, a malformed line stops the run
+                        (exit status 2), and so does a failed transaction (exit status 1)
+Each invocation is a new client session: causal guarantees (read your writes, monotonic reads)
+hold within one invocation, not across two, as session state is not persisted; use session to
+chain transactions. --timeout bounds each transaction; the exit status is 1 if one failed or its
+outcome is unknown. With TLS in the cluster file, --cert and --key are required and the CA is the
+file's.
+
 flags:
 `
 
 func runClient(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("client", stderr)
-	endpoint := fs.String("endpoint", "", "address of a Meridian node's client API, host:port (required)")
+	endpoint := fs.String("endpoint", "", "address of a Meridian node's client API, host:port (or --cluster)")
+	clusterFile := fs.String("cluster", "", "cluster file of a partitioned transactional-causal cluster, for read, write and session (or --endpoint)")
+	dc := fs.String("dc", "", "with --cluster: the client's datacenter (default: the topology's first)")
 	timeout := fs.Duration("timeout", 10*time.Second, "bound on connecting and on each request")
 	caFile := fs.String("ca", "", "TLS: verify the node against this CA certificate (PEM); without it, plaintext")
-	certFile := fs.String("cert", "", "TLS: client certificate (PEM) for nodes that require one; needs --ca and --key")
+	certFile := fs.String("cert", "", "TLS: client certificate (PEM) for nodes that require one; needs --key, and --ca unless --cluster")
 	keyFile := fs.String("key", "", "TLS: the client certificate's private key (PEM)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, clientUsage)
@@ -67,11 +86,31 @@ func runClient(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		return usageError{err}
 	}
-	if *endpoint == "" {
-		return usagef("client: --endpoint is required")
-	}
-	if *timeout <= 0 {
+	switch {
+	case *endpoint != "" && *clusterFile != "":
+		return usagef("client: give --endpoint (one node) or --cluster (a partitioned TCC cluster), not both")
+	case *endpoint == "" && *clusterFile == "":
+		return usagef("client: --endpoint is required (or --cluster FILE for a partitioned TCC cluster)")
+	case *dc != "" && *clusterFile == "":
+		return usagef("client: --dc goes with --cluster")
+	case *timeout <= 0:
 		return usagef("client: --timeout must be positive")
+	}
+	if *clusterFile != "" {
+		switch {
+		case *caFile != "":
+			return usagef("client: --ca does not apply to --cluster: the CA comes from the cluster file")
+		case (*certFile == "") != (*keyFile == ""):
+			return usagef("client: --cert and --key go together")
+		case fs.NArg() == 0:
+			return usagef("client: missing command (want %s)", tccCommands)
+		}
+		cmd, rest := fs.Arg(0), fs.Args()[1:]
+		if err := checkTCCCommand(cmd, rest); err != nil {
+			return err
+		}
+		o := tccClientOptions{clusterFile: *clusterFile, dc: *dc, certFile: *certFile, keyFile: *keyFile, timeout: *timeout}
+		return runTCCClient(o, cmd, rest, stdin, stdout)
 	}
 	if (*certFile == "") != (*keyFile == "") || (*certFile != "" && *caFile == "") {
 		return usagef("client: --cert and --key go together, and with --ca")
@@ -81,6 +120,8 @@ func runClient(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch {
+	case cmd == "read" || cmd == "write" || cmd == "session":
+		return usagef("client: %s is for partitioned TCC clusters: give --cluster FILE instead of --endpoint", cmd)
 	case cmd == "put" && len(rest) != 2:
 		return usagef("client: put takes a key and a value, got %d arguments", len(rest))
 	case cmd == "get" && len(rest) != 1:

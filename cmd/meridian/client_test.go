@@ -5,13 +5,17 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
 
+	"github.com/meridian-kv/meridian/cluster"
 	"github.com/meridian-kv/meridian/rpc"
 	"github.com/meridian-kv/meridian/rpc/rpctest"
+	"github.com/meridian-kv/meridian/topology"
 )
 
 // startClientServer serves an in-memory single-replica node on a loopback port.
@@ -137,5 +141,93 @@ func TestClientUsage(t *testing.T) {
 	var ue usageError
 	if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot register with") {
 		t.Errorf("unreachable endpoint: %v", err)
+	}
+}
+
+// writeClusterFile writes a cluster file of protocol on topology preset topo, with partitions
+// per datacenter on ports from basePort (nothing need listen there), and returns its path.
+func writeClusterFile(t *testing.T, topoName, protocolName string, partitions, basePort int, tls bool) string {
+	t.Helper()
+	topo, ok := topology.Preset(topoName)
+	if !ok {
+		t.Fatalf("no preset %s", topoName)
+	}
+	dir := t.TempDir()
+	cfg := cluster.GeneratePartitioned(topo, topoName, protocolName, dir, basePort, partitions)
+	if tls {
+		cfg.TLS = &cluster.TLS{CA: filepath.Join(dir, "ca.pem")}
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].Cert, cfg.Nodes[i].Key = filepath.Join(dir, "node.pem"), filepath.Join(dir, "node.key")
+		}
+	}
+	data, err := cfg.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg.Path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Path
+}
+
+// TestClientTCCUsage checks the --cluster command lines refused before any node is called: each
+// is a one-line usage error saying what is wrong.
+func TestClientTCCUsage(t *testing.T) {
+	geo := writeClusterFile(t, "aws-helios", "fastccs-geo", 2, 41000, false)
+	helios := writeClusterFile(t, "aws-helios", "helios-0", 1, 41100, false)
+	secure := writeClusterFile(t, "aws-helios", "fastccs-geo", 2, 41200, true)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cluster=" + geo, "--endpoint=x", "read", "k"}, "not both"},
+		{[]string{"--dc=V", "--endpoint=x", "get", "k"}, "--dc goes with --cluster"},
+		{[]string{"--cluster=" + geo}, "missing command (want read, write or session)"},
+		{[]string{"--cluster=" + geo, "read"}, "read takes at least one key"},
+		{[]string{"--cluster=" + geo, "read", "k", ""}, "empty key"},
+		{[]string{"--cluster=" + geo, "write"}, "write takes at least one K=V"},
+		{[]string{"--cluster=" + geo, "write", "k=v", "novalue"}, "malformed novalue"},
+		{[]string{"--cluster=" + geo, "write", "=v"}, "malformed =v"},
+		{[]string{"--cluster=" + geo, "write", "k=1", "j=2", "k=3"}, "key k given twice"},
+		{[]string{"--cluster=" + geo, "session", "extra"}, "session takes no arguments"},
+		{[]string{"--cluster=" + geo, "get", "k"}, "get is for --endpoint"},
+		{[]string{"--cluster=" + geo, "delete", "k"}, "unknown command \"delete\" for --cluster"},
+		{[]string{"--cluster=" + geo, "--ca=ca.pem", "read", "k"}, "the CA comes from the cluster file"},
+		{[]string{"--cluster=" + geo, "--cert=c.pem", "read", "k"}, "--cert and --key go together"},
+		{[]string{"--cluster=" + geo, "--timeout=-1s", "read", "k"}, "--timeout must be positive"},
+		{[]string{"--cluster=" + geo, "--dc=mars", "read", "k"}, "--dc mars: cluster " + geo + " has no such datacenter (it has V, O, C, I, S)"},
+		{[]string{"--cluster=" + geo, "--cert=c.pem", "--key=k.pem", "read", "k"}, "does not use TLS"},
+		{[]string{"--cluster=" + secure, "read", "k"}, "uses mutual TLS: give --cert and --key"},
+		{[]string{"--cluster=" + helios, "read", "k"}, "runs helios-0, not a transactional-causal protocol: use --endpoint"},
+		{[]string{"--cluster=/nonexistent/cluster.yaml", "read", "k"}, "cluster file"},
+		{[]string{"--endpoint=x", "read", "k"}, "read is for partitioned TCC clusters: give --cluster FILE"},
+		{[]string{"--endpoint=x", "write", "k=v"}, "give --cluster FILE"},
+	} {
+		_, _, err := runClientT(t, nil, tc.args...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("client %q: %v, want a one-line usage error containing %q", tc.args, err, tc.want)
+		}
+	}
+	if code, _, stderr := runCLI(t, "client", "--cluster="+geo, "write", "a=1", "a=2"); code != 2 || !strings.Contains(stderr, "given twice") {
+		t.Errorf("duplicate write key: exit %d, %s", code, stderr)
+	}
+}
+
+// TestClientTCCUnreachable: a TCC command against a cluster whose nodes are down fails (exit
+// status 1, not a usage error) naming the datacenter it could not register with.
+func TestClientTCCUnreachable(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := lis.Addr().(*net.TCPAddr).Port
+	lis.Close()
+	// Node p of datacenter V listens for clients on port+1+3p: the first is the closed port.
+	file := writeClusterFile(t, "aws-helios", "fastccs-geo", 2, port-1, false)
+	_, _, err = runClientT(t, nil, "--cluster="+file, "--dc=V", "--timeout=2s", "read", "k")
+	var ue usageError
+	if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot register with datacenter V") {
+		t.Errorf("unreachable cluster: %v", err)
 	}
 }

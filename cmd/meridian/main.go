@@ -37,7 +37,7 @@ commands:
   protocols    list the registered protocols
   serve        run one node of a cluster (--config cluster.yaml --node NAME)
   cluster      start, stop or inspect a local multi-datacenter cluster (up, down, status)
-  client       talk to a running cluster (get, put, snapshot, txn)
+  client       talk to a running cluster (get, put, snapshot, txn; read, write, session on a partitioned TCC cluster)
   repro        reproduce the papers' experiments and compare with their claims (list, NAME, --all, --out DIR)
 Run 'meridian <command> --help' for a command's flags.
 `
