@@ -2,8 +2,6 @@ package mf
 
 import (
 	"errors"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/meridian-kv/meridian/internal/codectest"
@@ -35,15 +33,8 @@ func sampleMessages() map[string]*Message {
 	}
 }
 
-// messages lists sampleMessages in name order, as protocol messages.
-func messages() []protocol.Message {
-	samples := sampleMessages()
-	out := make([]protocol.Message, 0, len(samples))
-	for _, name := range slices.Sorted(maps.Keys(samples)) {
-		out = append(out, samples[name])
-	}
-	return out
-}
+// messages is sampleMessages in name order.
+func messages() []protocol.Message { return codectest.Messages(sampleMessages()) }
 
 // wellFormed is the protocol's own check of a decoded message.
 func wellFormed(m protocol.Message) bool { return m.(*Message).wellFormed() }

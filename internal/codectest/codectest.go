@@ -7,7 +7,9 @@ package codectest
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -78,4 +80,13 @@ func Fuzz(f *testing.F, c protocol.Codec, msgs []protocol.Message, valid func(pr
 			t.Fatalf("decodes differently the second time: %#v, %v", m2, err)
 		}
 	})
+}
+
+// Messages lists named sample messages in name order, for RoundTrip and Fuzz.
+func Messages[M protocol.Message](samples map[string]M) []protocol.Message {
+	out := make([]protocol.Message, 0, len(samples))
+	for _, name := range slices.Sorted(maps.Keys(samples)) {
+		out = append(out, samples[name])
+	}
+	return out
 }
