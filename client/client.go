@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/meridian-kv/meridian/history"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 // Transport carries one client's requests to its replica. Call must invoke done exactly once,

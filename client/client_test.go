@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meridian-kv/meridian/history"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 // fakeTransport records requests. With serve set it answers synchronously; otherwise calls wait

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meridian-kv/meridian/store"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/store"
+	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
 // fakeEnv is an Env that records replies and, to catch reads that straddle installs, can install

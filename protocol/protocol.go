@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/meridian-kv/meridian/store"
+	"github.com/meridian-kv/meridian/protocol/store"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // NodeID indexes Config.Nodes: one protocol replica (one process in a real deployment).

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/store"
-	"github.com/meridian-kv/meridian/txn"
-	"github.com/meridian-kv/meridian/wire"
+	"github.com/meridian-kv/meridian/protocol/store"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
 // inputKind says what a recorded input was.

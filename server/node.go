@@ -24,12 +24,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/meridian-kv/meridian/cluster"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/registry"
-	"github.com/meridian-kv/meridian/rpc"
-	"github.com/meridian-kv/meridian/store"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/store"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/rpc"
 )
 
 // Node is one running replica with its listeners.

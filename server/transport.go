@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/wire"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/wire"
 )
 
 // Limits of the replica transport.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
 // Conn is a simulated client's connection to one replica in its datacenter, its home node. It

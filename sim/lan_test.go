@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // oneDC is a topology of a single datacenter, for partitioned stores.

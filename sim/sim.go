@@ -41,9 +41,9 @@ import (
 	"math/rand/v2"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/store"
+	"github.com/meridian-kv/meridian/protocol/store"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // Service is the optional CPU cost model: a replica handles one input at a time, each costing

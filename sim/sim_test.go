@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // ---- A tiny test protocol ----------------------------------------------------------------------

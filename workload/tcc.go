@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/meridian-kv/meridian/tcc"
+	"github.com/meridian-kv/meridian/protocols/tcc"
 )
 
 // TCCConfig is the FastCCS thesis's dynamic workload generator (its Table 4.1; spec

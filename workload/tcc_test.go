@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meridian-kv/meridian/tcc"
+	"github.com/meridian-kv/meridian/protocols/tcc"
 )
 
 func TestTCCGeneratorMixAndDistinctKeys(t *testing.T) {

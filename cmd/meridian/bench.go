@@ -14,15 +14,15 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/meridian-kv/meridian/bench"
-	"github.com/meridian-kv/meridian/cluster"
-	"github.com/meridian-kv/meridian/history"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/registry"
-	"github.com/meridian-kv/meridian/rpc"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/verify/history"
 	"github.com/meridian-kv/meridian/workload"
 )
 

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/tools/bench"
 )
 
 // tccFlags are the flags of `meridian bench --workload tcc` (the FastCCS thesis's generator).

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/meridian-kv/meridian/bench"
-	"github.com/meridian-kv/meridian/cluster"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/tools/bench"
 )
 
 // runTCCCluster runs the TCC workload of opts against the running partitioned cluster of

@@ -22,8 +22,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/meridian-kv/meridian/rpc"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/server/rpc"
 )
 
 const clientUsage = `usage: meridian client --endpoint ADDR [--timeout D] [--ca F [--cert F --key F]] COMMAND

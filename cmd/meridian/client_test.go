@@ -12,9 +12,9 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/meridian-kv/meridian/cluster"
-	"github.com/meridian-kv/meridian/rpc"
-	"github.com/meridian-kv/meridian/rpc/rpctest"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/rpc"
+	"github.com/meridian-kv/meridian/server/rpc/rpctest"
 	"github.com/meridian-kv/meridian/topology"
 )
 

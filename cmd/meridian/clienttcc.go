@@ -14,12 +14,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/meridian-kv/meridian/cluster"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/registry"
-	"github.com/meridian-kv/meridian/rpc"
-	"github.com/meridian-kv/meridian/tcc"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/protocols/tcc"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/rpc"
 )
 
 // The client command against a partitioned transactional-causal cluster (--cluster FILE): the

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/meridian-kv/meridian/cluster"
-	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/topology"
 )
 

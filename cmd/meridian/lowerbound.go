@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/meridian-kv/meridian/lowerbound"
-	"github.com/meridian-kv/meridian/registry"
+	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/topology/lowerbound"
 )
 
 // loadTopology loads a preset or file and prints a file's warnings to stderr. The presets are

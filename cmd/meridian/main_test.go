@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meridian-kv/meridian/history"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

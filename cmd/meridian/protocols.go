@@ -2,11 +2,11 @@ package main
 
 // The baseline protocols register themselves with the registry when imported.
 import (
-	_ "github.com/meridian-kv/meridian/ec"
-	_ "github.com/meridian-kv/meridian/eiger"
-	_ "github.com/meridian-kv/meridian/fastccs"
-	_ "github.com/meridian-kv/meridian/paxos"
-	_ "github.com/meridian-kv/meridian/rc"
-	_ "github.com/meridian-kv/meridian/twopc"
-	_ "github.com/meridian-kv/meridian/wren"
+	_ "github.com/meridian-kv/meridian/protocols/baseline/paxos"
+	_ "github.com/meridian-kv/meridian/protocols/baseline/rc"
+	_ "github.com/meridian-kv/meridian/protocols/baseline/twopc"
+	_ "github.com/meridian-kv/meridian/protocols/tcc/ec"
+	_ "github.com/meridian-kv/meridian/protocols/tcc/eiger"
+	_ "github.com/meridian-kv/meridian/protocols/tcc/fastccs"
+	_ "github.com/meridian-kv/meridian/protocols/tcc/wren"
 )

@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/meridian-kv/meridian/bench"
-	"github.com/meridian-kv/meridian/repro"
+	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/tools/repro"
 )
 
 // runRepro implements `meridian repro list`, `meridian repro NAME...` and `meridian repro --all`;

@@ -8,8 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/meridian-kv/meridian/cluster"
 	"github.com/meridian-kv/meridian/server"
+	"github.com/meridian-kv/meridian/server/cluster"
 )
 
 // runServe runs one node of a cluster until SIGINT or SIGTERM.

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/wire"
+	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
 // RoundTrip encodes every message of msgs, decodes it back and requires the same value, requires

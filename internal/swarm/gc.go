@@ -3,9 +3,9 @@ package swarm
 import (
 	"testing"
 
-	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
 )
 

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/meridian-kv/meridian/bench"
+	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )

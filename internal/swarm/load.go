@@ -7,8 +7,8 @@ import (
 
 	"github.com/meridian-kv/meridian/client"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/sim"
-	"github.com/meridian-kv/meridian/txn"
 )
 
 // StartLoad connects clientsPerDC closed-loop clients to the replica of each of the first dcs

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meridian-kv/meridian/bench"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )

@@ -4,10 +4,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/meridian-kv/meridian/bench"
-	"github.com/meridian-kv/meridian/checker"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/verify/checker"
 	"github.com/meridian-kv/meridian/workload"
 )
 

@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/meridian-kv/meridian/checker"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/tcc"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/tcc"
+	"github.com/meridian-kv/meridian/verify/checker"
 )
 
 // This file holds the pieces of the random-interleaving tests: the network's random steps

@@ -12,12 +12,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/meridian-kv/meridian/history"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/store"
-	"github.com/meridian-kv/meridian/tcc"
+	"github.com/meridian-kv/meridian/protocol/store"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/topology"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 // Endpoint is one end of a link: a node, or a client when Client is not zero.

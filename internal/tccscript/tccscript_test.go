@@ -6,10 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/meridian-kv/meridian/checker"
-	"github.com/meridian-kv/meridian/ec"
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/txn"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/tcc/ec"
+	"github.com/meridian-kv/meridian/verify/checker"
 )
 
 // The tests run EC, the simplest protocol of the family (ec imports no tccscript): a client

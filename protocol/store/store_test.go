@@ -1,0 +1,191 @@
+package store
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/meridian-kv/meridian/protocol/txn"
+)
+
+func w(kv ...string) []txn.Write {
+	var out []txn.Write
+	for i := 0; i < len(kv); i += 2 {
+		out = append(out, txn.Write{Key: kv[i], Value: []byte(kv[i+1])})
+	}
+	return out
+}
+
+func TestEmptyStoreHoldsInitialVersions(t *testing.T) {
+	s := New()
+	if s.Seq() != 0 {
+		t.Fatalf("Seq = %d, want 0", s.Seq())
+	}
+	for _, v := range []Version{s.Get("x"), s.GetAt("x", 0), s.GetAt("x", 99)} {
+		if v.Writer != txn.None || v.Value != nil || v.Seq != 0 {
+			t.Fatalf("initial version %+v, want the zero Version", v)
+		}
+	}
+	if got := s.VersionOrder(); len(got) != 0 {
+		t.Fatalf("VersionOrder of an empty store = %v", got)
+	}
+}
+
+func TestApplyInstallsAllWritesAtOnePosition(t *testing.T) {
+	s := New()
+	t1, t2, t3 := txn.NewID(1, 1), txn.NewID(2, 1), txn.NewID(1, 2)
+	s.Apply(t1, w("a", "a1", "b", "b1", "c", "c1"))
+	if s.Seq() != 1 {
+		t.Fatalf("Seq after one Apply = %d", s.Seq())
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		v := s.Get(k)
+		if v.Writer != t1 || v.Seq != 1 || string(v.Value) != k+"1" {
+			t.Fatalf("Get(%s) = %+v, want %s1 by %v at 1", k, v, k, t1)
+		}
+	}
+	s.Apply(t2, w("b", "b2"))
+	s.Apply(t3, nil) // a read-only commit still takes a position
+	if s.Seq() != 3 {
+		t.Fatalf("Seq = %d, want 3", s.Seq())
+	}
+	if v := s.Get("b"); v.Writer != t2 || v.Seq != 2 || string(v.Value) != "b2" {
+		t.Fatalf("Get(b) = %+v", v)
+	}
+	if v := s.Get("a"); v.Writer != t1 || v.Seq != 1 {
+		t.Fatalf("Get(a) changed to %+v by a write of another key", v)
+	}
+}
+
+func TestGetAtReadsSnapshotBetweenInstalls(t *testing.T) {
+	s := New()
+	ids := []txn.ID{txn.NewID(1, 1), txn.NewID(1, 2), txn.NewID(1, 3), txn.NewID(1, 4)}
+	s.Apply(ids[0], w("x", "1"))           // seq 1
+	s.Apply(ids[1], w("y", "1"))           // seq 2
+	s.Apply(ids[2], w("x", "3", "y", "3")) // seq 3
+	s.Apply(ids[3], w("z", "4"))           // seq 4
+	cases := []struct {
+		key    string
+		at     uint64
+		writer txn.ID
+		value  string
+	}{
+		{"x", 0, txn.None, ""},
+		{"x", 1, ids[0], "1"},
+		{"x", 2, ids[0], "1"}, // between installs of x
+		{"x", 3, ids[2], "3"},
+		{"x", 4, ids[2], "3"},
+		{"x", 1000, ids[2], "3"},
+		{"y", 1, txn.None, ""},
+		{"y", 2, ids[1], "1"},
+		{"y", 3, ids[2], "3"},
+		{"z", 3, txn.None, ""},
+		{"z", 4, ids[3], "4"},
+		{"never", 4, txn.None, ""},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s@%d", c.key, c.at), func(t *testing.T) {
+			v := s.GetAt(c.key, c.at)
+			if v.Writer != c.writer || string(v.Value) != c.value || v.Seq > c.at {
+				t.Fatalf("GetAt = %+v, want %q by %v at or before %d", v, c.value, c.writer, c.at)
+			}
+		})
+	}
+	// A snapshot taken now is unaffected by later installs.
+	at := s.Seq()
+	before := s.GetAt("x", at)
+	s.Apply(txn.NewID(2, 1), w("x", "later"))
+	if after := s.GetAt("x", at); after.Writer != before.Writer || string(after.Value) != string(before.Value) {
+		t.Fatalf("snapshot at %d changed from %+v to %+v", at, before, after)
+	}
+	if v := s.Get("x"); string(v.Value) != "later" {
+		t.Fatalf("Get(x) = %+v after a later install", v)
+	}
+}
+
+func TestStale(t *testing.T) {
+	s := New()
+	t1, t2 := txn.NewID(1, 1), txn.NewID(2, 1)
+	s.Apply(t1, w("a", "1", "b", "1"))
+	s.Apply(t2, w("b", "2"))
+	cases := []struct {
+		name  string
+		reads []txn.Read
+		stale bool
+	}{
+		{"no reads", nil, false},
+		{"latest versions", []txn.Read{{Key: "a", Version: t1}, {Key: "b", Version: t2}}, false},
+		{"overwritten version", []txn.Read{{Key: "a", Version: t1}, {Key: "b", Version: t1}}, true},
+		{"initial version of a never-written key", []txn.Read{{Key: "c", Version: txn.None}}, false},
+		{"initial version of a written key", []txn.Read{{Key: "a", Version: txn.None}}, true},
+		{"version that was never installed", []txn.Read{{Key: "c", Version: t1}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := s.Stale(c.reads); got != c.stale {
+				t.Fatalf("Stale = %v, want %v", got, c.stale)
+			}
+		})
+	}
+}
+
+func TestVersionOrderListsWritersInInstallOrder(t *testing.T) {
+	s := New()
+	t1, t2, t3 := txn.NewID(1, 1), txn.NewID(2, 1), txn.NewID(3, 1)
+	s.Apply(t2, w("k", "x"))
+	s.Apply(t1, w("k", "y", "j", "z"))
+	s.Apply(t3, w("j", "w"))
+	s.Apply(t2, w("k", "again")) // a writer may appear twice (the checker flags it, not the store)
+	want := map[string][]txn.ID{"k": {t2, t1, t2}, "j": {t1, t3}}
+	got := s.VersionOrder()
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("VersionOrder = %v, want %v", got, want)
+	}
+	// The result is a copy.
+	got["k"][0] = txn.None
+	if s.VersionOrder()["k"][0] != t2 {
+		t.Fatal("VersionOrder exposes the store's internals")
+	}
+}
+
+// TestGetAtMatchesModel compares every (key, position) read against a model that snapshots the
+// whole map after each Apply.
+func TestGetAtMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	keys := []string{"a", "b", "c", "d", "e"}
+	s := New()
+	snapshots := []map[string]Version{{}} // snapshots[p]: latest version of every key at position p
+	for i := range 200 {
+		id := txn.NewID(txn.ClientID(1+rng.IntN(4)), uint32(i+1))
+		var writes []txn.Write
+		for _, k := range keys {
+			if rng.IntN(3) == 0 {
+				writes = append(writes, txn.Write{Key: k, Value: []byte(fmt.Sprint(i))})
+			}
+		}
+		s.Apply(id, writes)
+		next := maps.Clone(snapshots[len(snapshots)-1])
+		for _, wr := range writes {
+			next[wr.Key] = Version{Writer: id, Value: wr.Value, Seq: s.Seq()}
+		}
+		snapshots = append(snapshots, next)
+	}
+	if s.Seq() != 200 {
+		t.Fatalf("Seq = %d, want 200", s.Seq())
+	}
+	for p, snap := range snapshots {
+		for _, k := range keys {
+			got, want := s.GetAt(k, uint64(p)), snap[k]
+			if got.Writer != want.Writer || got.Seq != want.Seq || string(got.Value) != string(want.Value) {
+				t.Fatalf("GetAt(%s, %d) = %+v, want %+v", k, p, got, want)
+			}
+		}
+	}
+	for _, k := range keys {
+		if got, want := s.Get(k), snapshots[200][k]; got.Writer != want.Writer || got.Seq != want.Seq {
+			t.Fatalf("Get(%s) = %+v, want %+v", k, got, want)
+		}
+	}
+}

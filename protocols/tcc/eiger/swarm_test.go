@@ -1,0 +1,66 @@
+package eiger
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/meridian-kv/meridian/internal/swarm"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/tools/bench"
+)
+
+// swarmParams draws one seed's Eiger parameters: the transaction timeout and housekeeping
+// period short enough to fire, either EVT reading and either read rule (reads with or without
+// the client's clock), then extra.
+func swarmParams(extra protocol.Params) swarm.TCCParams {
+	return func(r *rand.Rand) protocol.Params {
+		p := protocol.Params{
+			ParamTxTimeout:          fmt.Sprintf("%dms", 50+r.IntN(500)),
+			ParamRetransmitInterval: fmt.Sprintf("%dms", 5+r.IntN(50)),
+			ParamPartitionEVT:       fmt.Sprint(r.IntN(2) == 0),
+			ParamReadClock:          fmt.Sprint(r.IntN(2) == 0),
+		}
+		maps.Copy(p, extra)
+		return p
+	}
+}
+
+// TestSwarm runs Eiger over 200 random seeds in the simulator (internal/swarm.TCCOptions: 2–8
+// partitions, contention, write-heavy mixes, crashed partitions and cut links; random
+// transaction timeouts, either EVT reading, reads with or without the client's clock) and
+// requires the TCC checker (C1–C6, at most 3 rounds per ROT) to pass, every read to return its
+// version's value and every transaction to finish once the faults are over.
+func TestSwarm(t *testing.T) {
+	swarm.RunTCC(t, "eiger", "go test ./eiger -run 'TestSwarm$'", swarmParams(nil))
+}
+
+// TestSwarmWithoutReadClock runs the 200 seeds again with every read without the client's
+// clock (the default, param read_clock=false), so that the dependency-time check alone keeps
+// every session's ROTs at or above its past in every seed.
+func TestSwarmWithoutReadClock(t *testing.T) {
+	swarm.RunTCC(t, "eiger", "go test ./eiger -run 'TestSwarmWithoutReadClock$'", swarmParams(protocol.Params{ParamReadClock: "false"}))
+}
+
+// TestSwarmCatchesSkippedDepCheck is the negative control: reads without the client's clock
+// and without the dependency-time check (unsafe_skip_dep_check) can return a snapshot older
+// than the session's own past, and the checker must find it in some of the seeds.
+func TestSwarmCatchesSkippedDepCheck(t *testing.T) {
+	caught, seeds := 0, uint64(40)
+	for seed := range seeds {
+		res, err := bench.RunTCC(swarm.TCCOptions(seed, swarmParams(protocol.Params{
+			ParamReadClock: "false", ParamUnsafeSkipDepCheck: "true"})), "eiger")
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !res.Checker.OK {
+			caught++
+			t.Logf("seed %d: %s", seed, res.Checker.Summary())
+		}
+	}
+	if caught == 0 {
+		t.Fatalf("the checker found nothing in %d seeds of an Eiger without its clock or its dependency check", seeds)
+	}
+	t.Logf("caught in %d of %d seeds", caught, seeds)
+}

@@ -1,0 +1,218 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"github.com/meridian-kv/meridian/api/meridianpb"
+	"github.com/meridian-kv/meridian/client"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+)
+
+// Conn is a client.Transport to one Meridian node over gRPC, registered there as one client
+// id. Its callbacks run one at a time, in completion order, on a goroutine the Conn owns, so a
+// client.Session driven from callbacks is never used concurrently. Back at most one Session by
+// a Conn: two Sessions with the same client id would issue the same transaction ids.
+//
+// Call and CallContext may be called from any goroutine, including from a callback.
+type Conn struct {
+	cc      *grpc.ClientConn
+	api     meridianpb.MeridianClient
+	id      txn.ClientID
+	start   time.Time // carries the monotonic clock reading NowUs counts from
+	startUs int64     // start as Unix microseconds
+	timeout atomic.Int64
+	cb      *serial // runs the callbacks
+}
+
+var _ client.Transport = (*Conn)(nil)
+
+// ErrClosed is the failure of a call made after Close (its Reply.Err is its message).
+var ErrClosed = errors.New("rpc: connection closed")
+
+// Dial connects to the node at target (a gRPC target such as "host:port") and registers a
+// client there. opts must name the transport security, for instance
+// grpc.WithTransportCredentials(insecure.NewCredentials()) for plaintext. ctx bounds the
+// registration; the connection itself lives until Close.
+func Dial(ctx context.Context, target string, opts ...grpc.DialOption) (*Conn, txn.ClientID, error) {
+	cc, err := grpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("rpc: dial %s: %w", target, err)
+	}
+	api := meridianpb.NewMeridianClient(cc)
+	resp, err := api.Register(ctx, &meridianpb.RegisterRequest{})
+	if err != nil {
+		cc.Close()
+		return nil, 0, fmt.Errorf("rpc: register with %s: %w", target, err)
+	}
+	if resp.GetClientId() == 0 {
+		cc.Close()
+		return nil, 0, fmt.Errorf("rpc: register with %s: node returned the invalid client id 0", target)
+	}
+	now := time.Now()
+	c := &Conn{cc: cc, api: api, id: txn.ClientID(resp.GetClientId()), start: now, startUs: now.UnixMicro(), cb: newSerial()}
+	return c, c.id, nil
+}
+
+// ClientID returns the client id the node allocated to this Conn.
+func (c *Conn) ClientID() txn.ClientID { return c.id }
+
+// SetCallTimeout bounds every later call to d (0, the default: no bound beyond the caller's
+// context). A call that runs out of time completes with the deadline error in Reply.Err; for a
+// commit, the outcome is then unknown.
+func (c *Conn) SetCallTimeout(d time.Duration) { c.timeout.Store(int64(d)) }
+
+// NowUs reads the wall clock in microseconds since the Unix epoch, advancing with the monotonic
+// clock from when the Conn was dialled, so it never goes backwards.
+func (c *Conn) NowUs() int64 { return c.startUs + time.Since(c.start).Microseconds() }
+
+// Call sends req as the matching RPC (Get, Commit or ReadSnapshot) and calls done with the
+// reply on the Conn's callback goroutine. req.Client is ignored: requests carry the Conn's
+// client id. A failed RPC yields a Reply with Err set to the gRPC status message.
+func (c *Conn) Call(req protocol.Request, done func(protocol.Reply)) {
+	c.CallContext(context.Background(), req, done)
+}
+
+// CallContext is Call with ctx bounding the RPC. If ctx ends first, done receives a Reply with
+// Err set; the node may still carry the request out.
+func (c *Conn) CallContext(ctx context.Context, req protocol.Request, done func(protocol.Reply)) {
+	c.call(ctx, req, func(r protocol.Reply, _ error) { done(r) })
+}
+
+// call issues req asynchronously; done also receives the RPC's error (a gRPC status error) if
+// it failed.
+func (c *Conn) call(ctx context.Context, req protocol.Request, done func(protocol.Reply, error)) {
+	c.cb.goRPC(func() func() {
+		ctx, cancel := withTimeout(ctx, time.Duration(c.timeout.Load()))
+		defer cancel()
+		r, err := c.do(ctx, req)
+		if err != nil {
+			err = ownError(ctx, err)
+			r = c.errReply(req, err)
+		}
+		return func() { done(r, err) }
+	}, func() { done(c.errReply(req, ErrClosed), ErrClosed) })
+}
+
+// withTimeout bounds ctx by d if d is positive.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
+}
+
+// ownError reports a failed RPC as the caller's own deadline or cancellation if ctx has ended,
+// not as however the stream happened to end (the server may reset it first when the deadline it
+// was sent passes).
+func ownError(ctx context.Context, err error) error {
+	if ctxErr := ctxError(ctx); ctxErr != nil {
+		return status.FromContextError(ctxErr).Err()
+	}
+	return err
+}
+
+// ctxError returns the error ctx ends with if it has ended or its deadline has passed (a
+// deadline may pass shortly before ctx reports it), nil otherwise.
+func ctxError(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// errReply is the reply to req that reports err.
+func (c *Conn) errReply(req protocol.Request, err error) protocol.Reply {
+	return protocol.Reply{Client: c.id, Seq: req.Seq, Err: status.Convert(err).Message()}
+}
+
+// do runs the RPC for req.
+func (c *Conn) do(ctx context.Context, req protocol.Request) (protocol.Reply, error) {
+	reply := protocol.Reply{Client: c.id, Seq: req.Seq}
+	id, seq := uint32(c.id), req.Seq
+	switch req.Kind {
+	case protocol.Get:
+		resp, err := c.api.Get(ctx, &meridianpb.GetRequest{ClientId: id, Seq: seq, Key: []byte(req.Key), TxnId: uint64(req.TxnID)})
+		if err != nil {
+			return reply, err
+		}
+		reply.Value, reply.Version = resp.GetValue(), txn.ID(resp.GetVersion())
+	case protocol.Commit:
+		if req.Txn == nil {
+			return reply, errors.New("rpc: commit request without a transaction")
+		}
+		t := &meridianpb.Txn{Id: uint64(req.Txn.ID),
+			Reads:  make([]*meridianpb.Read, len(req.Txn.Reads)),
+			Writes: make([]*meridianpb.Write, len(req.Txn.Writes))}
+		for i, r := range req.Txn.Reads {
+			t.Reads[i] = &meridianpb.Read{Key: []byte(r.Key), Version: uint64(r.Version)}
+		}
+		for i, w := range req.Txn.Writes {
+			t.Writes[i] = &meridianpb.Write{Key: []byte(w.Key), Value: w.Value}
+		}
+		resp, err := c.api.Commit(ctx, &meridianpb.CommitRequest{ClientId: id, Seq: seq, Txn: t})
+		if err != nil {
+			return reply, err
+		}
+		switch resp.GetStatus() {
+		case meridianpb.CommitStatus_COMMIT_STATUS_COMMITTED:
+			reply.Status = txn.Committed
+		case meridianpb.CommitStatus_COMMIT_STATUS_ABORTED:
+			reply.Status, reply.Reason = txn.Aborted, txn.AbortReason(resp.GetReason())
+		default:
+			return reply, fmt.Errorf("rpc: node answered commit of %s with unknown status %v", req.Txn.ID, resp.GetStatus())
+		}
+	case protocol.ReadSnapshot:
+		keys := make([][]byte, len(req.Keys))
+		for i, k := range req.Keys {
+			keys[i] = []byte(k)
+		}
+		resp, err := c.api.ReadSnapshot(ctx, &meridianpb.ReadSnapshotRequest{ClientId: id, Seq: seq, Keys: keys})
+		if err != nil {
+			return reply, err
+		}
+		if len(resp.GetReads()) != len(req.Keys) {
+			return reply, fmt.Errorf("rpc: node answered a snapshot read of %d keys with %d", len(req.Keys), len(resp.GetReads()))
+		}
+		reply.Snapshot = make([]protocol.SnapshotRead, len(resp.GetReads()))
+		for i, sr := range resp.GetReads() {
+			reply.Snapshot[i] = protocol.SnapshotRead{Key: string(sr.GetKey()), Value: sr.GetValue(), Version: txn.ID(sr.GetVersion())}
+		}
+	default:
+		return reply, errors.New("rpc: unknown request kind " + strconv.Itoa(int(req.Kind)))
+	}
+	return reply, nil
+}
+
+// Close cancels the outstanding calls and closes the connection. It returns once every
+// outstanding call's callback is queued; those callbacks (reporting the cancellation) then run
+// on the callback goroutine, possibly after Close returns. Calls made after Close fail with
+// ErrClosed. Close may be called from a callback.
+func (c *Conn) Close() error {
+	if !c.cb.close() {
+		return nil
+	}
+	err := c.cc.Close()
+	c.cb.rpcs.Wait()
+	return err
+}
+
+// run queues f on the callback goroutine (used by Client to drive its Session there).
+func (c *Conn) run(f func()) { c.cb.enqueue(f) }
+
+// After runs fn on the callback goroutine after delayUs microseconds, so that code driven by
+// callbacks (a benchmark client pacing itself) stays on one goroutine.
+func (c *Conn) After(delayUs int64, fn func()) {
+	time.AfterFunc(time.Duration(max(delayUs, 0))*time.Microsecond, func() { c.run(fn) })
+}

@@ -1,0 +1,208 @@
+package repro
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/meridian-kv/meridian/tools/bench"
+)
+
+func init() {
+	register(Experiment{Name: "e4.2", Title: "Throughput, latency and aborts against the number of clients, calibrated CPU model (Fig. 4.5)", Run: runE42})
+}
+
+// e42Clients are Fig. 4.5's total client counts, 3 to 51 per DC (15, 45, …, 255: spec GAP-E7
+// replaces the paper's last point, 285, whose "258" is off the grid, by 255).
+var e42Clients = []int{15, 45, 75, 105, 135, 165, 195, 225, 255}
+
+// e42Protocols are the systems of Fig. 4.5.
+var e42Protocols = []string{"helios-0", "helios-1", "helios-2", "helios-b", "mf", "rc", "2pc-paxos"}
+
+// e42DurationUs is each point's virtual duration (the paper ran 10 minutes; the simulator's
+// steady state makes 20 s enough, and keeps the 63 runs within a few minutes).
+const e42DurationUs = 20_000_000
+
+// e42Point is one protocol at one client count.
+type e42Point struct {
+	clients          int
+	opsPerS, latency float64 // total committed ops/s; mean latency over the DCs
+	abortPct         float64 // aborted share of all decided transactions
+}
+
+// e42Curve is one protocol's sweep.
+type e42Curve []e42Point
+
+func (c e42Curve) peak() e42Point {
+	best := c[0]
+	for _, p := range c {
+		if p.opsPerS > best.opsPerS {
+			best = p
+		}
+	}
+	return best
+}
+
+// levelOff is the first client count whose throughput reaches 95% of the sweep's peak: where
+// the curve stops climbing.
+func (c e42Curve) levelOff() int {
+	peak := c.peak().opsPerS
+	for _, p := range c {
+		if p.opsPerS >= 0.95*peak {
+			return p.clients
+		}
+	}
+	return c[len(c)-1].clients
+}
+
+func (c e42Curve) at(clients int) e42Point {
+	for _, p := range c {
+		if p.clients == clients {
+			return p
+		}
+	}
+	panic(fmt.Sprintf("repro: e4.2 has no point at %d clients", clients))
+}
+
+// abortSlope is the least-squares slope of the abort rate, in points per 30 clients.
+func (c e42Curve) abortSlope() float64 {
+	var xs, ys []float64
+	for _, p := range c {
+		xs, ys = append(xs, float64(p.clients)), append(ys, p.abortPct)
+	}
+	n := float64(len(xs))
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i]/n, my+ys[i]/n
+	}
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	return 30 * sxy / sxx
+}
+
+func e42Summarise(clients int, res *bench.Result) e42Point {
+	p := e42Point{clients: clients}
+	committed, aborted := 0, 0
+	n := 0
+	for _, dc := range res.DCs {
+		p.opsPerS += dc.OpsPerSec
+		committed += dc.Committed
+		aborted += dc.Aborted
+		if dc.Committed > 0 {
+			p.latency += dc.Latency.Mean
+			n++
+		}
+	}
+	if n > 0 {
+		p.latency /= float64(n)
+	}
+	if committed+aborted > 0 {
+		p.abortPct = 100 * float64(aborted) / float64(committed+aborted)
+	}
+	return p
+}
+
+func runE42(env Env) (*Report, error) {
+	curves := map[string]e42Curve{}
+	for _, p := range e42Protocols {
+		for _, clients := range e42Clients {
+			opts := e41Options(env)
+			opts.ClientsPerDC = clients / opts.Topology.N()
+			opts.DurationUs = e42DurationUs
+			opts.Service = Calibrated
+			env.progress("e4.2: %s, %d clients, %d virtual s", p, clients, opts.DurationUs/1_000_000)
+			res, err := bench.Run(opts, p)
+			if err != nil {
+				return nil, err
+			}
+			if !res.Checker.OK {
+				return nil, fmt.Errorf("%s at %d clients: checker: %s", p, clients, res.Checker.Summary())
+			}
+			curves[p] = append(curves[p], e42Summarise(clients, res))
+		}
+	}
+	r := &Report{Name: "e4.2", Title: experiments["e4.2"].Title}
+	heliosNames := []string{"helios-0", "helios-1", "helios-2", "helios-b"}
+	var peaks, levels []string
+	peaksOK := true
+	for _, h := range heliosNames {
+		pk := curves[h].peak()
+		peaks = append(peaks, fmt.Sprintf("%s %.0f", h, pk.opsPerS))
+		levels = append(levels, fmt.Sprintf("%s %d", h, curves[h].levelOff()))
+		peaksOK = peaksOK && pk.opsPerS >= 6000 && pk.opsPerS <= 7000
+	}
+	near := func(h string, want int) bool { return math.Abs(float64(curves[h].levelOff()-want)) <= 30 }
+	tpc, rc, mf := curves["2pc-paxos"], curves["rc"], curves["mf"]
+	last := e42Clients[len(e42Clients)-1]
+	tpcThrash := tpc.at(last).opsPerS < 0.9*tpc.peak().opsPerS
+	var slopes []string
+	slopeSum := 0.0
+	for _, p := range append(slices.Clone(heliosNames), "mf") {
+		slopes = append(slopes, fmt.Sprintf("%s %+.1f", p, curves[p].abortSlope()))
+		slopeSum += curves[p].abortSlope() / 5
+	}
+	mfSlower := true
+	for _, h := range heliosNames {
+		for i, p := range curves[h] {
+			mfSlower = mfSlower && mf[i].opsPerS < p.opsPerS
+		}
+	}
+	r.Claims = append(r.Claims,
+		holds("Helios variants level off at 6000–7000 ops/s (peak of the sweep)", "6000–7000 ops/s", strings.Join(peaks, ", ")+" ops/s", peaksOK),
+		holds("Helios-0 and Helios-1 level off around 195 clients, Helios-2 and Helios-B around 255 (first point at 95% of the peak, ±30)",
+			"195, 195, 255, 255", strings.Join(levels, ", "), near("helios-0", 195) && near("helios-1", 195) && near("helios-2", 255) && near("helios-b", 255)),
+		holds("MF climbs more slowly than every Helios variant", "MF below Helios", fmt.Sprintf("MF peak %.0f ops/s", mf.peak().opsPerS), mfSlower),
+		holds("2PC/Paxos never exceeds about 1700 ops/s (≤ 1955, +15%)", "≤ ~1700 ops/s", fmt.Sprintf("peak %.0f ops/s at %d clients", tpc.peak().opsPerS, tpc.peak().clients),
+			tpc.peak().opsPerS <= 1955),
+		holds(fmt.Sprintf("2PC/Paxos thrashes from 195 clients (peak at 195 ± 30, %d clients below 90%% of it)", last), "peak at 195, then falls",
+			fmt.Sprintf("peak at %d clients, %d clients at %.0f%% of it", tpc.peak().clients, last, 100*tpc.at(last).opsPerS/tpc.peak().opsPerS),
+			math.Abs(float64(tpc.peak().clients-195)) <= 30 && tpcThrash),
+		holds("RC reaches a throughput similar to 2PC/Paxos (peaks within 30%) without thrashing (last point ≥ 90% of its peak)", "similar, no thrashing",
+			fmt.Sprintf("RC peak %.0f ops/s, %d clients at %.0f%% of it", rc.peak().opsPerS, last, 100*rc.at(last).opsPerS/rc.peak().opsPerS),
+			math.Abs(rc.peak().opsPerS/tpc.peak().opsPerS-1) <= 0.3 && rc.at(last).opsPerS >= 0.9*rc.peak().opsPerS),
+		within("aborts of Helios and MF rise per 30 clients (mean least-squares slope; "+strings.Join(slopes, ", ")+")", 0.7, slopeSum, 0.35, "points"),
+		within(fmt.Sprintf("2PC/Paxos abort rate at %d clients", last), 15.8, tpc.at(last).abortPct, 5, "%"),
+		within(fmt.Sprintf("RC abort rate at %d clients", last), 20, rc.at(last).abortPct, 5, "%"),
+		holds("MF and RC latency stays flat across the range (last point within 15% of the first)", "flat",
+			fmt.Sprintf("MF %.0f → %.0f ms, RC %.0f → %.0f ms", mf[0].latency, mf.at(last).latency, rc[0].latency, rc.at(last).latency),
+			math.Abs(mf.at(last).latency/mf[0].latency-1) <= 0.15 && math.Abs(rc.at(last).latency/rc[0].latency-1) <= 0.15),
+		holds("2PC/Paxos latency rises steadily from the start (every step up, within 5%)", "rises steadily",
+			fmt.Sprintf("%.0f → %.0f ms", tpc[0].latency, tpc.at(last).latency), risesSteadily(tpc)),
+	)
+	xs := make([]float64, len(e42Clients))
+	for i, c := range e42Clients {
+		xs[i] = float64(c)
+	}
+	series := func(name, title, yLabel string, y func(e42Point) float64) Series {
+		s := Series{Name: name, Kind: KindXY, Title: title, XLabel: "clients (total)", YLabel: yLabel}
+		for _, p := range e42Protocols {
+			l := Line{Label: p, X: xs}
+			for _, pt := range curves[p] {
+				l.Y = append(l.Y, y(pt))
+			}
+			s.Lines = append(s.Lines, l)
+		}
+		return s
+	}
+	r.Series = []Series{
+		series("throughput", "Committed throughput against the number of clients", "committed ops/s", func(p e42Point) float64 { return p.opsPerS }),
+		series("latency", "Mean commit latency against the number of clients", "mean commit latency (ms)", func(p e42Point) float64 { return p.latency }),
+		series("abort-rate", "Abort rate against the number of clients", "aborted (% of decided transactions)", func(p e42Point) float64 { return p.abortPct }),
+	}
+	return r, nil
+}
+
+// risesSteadily reports whether latency never falls by more than 5% from one point to the next
+// and ends above where it started.
+func risesSteadily(c e42Curve) bool {
+	for i := 1; i < len(c); i++ {
+		if c[i].latency < 0.95*c[i-1].latency {
+			return false
+		}
+	}
+	return c[len(c)-1].latency > c[0].latency
+}
