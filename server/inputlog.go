@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -26,8 +29,21 @@ var (
 	errInputCorrupt = errors.New("server: corrupt input log record")
 )
 
-func openInputLog(dir string, sync bool) (*inputLog, error) {
-	db, err := pebble.Open(dir, &pebble.Options{})
+// openInputLog opens (or creates) the input log in dir. Pebble logs through logger (see
+// storageLogger): its errors always, its informational lines and events only if verbose.
+func openInputLog(dir string, sync bool, logger *slog.Logger, verbose bool) (*inputLog, error) {
+	sl := &storageLogger{logger: logger.With("component", "pebble"), verbose: verbose, exit: os.Exit}
+	opts := &pebble.Options{Logger: sl}
+	if verbose {
+		// Every event (WAL files, flushes, compactions, tables created and deleted) as an
+		// informational line; data corruption stays fatal, as by default.
+		el := pebble.MakeLoggingEventListener(sl)
+		el.DataCorruption = nil
+		opts.EventListener = &el
+	}
+	// Otherwise the EventListener stays nil, and Pebble's defaults log nothing but a background
+	// error (Errorf) and data corruption (Fatalf), both through sl.
+	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 	}
@@ -45,6 +61,40 @@ func openInputLog(dir string, sync bool) (*inputLog, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// storageLogger is Pebble's Logger: it writes Pebble's lines to a slog.Logger. Informational
+// lines (WAL recovery, "Found 0 WALs", events) are dropped unless verbose, and then logged at info
+// level; errors are always logged, at error level. A fatal error is logged at error level and
+// then ends the process with status 1, as Pebble's default logger does: Pebble expects Fatalf not
+// to return.
+type storageLogger struct {
+	logger  *slog.Logger
+	verbose bool
+	exit    func(code int) // os.Exit, but for tests
+}
+
+// Infof implements pebble.Logger.
+func (l *storageLogger) Infof(format string, args ...any) {
+	if l.verbose {
+		l.logger.Info(storageLine(format, args))
+	}
+}
+
+// Errorf implements pebble.Logger.
+func (l *storageLogger) Errorf(format string, args ...any) {
+	l.logger.Error(storageLine(format, args))
+}
+
+// Fatalf implements pebble.Logger.
+func (l *storageLogger) Fatalf(format string, args ...any) {
+	l.logger.Error(storageLine(format, args), "fatal", true)
+	l.exit(1)
+}
+
+// storageLine formats one of Pebble's log lines, without its trailing newline.
+func storageLine(format string, args []any) string {
+	return strings.TrimRight(fmt.Sprintf(format, args...), "\n")
 }
 
 func inputKey(seq uint64) []byte {

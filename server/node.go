@@ -37,6 +37,7 @@ type Node struct {
 	cfg       *cluster.Config
 	self      protocol.NodeID
 	logger    *slog.Logger
+	opts      Options
 	replica   protocol.Replica
 	env       *env
 	codec     protocol.Codec
@@ -53,9 +54,17 @@ type Node struct {
 	nextID, idsEnd uint32
 }
 
-// New builds node name of cfg: it checks the configuration and builds the replica, but opens
-// nothing yet.
-func New(cfg *cluster.Config, name string, logger *slog.Logger) (*Node, error) {
+// Options are a node's optional settings; the zero value is the default.
+type Options struct {
+	// StorageLog also logs the storage engine's (Pebble's) informational lines and events —
+	// WAL recovery, WAL files, flushes, compactions — at info level. Without it Pebble logs
+	// only its errors, at error level.
+	StorageLog bool
+}
+
+// New builds node name of cfg, which logs to logger: it checks the configuration and builds the
+// replica, but opens nothing yet.
+func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*Node, error) {
 	index, _, err := cfg.Node(name)
 	if err != nil {
 		return nil, err
@@ -71,6 +80,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger) (*Node, error) {
 		cfg:       cfg,
 		self:      protocol.NodeID(index),
 		logger:    logger.With("node", name),
+		opts:      opts,
 		codec:     entry.Codec,
 		inputs:    make(chan input, 4096),
 		pending:   map[replyKey]pendingReply{},
@@ -102,7 +112,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if n.log, err = openInputLog(dir, n.cfg.Durability != "none"); err != nil {
+	if n.log, err = openInputLog(dir, n.cfg.Durability != "none", n.logger, n.opts.StorageLog); err != nil {
 		return err
 	}
 	defer n.log.close()

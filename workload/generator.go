@@ -1,12 +1,8 @@
-// Package workload generates T-YCSB, the transactional YCSB workload of the Message Futures and
-// Helios experiments (spec §6.3, §6.4, GAP-E4): every transaction performs a fixed number of
-// operations on distinct keys, each operation independently a read with a given probability, with
-// keys drawn uniformly or from a scrambled Zipfian distribution.
-//
-// It exists so that every protocol, client and experiment draws the same, reproducible workload:
-// nothing here keeps global state or uses the global random source. Each draw takes the caller's
-// *rand.Rand, so a run is a pure function of its seeds, and a Generator is immutable after
-// construction, so concurrent clients may share one as long as each has its own *rand.Rand.
+// T-YCSB, the transactional YCSB workload of the Message Futures and Helios experiments (spec
+// §6.3, §6.4, GAP-E4): every transaction performs a fixed number of operations on distinct keys,
+// each operation independently a read with a given probability, with keys drawn uniformly or
+// from a scrambled Zipfian distribution.
+
 package workload
 
 import (
@@ -16,16 +12,16 @@ import (
 	"strconv"
 )
 
-// Distribution names accepted in Config.Distribution.
+// Distribution names accepted in TYCSB.Distribution.
 const (
-	// DistZipfian draws keys from a ScrambledZipfian with skew Config.Theta (the Ch. 4 setting).
+	// DistZipfian draws keys from a ScrambledZipfian with skew TYCSB.Theta (the Ch. 4 setting).
 	DistZipfian = "zipfian"
 	// DistUniform draws keys uniformly (the Ch. 3 setting).
 	DistUniform = "uniform"
 )
 
-// Config describes a T-YCSB workload.
-type Config struct {
+// TYCSB describes a T-YCSB workload.
+type TYCSB struct {
 	// Keys is the size of the key space; keys are KeyName(0) … KeyName(Keys-1).
 	Keys int
 	// Distribution is DistZipfian or DistUniform.
@@ -38,10 +34,10 @@ type Config struct {
 	ReadRatio float64
 }
 
-// DefaultConfig returns the Ch. 4 (Helios) T-YCSB setting: 50,000 keys, scrambled Zipfian with
+// DefaultTYCSB returns the Ch. 4 (Helios) T-YCSB setting: 50,000 keys, scrambled Zipfian with
 // YCSB's default theta 0.99, 5 operations per transaction, each a read with probability 0.5.
-func DefaultConfig() Config {
-	return Config{
+func DefaultTYCSB() TYCSB {
+	return TYCSB{
 		Keys:         50_000,
 		Distribution: DistZipfian,
 		Theta:        0.99,
@@ -51,7 +47,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports the first invalid field of c, naming it in the error.
-func (c Config) Validate() error {
+func (c TYCSB) Validate() error {
 	if c.Keys < 1 {
 		return fmt.Errorf("workload: Keys must be at least 1, got %d", c.Keys)
 	}
@@ -92,7 +88,7 @@ type Op struct {
 
 // Spec is one generated transaction: its operations in issue order, on pairwise distinct keys.
 type Spec struct {
-	// Ops holds Config.OpsPerTxn operations.
+	// Ops holds TYCSB.OpsPerTxn operations.
 	Ops []Op
 }
 
@@ -113,7 +109,7 @@ type Generator struct {
 
 // NewGenerator validates cfg and returns a generator for it. Construction is O(Keys): it names
 // every key and, for DistZipfian, computes the zeta constant.
-func NewGenerator(cfg Config) (*Generator, error) {
+func NewGenerator(cfg TYCSB) (*Generator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func mustGenerator(t testing.TB, cfg Config) *Generator {
+func mustGenerator(t testing.TB, cfg TYCSB) *Generator {
 	t.Helper()
 	g, err := NewGenerator(cfg)
 	if err != nil {
@@ -17,13 +17,13 @@ func mustGenerator(t testing.TB, cfg Config) *Generator {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	want := Config{Keys: 50_000, Distribution: DistZipfian, Theta: 0.99, OpsPerTxn: 5, ReadRatio: 0.5}
-	c := DefaultConfig()
+	want := TYCSB{Keys: 50_000, Distribution: DistZipfian, Theta: 0.99, OpsPerTxn: 5, ReadRatio: 0.5}
+	c := DefaultTYCSB()
 	if c != want {
-		t.Errorf("DefaultConfig() = %+v, want %+v", c, want)
+		t.Errorf("DefaultTYCSB() = %+v, want %+v", c, want)
 	}
 	if err := c.Validate(); err != nil {
-		t.Errorf("DefaultConfig().Validate() = %v", err)
+		t.Errorf("DefaultTYCSB().Validate() = %v", err)
 	}
 }
 
@@ -38,28 +38,28 @@ func TestKeyName(t *testing.T) {
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		edit  func(*Config)
+		edit  func(*TYCSB)
 		field string // must appear in the error; "" means valid
 	}{
-		{"zero keys", func(c *Config) { c.Keys = 0 }, "Keys"},
-		{"negative keys", func(c *Config) { c.Keys = -3 }, "Keys"},
-		{"zero ops", func(c *Config) { c.OpsPerTxn = 0 }, "OpsPerTxn"},
-		{"ops above keys", func(c *Config) { c.Keys, c.OpsPerTxn = 4, 5 }, "OpsPerTxn"},
-		{"ops equal keys", func(c *Config) { c.Keys, c.OpsPerTxn = 5, 5 }, ""},
-		{"negative read ratio", func(c *Config) { c.ReadRatio = -0.1 }, "ReadRatio"},
-		{"read ratio above 1", func(c *Config) { c.ReadRatio = 1.1 }, "ReadRatio"},
-		{"NaN read ratio", func(c *Config) { c.ReadRatio = math.NaN() }, "ReadRatio"},
-		{"read ratio 0", func(c *Config) { c.ReadRatio = 0 }, ""},
-		{"read ratio 1", func(c *Config) { c.ReadRatio = 1 }, ""},
-		{"unknown distribution", func(c *Config) { c.Distribution = "hotspot" }, "Distribution"},
-		{"empty distribution", func(c *Config) { c.Distribution = "" }, "Distribution"},
-		{"theta 0", func(c *Config) { c.Theta = 0 }, "Theta"},
-		{"theta 1", func(c *Config) { c.Theta = 1 }, "Theta"},
-		{"NaN theta", func(c *Config) { c.Theta = math.NaN() }, "Theta"},
-		{"uniform ignores theta", func(c *Config) { c.Distribution, c.Theta = DistUniform, 0 }, ""},
+		{"zero keys", func(c *TYCSB) { c.Keys = 0 }, "Keys"},
+		{"negative keys", func(c *TYCSB) { c.Keys = -3 }, "Keys"},
+		{"zero ops", func(c *TYCSB) { c.OpsPerTxn = 0 }, "OpsPerTxn"},
+		{"ops above keys", func(c *TYCSB) { c.Keys, c.OpsPerTxn = 4, 5 }, "OpsPerTxn"},
+		{"ops equal keys", func(c *TYCSB) { c.Keys, c.OpsPerTxn = 5, 5 }, ""},
+		{"negative read ratio", func(c *TYCSB) { c.ReadRatio = -0.1 }, "ReadRatio"},
+		{"read ratio above 1", func(c *TYCSB) { c.ReadRatio = 1.1 }, "ReadRatio"},
+		{"NaN read ratio", func(c *TYCSB) { c.ReadRatio = math.NaN() }, "ReadRatio"},
+		{"read ratio 0", func(c *TYCSB) { c.ReadRatio = 0 }, ""},
+		{"read ratio 1", func(c *TYCSB) { c.ReadRatio = 1 }, ""},
+		{"unknown distribution", func(c *TYCSB) { c.Distribution = "hotspot" }, "Distribution"},
+		{"empty distribution", func(c *TYCSB) { c.Distribution = "" }, "Distribution"},
+		{"theta 0", func(c *TYCSB) { c.Theta = 0 }, "Theta"},
+		{"theta 1", func(c *TYCSB) { c.Theta = 1 }, "Theta"},
+		{"NaN theta", func(c *TYCSB) { c.Theta = math.NaN() }, "Theta"},
+		{"uniform ignores theta", func(c *TYCSB) { c.Distribution, c.Theta = DistUniform, 0 }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := DefaultTYCSB()
 			tc.edit(&c)
 			err := c.Validate()
 			_, genErr := NewGenerator(c)
@@ -77,7 +77,7 @@ func TestValidate(t *testing.T) {
 
 func TestGeneratorDeterministic(t *testing.T) {
 	for _, dist := range []string{DistZipfian, DistUniform} {
-		cfg := DefaultConfig()
+		cfg := DefaultTYCSB()
 		cfg.Distribution = dist
 		g1, g2 := mustGenerator(t, cfg), mustGenerator(t, cfg)
 		r1, r2, other := newRand(7), newRand(7), newRand(8)
@@ -99,8 +99,8 @@ func TestGeneratorDeterministic(t *testing.T) {
 // the whole key space, including a scrambled Zipfian that cannot draw some keys at all.
 func TestGeneratorDistinctKeys(t *testing.T) {
 	r := newRand(9)
-	for _, cfg := range []Config{
-		DefaultConfig(),
+	for _, cfg := range []TYCSB{
+		DefaultTYCSB(),
 		{Keys: 1000, Distribution: DistUniform, OpsPerTxn: 5, ReadRatio: 0.5},
 		{Keys: 1, Distribution: DistZipfian, Theta: 0.99, OpsPerTxn: 1, ReadRatio: 0.5},
 		{Keys: 5, Distribution: DistUniform, OpsPerTxn: 5, ReadRatio: 0.5},
@@ -136,7 +136,7 @@ func TestGeneratorDistinctKeys(t *testing.T) {
 func TestGeneratorReadRatio(t *testing.T) {
 	r := newRand(10)
 	for _, ratio := range []float64{0, 0.2, 0.5, 1} {
-		cfg := DefaultConfig()
+		cfg := DefaultTYCSB()
 		cfg.ReadRatio = ratio
 		g := mustGenerator(t, cfg)
 		reads, ops := 0, 0
@@ -160,7 +160,7 @@ func TestGeneratorReadRatio(t *testing.T) {
 // 0.0351. Over 1e5 transactions the standard error of the share is about 0.0003, so
 // [0.033, 0.037] is a wide band.
 func TestGeneratorHotKey(t *testing.T) {
-	g := mustGenerator(t, DefaultConfig())
+	g := mustGenerator(t, DefaultTYCSB())
 	r := newRand(11)
 	counts := make(map[string]int)
 	ops := 0
@@ -182,7 +182,7 @@ func TestGeneratorHotKey(t *testing.T) {
 }
 
 func TestGeneratorNextAllocatesOnlyOps(t *testing.T) {
-	g := mustGenerator(t, DefaultConfig())
+	g := mustGenerator(t, DefaultTYCSB())
 	r := newRand(12)
 	if allocs := testing.AllocsPerRun(1000, func() { g.Next(r) }); allocs != 1 {
 		t.Errorf("Next allocates %v times per call, want 1 (the Ops slice)", allocs)
@@ -192,7 +192,7 @@ func TestGeneratorNextAllocatesOnlyOps(t *testing.T) {
 func BenchmarkGeneratorNext(b *testing.B) {
 	for _, dist := range []string{DistZipfian, DistUniform} {
 		b.Run(dist, func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := DefaultTYCSB()
 			cfg.Distribution = dist
 			g := mustGenerator(b, cfg)
 			r := newRand(13)

@@ -9,13 +9,13 @@ import (
 	"github.com/meridian-kv/meridian/protocols/tcc"
 )
 
-// TCCConfig is the FastCCS thesis's dynamic workload generator (its Table 4.1; spec
+// TCC is the FastCCS thesis's dynamic workload generator (its Table 4.1; spec
 // fastccs-tcc.md §4.3): closed-loop clients that run a write-only transaction with probability
 // WriteFraction and a read-only one otherwise, over keys drawn from a Gaussian over the key
 // space. The thesis leaves the key space and the Gaussian unstated; we choose (spec WL1) a key
 // space of 100,000 keys per partition and keys ~ round(Normal(K/2, (SigmaFraction·K)²)) clipped to
 // [0, K), with SigmaFraction 1/8.
-type TCCConfig struct {
+type TCC struct {
 	KeysPerROT    int     // keys per read-only transaction (thesis default 5; range 2–64)
 	KeysPerWOT    int     // keys per write-only transaction (5; 2–64)
 	ValueBytes    int     // value size (128; 2–1024)
@@ -33,17 +33,17 @@ type TCCConfig struct {
 	PartitionsPerTxn int
 }
 
-// DistGaussian draws keys from a normal distribution centred on the key space (TCCConfig).
+// DistGaussian draws keys from a normal distribution centred on the key space (TCC).
 const DistGaussian = "gaussian"
 
-// DefaultTCCConfig is the thesis's default workload.
-func DefaultTCCConfig() TCCConfig {
-	return TCCConfig{KeysPerROT: 5, KeysPerWOT: 5, ValueBytes: 128, WriteFraction: 0.05,
+// DefaultTCC is the thesis's default workload.
+func DefaultTCC() TCC {
+	return TCC{KeysPerROT: 5, KeysPerWOT: 5, ValueBytes: 128, WriteFraction: 0.05,
 		KeysPerPartition: 100_000, Distribution: DistGaussian, SigmaFraction: 0.125}
 }
 
 // Validate reports the first invalid field.
-func (c TCCConfig) Validate() error {
+func (c TCC) Validate() error {
 	switch {
 	case c.KeysPerROT < 1 || c.KeysPerWOT < 1:
 		return fmt.Errorf("workload: keys per read and per write transaction must be at least 1, got %d and %d", c.KeysPerROT, c.KeysPerWOT)
@@ -72,7 +72,7 @@ type TCCTxn struct {
 // TCCGenerator draws TCCTxns for a store of a given number of partitions. It is immutable, so
 // clients share one; each draws with its own seeded *rand.Rand.
 type TCCGenerator struct {
-	cfg        TCCConfig
+	cfg        TCC
 	partitions int
 	keys       uint64
 	// byPartition lists, for PartitionsPerTxn, a sample of key indices of every partition.
@@ -83,7 +83,7 @@ type TCCGenerator struct {
 const keysPerPartitionSample = 4096
 
 // NewTCCGenerator validates cfg for a store of partitions partitions.
-func NewTCCGenerator(cfg TCCConfig, partitions int) (*TCCGenerator, error) {
+func NewTCCGenerator(cfg TCC, partitions int) (*TCCGenerator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func TestTCCGeneratorMixAndDistinctKeys(t *testing.T) {
-	g, err := NewTCCGenerator(DefaultTCCConfig(), 8)
+	g, err := NewTCCGenerator(DefaultTCC(), 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestTCCGeneratorMixAndDistinctKeys(t *testing.T) {
 }
 
 func TestTCCGeneratorPartitionsPerTxn(t *testing.T) {
-	cfg := DefaultTCCConfig()
+	cfg := DefaultTCC()
 	cfg.PartitionsPerTxn = 3
 	g, err := NewTCCGenerator(cfg, 8)
 	if err != nil {
@@ -69,25 +69,25 @@ func TestTCCGeneratorPartitionsPerTxn(t *testing.T) {
 }
 
 func TestTCCConfigValidate(t *testing.T) {
-	bad := []func(*TCCConfig){
-		func(c *TCCConfig) { c.KeysPerROT = 0 },
-		func(c *TCCConfig) { c.ValueBytes = 0 },
-		func(c *TCCConfig) { c.WriteFraction = 1.5 },
-		func(c *TCCConfig) { c.Distribution = "zipf" },
-		func(c *TCCConfig) { c.SigmaFraction = 0 },
-		func(c *TCCConfig) { c.KeysPerPartition = 0 },
+	bad := []func(*TCC){
+		func(c *TCC) { c.KeysPerROT = 0 },
+		func(c *TCC) { c.ValueBytes = 0 },
+		func(c *TCC) { c.WriteFraction = 1.5 },
+		func(c *TCC) { c.Distribution = "zipf" },
+		func(c *TCC) { c.SigmaFraction = 0 },
+		func(c *TCC) { c.KeysPerPartition = 0 },
 	}
 	for i, mutate := range bad {
-		c := DefaultTCCConfig()
+		c := DefaultTCC()
 		mutate(&c)
 		if c.Validate() == nil {
 			t.Errorf("case %d: %+v accepted", i, c)
 		}
 	}
-	if _, err := NewTCCGenerator(DefaultTCCConfig(), 0); err == nil {
+	if _, err := NewTCCGenerator(DefaultTCC(), 0); err == nil {
 		t.Error("0 partitions accepted")
 	}
-	cfg := DefaultTCCConfig()
+	cfg := DefaultTCC()
 	cfg.PartitionsPerTxn = 9
 	if _, err := NewTCCGenerator(cfg, 8); err == nil {
 		t.Error("9 partitions per transaction of 8 accepted")

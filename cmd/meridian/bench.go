@@ -5,20 +5,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
@@ -26,103 +31,143 @@ import (
 	"github.com/meridian-kv/meridian/workload"
 )
 
-// listFlag collects a repeatable flag.
-type listFlag []string
+// benchFlags are the flags of `meridian bench`.
+type benchFlags struct {
+	topology, protocols, workload, distribution string
+	clients, partitions                         int
+	duration, warmup, cooldown                  time.Duration
+	seed                                        uint64
+	keys, ops                                   int
+	theta, readRatio                            float64
+	keysPerROT, keysPerWOT, valueBytes          int
+	writeFraction                               float64
+	keysPerPartition                            int
+	rate, jitter                                float64
+	jitterCorrelation                           time.Duration
+	skew                                        string
+	cpuPerMessage, cpuPerRequest, cpuPerCommit  time.Duration
+	jsonFile, historyFile, cpuProfile           string
+	quiet                                       bool
+	cluster, cert, key                          string
+	faults, params                              []string
+}
 
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+// workloadOnlyFlags are the flags that mean something for one workload only.
+var workloadOnlyFlags = map[string][]string{
+	"tycsb": {"keys", "theta", "ops", "read-ratio"},
+	"tcc":   {"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition"},
+}
 
-func runBench(args []string, stdout, stderr io.Writer) error {
+const benchLong = `Run a workload on one or more protocols in the simulator, or with --cluster against a running
+cluster, and print per-datacenter commit latency, throughput, aborts and the checker's verdict.
+
+With no flags it runs the main job: T-YCSB (50,000 keys, Zipfian 0.99, 5 operations, 50% reads)
+with 12 closed-loop clients per datacenter on aws-helios against helios-0, helios-1, helios-2,
+helios-b and mf, 60 virtual seconds each.
+
+--workload tcc runs the FastCCS thesis's read-only and write-only transactions on a partitioned
+store (defaults: one datacenter of 8 partitions, 32 clients, fastccs, eiger, wren and ec, 20
+virtual seconds of which the middle 10 are measured). Without --workload the protocols' family
+picks it: tycsb for read-write protocols, tcc for the transactional-causal ones.
+
+--json writes every run in one shape (docs/RESULTS.md); --history writes the recorded history
+as JSON Lines (docs/HISTORY.md), one file per protocol when several run (FILE gets the
+protocol's name before its extension). Exit status: 0 if every run is good, 1 if the checker
+found an anomaly the protocol's consistency forbids, 2 for bad flags or files.`
+
+// newBenchCmd returns the bench command.
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &benchFlags{}
 	def := bench.Defaults()
-	fs := newFlagSet("bench", stderr)
-	topoFlag := fs.String("topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file")
-	protocols := fs.String("protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
-	clients := fs.Int("clients-per-dc", def.ClientsPerDC, "clients per datacenter (one outstanding transaction each)")
-	duration := fs.Duration("duration", time.Duration(def.DurationUs)*time.Microsecond, "virtual duration of each run")
-	warmup := fs.Duration("warmup", time.Duration(def.WarmupUs)*time.Microsecond, "virtual warm-up excluded from the measurements")
-	seed := fs.Uint64("seed", def.Seed, "seed of the run's pseudo-random numbers")
-	keys := fs.Int("keys", def.Workload.Keys, "number of keys")
-	dist := fs.String("distribution", def.Workload.Distribution, "key distribution: zipfian or uniform")
-	theta := fs.Float64("theta", def.Workload.Theta, "Zipfian skew in (0,1)")
-	ops := fs.Int("ops", def.Workload.OpsPerTxn, "operations per transaction (distinct keys)")
-	readRatio := fs.Float64("read-ratio", def.Workload.ReadRatio, "probability that an operation is a read")
-	rate := fs.Float64("rate", 0, "open loop: transactions per second per client (0: closed loop)")
-	jitter := fs.Float64("jitter", def.Jitter, "scale of the topology's RTT standard deviations (0: exact delays)")
-	jitterCorr := fs.Duration("jitter-correlation", time.Duration(def.JitterCorrelationUs)*time.Microsecond,
+	cmd := &cobra.Command{
+		Use:   "bench [flags]",
+		Short: "run a workload on protocols in the simulator or against a cluster (no flags: the main job)",
+		Long:  benchLong,
+		Example: `  meridian bench
+  meridian bench --protocols helios-0,mf --duration 20s --json out.json
+  meridian bench --protocols helios-1 --fault crash:S@10s-20s --set gt=500ms
+  meridian bench --workload tcc --partitions 8 --protocols fastccs,eiger,wren,ec --history h.jsonl
+  meridian bench --cluster /tmp/mc/cluster.yaml --duration 20s`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Flags(), f, stdout, stderr) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.topology, "topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (tcc: one datacenter)")
+	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
+	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions) or tcc (read-only and write-only transactions on a partitioned store)")
+	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
+	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter")
+	fs.DurationVar(&f.duration, "duration", time.Duration(def.DurationUs)*time.Microsecond, "how long clients start transactions, virtual time in the simulator (tcc: 20s)")
+	fs.DurationVar(&f.warmup, "warmup", time.Duration(def.WarmupUs)*time.Microsecond, "time at the start excluded from the measurements (tcc: 5s)")
+	fs.DurationVar(&f.cooldown, "cooldown", 0, "time at the end excluded from the measurements (tcc: 5s)")
+	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed of the run's pseudo-random numbers")
+	tycsb, tcc := workload.DefaultTYCSB(), workload.DefaultTCC()
+	fs.IntVar(&f.keys, "keys", tycsb.Keys, "tycsb: number of keys")
+	fs.StringVar(&f.distribution, "distribution", tycsb.Distribution, "key distribution: tycsb zipfian or uniform; tcc gaussian (its default) or uniform")
+	fs.Float64Var(&f.theta, "theta", tycsb.Theta, "tycsb: Zipfian skew in (0,1)")
+	fs.IntVar(&f.ops, "ops", tycsb.OpsPerTxn, "tycsb: operations per transaction (distinct keys)")
+	fs.Float64Var(&f.readRatio, "read-ratio", tycsb.ReadRatio, "tycsb: probability that an operation is a read")
+	fs.IntVar(&f.keysPerROT, "keys-per-rot", tcc.KeysPerROT, "tcc: keys per read-only transaction")
+	fs.IntVar(&f.keysPerWOT, "keys-per-wot", tcc.KeysPerWOT, "tcc: keys per write-only transaction")
+	fs.IntVar(&f.valueBytes, "value-size", tcc.ValueBytes, "tcc: value size in bytes")
+	fs.Float64Var(&f.writeFraction, "write-fraction", tcc.WriteFraction, "tcc: share of transactions that are write-only")
+	fs.IntVar(&f.keysPerPartition, "keys-per-partition", tcc.KeysPerPartition, "tcc: key space per partition")
+	fs.Float64Var(&f.rate, "rate", 0, "open loop: transactions per second per client (0: closed loop)")
+	fs.Float64Var(&f.jitter, "jitter", def.Jitter, "scale of the topology's RTT standard deviations (0: exact delays)")
+	fs.DurationVar(&f.jitterCorrelation, "jitter-correlation", time.Duration(def.JitterCorrelationUs)*time.Microsecond,
 		"correlation time of each inter-datacenter link's jitter (0: independent per message)")
-	skew := fs.String("skew", "", "clock offsets per datacenter, e.g. V=+100ms,O=-60ms (positive: ahead)")
-	cpuMsg := fs.Duration("cpu-per-message", 0, "service-time model: CPU per received peer message")
-	cpuReq := fs.Duration("cpu-per-request", 0, "service-time model: CPU per client request")
-	cpuCommit := fs.Duration("cpu-per-commit", 0, "service-time model: extra CPU per commit request")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	historyFile := fs.String("history", "", "write the recorded history as JSON Lines (single protocol only)")
-	quiet := fs.Bool("quiet", false, "no progress line")
-	clusterFile := fs.String("cluster", "", "run against the running cluster of this file instead of the simulator (its topology and protocol)")
-	certFile := fs.String("cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
-	keyFile := fs.String("key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the simulation to this file (go tool pprof)")
-	var faults, params listFlag
-	fs.Var(&faults, "fault", "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s; a single node: crash-node:3@1s-2s, cut-nodes:2-5@1s-3s")
-	fs.Var(&params, "set", "protocol parameter, repeatable: name=value (e.g. gt=500ms, interval=10ms, interval.C=50ms)")
-	workloadName := fs.String("workload", "tycsb", "tycsb (read-write transactions, the default) or tcc (the FastCCS thesis's read-only/write-only transactions on a partitioned store; protocols fastccs, eiger, wren, ec)")
-	tccf := addTCCFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	fs.StringVar(&f.skew, "skew", "", "clock offsets per datacenter, e.g. V=+100ms,O=-60ms (positive: ahead)")
+	fs.DurationVar(&f.cpuPerMessage, "cpu-per-message", 0, "service-time model: CPU per received peer message")
+	fs.DurationVar(&f.cpuPerRequest, "cpu-per-request", 0, "service-time model: CPU per client request")
+	fs.DurationVar(&f.cpuPerCommit, "cpu-per-commit", 0, "service-time model: extra CPU per commit request")
+	fs.StringArrayVar(&f.faults, "fault", nil, "scheduled fault, repeatable: crash:DC@10s-20s, partition:A-B@5s-8s, slow:A-B+100ms@5s-8s; a single node: crash-node:3@1s-2s, cut-nodes:2-5@1s-3s")
+	fs.StringArrayVar(&f.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. gt=500ms, interval=10ms, interval.C=50ms)")
+	fs.StringVar(&f.jsonFile, "json", "", "write the results as JSON to this file (docs/RESULTS.md)")
+	fs.StringVar(&f.historyFile, "history", "", "write the recorded history as JSON Lines to this file (docs/HISTORY.md)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress line (there is none unless stderr is a terminal)")
+	fs.StringVar(&f.cluster, "cluster", "", "run against the running cluster of this file instead of the simulator (its protocol, topology, partitions and parameters)")
+	fs.StringVar(&f.cert, "cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
+	fs.StringVar(&f.key, "key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	_ = cmd.RegisterFlagCompletionFunc("protocols", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.RegisterFlagCompletionFunc("workload", cobra.FixedCompletions([]string{"tycsb", "tcc"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// runBench builds the run's options from the flags, runs every protocol and reports.
+func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
+	var cfg *cluster.Config
+	if f.cluster != "" {
+		for _, name := range []string{"protocols", "topology", "partitions", "set", "fault", "skew", "jitter", "jitter-correlation"} {
+			if fs.Changed(name) {
+				return usagef("bench: --%s does not apply to --cluster: the cluster file and its running nodes decide it", name)
+			}
+		}
+		var err error
+		if cfg, err = cluster.Load(f.cluster); err != nil {
+			return usageError{err}
+		}
 	}
-	set := setFlags(fs)
-	if *workloadName != "tycsb" && *workloadName != "tcc" {
-		return usagef("bench: --workload must be tycsb or tcc, got %q", *workloadName)
+	protocols := splitList(f.protocols)
+	if cfg != nil {
+		protocols = []string{cfg.Protocol}
 	}
-	if err := checkWorkloadFlags(set, *workloadName); err != nil {
-		return err
-	}
-	if *workloadName == "tcc" && set["jitter-correlation"] {
-		return usagef("bench: --jitter-correlation does not apply to --workload tcc")
-	}
-	if *workloadName == "tcc" {
-		return runTCCBench(tccCommon{topology: *topoFlag, protocols: *protocols, distribution: *dist, jsonFile: *jsonFile,
-			clients: *clients, duration: *duration, warmup: *warmup, seed: *seed, jitter: *jitter, quiet: *quiet,
-			faults: faults, params: params, set: set, cluster: *clusterFile, cert: *certFile, key: *keyFile,
-			service: sim.Service{PerMessageUs: cpuMsg.Microseconds(), PerRequestUs: cpuReq.Microseconds()}}, tccf, stdout, stderr)
-	}
-	opts := def
-	topo, err := loadTopology(*topoFlag, stderr)
+	wl, err := pickWorkload(fs, f.workload, protocols)
 	if err != nil {
 		return err
 	}
-	opts.Topology = topo
-	opts.Protocols = splitList(*protocols)
-	opts.ClientsPerDC = *clients
-	opts.DurationUs, opts.WarmupUs = duration.Microseconds(), warmup.Microseconds()
-	opts.Seed = *seed
-	opts.Workload = workload.Config{Keys: *keys, Distribution: *dist, Theta: *theta, OpsPerTxn: *ops, ReadRatio: *readRatio}
-	opts.RatePerClient = *rate
-	opts.Jitter = *jitter
-	opts.JitterCorrelationUs = jitterCorr.Microseconds()
-	opts.Service = sim.Service{PerMessageUs: cpuMsg.Microseconds(), PerRequestUs: cpuReq.Microseconds(), PerCommitUs: cpuCommit.Microseconds()}
-	if opts.ClockOffsetUs, err = parseSkew(*skew, topo); err != nil {
-		return usageError{err}
-	}
-	for _, f := range faults {
-		fault, err := sim.ParseFault(f)
-		if err != nil {
-			return usageError{err}
+	for _, name := range workloadOnlyFlags[otherWorkload(wl)] {
+		if fs.Changed(name) {
+			return usagef("bench: --%s does not apply to --workload %s", name, wl)
 		}
-		opts.Faults = append(opts.Faults, fault)
 	}
-	if opts.Params, err = parseParams(params); err != nil {
-		return usageError{err}
+	opts, err := benchOptions(fs, f, wl, protocols, stderr)
+	if err != nil {
+		return err
 	}
-	if *historyFile != "" {
-		if len(opts.Protocols) != 1 {
-			return usagef("--history needs exactly one protocol, got %d", len(opts.Protocols))
-		}
-		opts.KeepHistory = true
-	}
-	if err := opts.Validate(); err != nil {
-		return usageError{err}
-	}
-	if !*quiet {
+	if !f.quiet && isTerminal(stderr) {
 		opts.Progress = progressPrinter(stderr, len(opts.Protocols))
 	}
 	if os.Getenv("GOGC") == "" {
@@ -130,8 +175,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		// collections makes it about 15% faster (docs/BENCHMARKS.md).
 		debug.SetGCPercent(400)
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -144,18 +189,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		return res, nil
 	}
-	if *clusterFile != "" {
-		cfg, err := cluster.Load(*clusterFile)
-		if err != nil {
-			return usageError{err}
-		}
-		opts.Protocols = []string{cfg.Protocol}
-		creds, err := clusterCredentials(cfg, *certFile, *keyFile)
+	if cfg != nil {
+		creds, err := clusterCredentials(cfg, f.cert, f.key)
 		if err != nil {
 			return err
 		}
 		runOne = func(string) (*bench.Result, error) {
-			return bench.RunCluster(context.Background(), opts, cfg, dialCluster(creds))
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return bench.RunCluster(ctx, opts, cfg, grpc.WithTransportCredentials(creds))
 		}
 	}
 	var results []*bench.Result
@@ -167,25 +209,137 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if opts.Progress != nil {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
-		printResult(stdout, res, opts)
 		results = append(results, res)
+		if res.TCC() == nil {
+			printResult(stdout, res, opts, cfg != nil)
+		}
 	}
-	if *jsonFile != "" {
-		if err := writeJSON(*jsonFile, benchJSON(results)); err != nil {
+	if results[0].TCC() != nil {
+		printTCCResults(stdout, results, opts, cfg != nil)
+	}
+	if f.jsonFile != "" {
+		if err := writeFile(f.jsonFile, func(w io.Writer) error { return bench.WriteJSON(w, results) }); err != nil {
 			return err
 		}
 	}
-	if *historyFile != "" {
-		if err := writeHistory(*historyFile, results[0].History); err != nil {
-			return err
+	if f.historyFile != "" {
+		for _, r := range results {
+			path := f.historyFile
+			if len(results) > 1 {
+				ext := filepath.Ext(path)
+				path = strings.TrimSuffix(path, ext) + "." + r.Protocol + ext
+			}
+			if err := writeFile(path, func(w io.Writer) error { return history.WriteJSONL(w, r.History) }); err != nil {
+				return err
+			}
 		}
 	}
 	for _, r := range results {
-		if !r.Checker.OK {
-			return fmt.Errorf("checker found anomalies in %s: %s\nreplay with: %s", r.Protocol, r.Checker.Summary(), r.Replay)
+		if err := r.Problem(); err != nil {
+			return fmt.Errorf("%w\nreplay with: %s", err, r.Replay)
 		}
 	}
 	return nil
+}
+
+// pickWorkload returns the workload of the run: --workload if given, else the one the
+// protocols' family runs.
+func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, error) {
+	if fs.Changed("workload") || len(protocols) == 0 {
+		if _, ok := workloadOnlyFlags[name]; !ok {
+			return "", usagef("bench: --workload must be tycsb or tcc, got %q", name)
+		}
+		return name, nil
+	}
+	var family registry.Family
+	for _, p := range protocols {
+		e, err := registry.Lookup(p)
+		if err != nil {
+			return "", usagef("bench: %v", err)
+		}
+		if family != "" && e.Family != family {
+			return "", usagef("bench: %s is a %s protocol and %s a %s one: no workload runs on both", protocols[0], family, p, e.Family)
+		}
+		family = e.Family
+	}
+	if family == registry.Causal {
+		return "tcc", nil
+	}
+	return "tycsb", nil
+}
+
+func otherWorkload(name string) string {
+	if name == "tcc" {
+		return "tycsb"
+	}
+	return "tcc"
+}
+
+// benchOptions turns the flags into the run's options: the workload's defaults, overridden by
+// every flag given.
+func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []string, stderr io.Writer) (bench.Options, error) {
+	opts := bench.Defaults()
+	if wl == "tcc" {
+		opts = bench.TCCDefaults()
+		w := opts.Workload.(workload.TCC)
+		w.KeysPerROT, w.KeysPerWOT, w.ValueBytes, w.WriteFraction, w.KeysPerPartition = f.keysPerROT, f.keysPerWOT, f.valueBytes, f.writeFraction, f.keysPerPartition
+		if fs.Changed("distribution") {
+			w.Distribution = f.distribution
+		}
+		opts.Workload, opts.Partitions = w, f.partitions
+	} else {
+		opts.Workload = workload.TYCSB{Keys: f.keys, Distribution: f.distribution, Theta: f.theta, OpsPerTxn: f.ops, ReadRatio: f.readRatio}
+	}
+	if fs.Changed("protocols") || fs.Changed("cluster") || !fs.Changed("workload") {
+		opts.Protocols = protocols
+	}
+	if len(opts.Protocols) == 0 {
+		return opts, usagef("bench: no protocols")
+	}
+	if wl == "tycsb" || fs.Changed("topology") {
+		topo, err := loadTopology(f.topology, stderr)
+		if err != nil {
+			return opts, err
+		}
+		opts.Topology = topo
+	}
+	if wl == "tycsb" || fs.Changed("clients-per-dc") {
+		opts.ClientsPerDC = f.clients
+	}
+	if wl == "tycsb" || fs.Changed("duration") || fs.Changed("warmup") || fs.Changed("cooldown") {
+		opts.DurationUs, opts.WarmupUs, opts.CooldownUs = f.duration.Microseconds(), f.warmup.Microseconds(), f.cooldown.Microseconds()
+	}
+	if wl == "tycsb" || fs.Changed("jitter-correlation") {
+		opts.JitterCorrelationUs = f.jitterCorrelation.Microseconds()
+	}
+	opts.Seed, opts.Jitter, opts.RatePerClient = f.seed, f.jitter, f.rate
+	opts.Service = sim.Service{PerMessageUs: f.cpuPerMessage.Microseconds(), PerRequestUs: f.cpuPerRequest.Microseconds(), PerCommitUs: f.cpuPerCommit.Microseconds()}
+	opts.KeepHistory = f.historyFile != ""
+	var err error
+	if f.skew != "" {
+		if opts.Topology == nil {
+			return opts, usagef("bench: --skew needs a --topology with named datacenters")
+		}
+		if opts.ClockOffsetUs, err = parseSkew(f.skew, opts.Topology); err != nil {
+			return opts, usageError{err}
+		}
+	}
+	for _, spec := range f.faults {
+		fault, err := sim.ParseFault(spec)
+		if err != nil {
+			return opts, usageError{err}
+		}
+		opts.Faults = append(opts.Faults, fault)
+	}
+	if opts.Params, err = parseParams(f.params); err != nil {
+		return opts, usageError{err}
+	}
+	if !fs.Changed("cluster") {
+		if err := opts.Validate(); err != nil {
+			return opts, usageError{err}
+		}
+	}
+	return opts, nil
 }
 
 func splitList(s string) []string {
@@ -200,9 +354,6 @@ func splitList(s string) []string {
 
 // parseSkew reads "V=+100ms,O=-60ms" into per-datacenter clock offsets.
 func parseSkew(s string, topo *topology.Topology) ([]int64, error) {
-	if s == "" {
-		return nil, nil
-	}
 	offsets := make([]int64, topo.N())
 	for _, item := range splitList(s) {
 		name, val, ok := strings.Cut(item, "=")
@@ -219,6 +370,7 @@ func parseSkew(s string, topo *topology.Topology) ([]int64, error) {
 	return offsets, nil
 }
 
+// parseParams reads name=value items into protocol parameters.
 func parseParams(items []string) (protocol.Params, error) {
 	if len(items) == 0 {
 		return nil, nil
@@ -234,20 +386,21 @@ func parseParams(items []string) (protocol.Params, error) {
 	return p, nil
 }
 
-// progressPrinter rewrites one status line on stderr.
+// progressPrinter rewrites one status line on a terminal.
 func progressPrinter(w io.Writer, total int) func(string, int64, int64) {
 	index, last := 0, ""
 	return func(p string, virtualUs, totalUs int64) {
 		if p != last {
 			index, last = index+1, p
 		}
-		fmt.Fprintf(w, "\r\033[Krunning %s [%d/%d]: %d/%d virtual s", p, index, total, virtualUs/1e6, totalUs/1e6)
+		fmt.Fprintf(w, "\r\033[Krunning %s [%d/%d]: %d/%d s", p, index, total, virtualUs/1e6, totalUs/1e6)
 	}
 }
 
-func printResult(w io.Writer, r *bench.Result, opts bench.Options) {
+// printResult prints a read-write run: one row per datacenter.
+func printResult(w io.Writer, r *bench.Result, opts bench.Options, real bool) {
 	wallS := r.WallTime.Seconds()
-	if r.Sim.Events == 0 { // a real cluster
+	if real {
 		fmt.Fprintf(w, "%s on %s (real cluster): %d clients/DC, %s, seed %d\n",
 			r.Protocol, r.Topology, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond, r.Seed)
 	} else {
@@ -282,59 +435,82 @@ func printResult(w io.Writer, r *bench.Result, opts bench.Options) {
 	fmt.Fprintf(w, "%s\n\n", verdict)
 }
 
-type runJSON struct {
-	Protocol    string      `json:"protocol"`
-	Topology    string      `json:"topology"`
-	Seed        uint64      `json:"seed"`
-	Datacenters []dcJSON    `json:"datacenters"`
-	Checker     checkerJSON `json:"checker"`
-}
-
-type dcJSON struct {
-	Name          string      `json:"name"`
-	CommitLatency latencyJSON `json:"commit_latency_ms"`
-	LowerBoundMs  float64     `json:"lower_bound_ms"`
-	CommittedTPS  float64     `json:"committed_tps"`
-	OpsPerSec     float64     `json:"ops_per_s"`
-	AbortRate     float64     `json:"abort_rate"`
-}
-
-type latencyJSON struct {
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P99  float64 `json:"p99"`
-}
-
-type checkerJSON struct {
-	OK        bool `json:"ok"`
-	Anomalies int  `json:"anomalies"`
-}
-
-func benchJSON(results []*bench.Result) map[string][]runJSON {
-	runs := make([]runJSON, 0, len(results))
-	for _, r := range results {
-		rj := runJSON{Protocol: r.Protocol, Topology: r.Topology, Seed: r.Seed,
-			Checker: checkerJSON{OK: r.Checker.OK, Anomalies: len(r.Checker.Anomalies)}}
-		for _, d := range r.DCs {
-			rj.Datacenters = append(rj.Datacenters, dcJSON{Name: d.Name,
-				CommitLatency: latencyJSON{Mean: d.Latency.Mean, P50: d.Latency.P50, P99: d.Latency.P99},
-				LowerBoundMs:  d.LowerBoundMs, CommittedTPS: d.CommittedTPS, OpsPerSec: d.OpsPerSec, AbortRate: d.AbortRate})
-		}
-		runs = append(runs, rj)
+// printTCCResults prints TCC runs: one row per protocol, throughput also relative to ec when
+// it ran.
+func printTCCResults(w io.Writer, results []*bench.Result, opts bench.Options, real bool) {
+	topo := "one datacenter"
+	if opts.Topology != nil {
+		topo = opts.Topology.Name
 	}
-	return map[string][]runJSON{"runs": runs}
+	where := fmt.Sprintf("%s virtual (measured %s), seed %d", time.Duration(opts.DurationUs)*time.Microsecond,
+		time.Duration(opts.DurationUs-opts.WarmupUs-opts.CooldownUs)*time.Microsecond, opts.Seed)
+	if real {
+		topo = results[0].Topology
+		where = fmt.Sprintf("%s on a real cluster (measured %s)", time.Duration(opts.DurationUs)*time.Microsecond,
+			time.Duration(opts.DurationUs-opts.WarmupUs-opts.CooldownUs)*time.Microsecond)
+	}
+	wl := opts.Workload.(workload.TCC)
+	fmt.Fprintf(w, "TCC workload on %s: %d partitions, %d clients/DC, %d+%d keys per ROT+WOT, %d-byte values, %.0f%% writes, %s\n",
+		topo, results[0].Partitions, opts.ClientsPerDC, wl.KeysPerROT, wl.KeysPerWOT, wl.ValueBytes, 100*wl.WriteFraction, where)
+	ecTPS := 0.0
+	if i := slices.IndexFunc(results, func(r *bench.Result) bool { return r.Protocol == "ec" }); i >= 0 {
+		ecTPS = results[i].TCC().ThroughputTPS
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "protocol\ttxn/s\tvs ec\tROT p50 ms\tROT p99 ms\tWOT p50 ms\tWOT p99 ms\tvisible ms p50/p99\t1 round\t2 rounds\t3 rounds\tcommit checks\tchecker\t")
+	for _, r := range results {
+		m := r.TCC()
+		rel := "-"
+		if ecTPS > 0 {
+			rel = fmt.Sprintf("%.2f", m.ThroughputTPS/ecTPS)
+		}
+		pct := func(k string) string {
+			if m.ROTs == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f%%", 100*float64(m.RotRounds[k])/float64(m.ROTs))
+		}
+		verdict := r.Checker.Summary()
+		if r.Unfinished > 0 {
+			verdict += fmt.Sprintf("; %d unfinished", r.Unfinished)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Protocol, m.ThroughputTPS, rel,
+			m.ROTLatency.P50, m.ROTLatency.P99, m.WOTLatency.P50, m.WOTLatency.P99, visibleCell(m), pct("1"), pct("2"), pct("3"), m.CommitChecks,
+			strings.ReplaceAll(verdict, "\t", " "))
+	}
+	tw.Flush()
+	for _, r := range results {
+		if m := r.TCC(); m.VisibilityDropped > 0 {
+			fmt.Fprintf(w, "%s: %d visibility events dropped (bounded buffers); its visibility lag is a sample\n", r.Protocol, m.VisibilityDropped)
+		}
+	}
 }
 
-func writeHistory(path string, h *history.History) error {
-	f, err := os.Create(path)
+// visibleCell is the "visible ms p50/p99" column: the per-partition visibility lag (from a
+// partition's local commit of a WOT until round-1 reads there return it), "0 (on commit)" for
+// the protocols that make versions visible as they commit them, "-" when not measured (a real
+// cluster, or no WOT committed in the window).
+func visibleCell(m *workload.TCCMetrics) string {
+	switch {
+	case m.VisibilityMeasured > 0:
+		return fmt.Sprintf("%.2f/%.2f", m.VisibilityLag.P50, m.VisibilityLag.P99)
+	case m.VisibleOnCommit:
+		return "0 (on commit)"
+	}
+	return "-"
+}
+
+// writeFile creates path and fills it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	out, err := os.Create(path)
 	if err != nil {
 		return usageError{fmt.Errorf("cannot write %s: %w", path, err)}
 	}
-	if err := history.WriteJSONL(f, h); err != nil {
-		f.Close()
+	if err := write(out); err != nil {
+		out.Close()
 		return err
 	}
-	return f.Close()
+	return out.Close()
 }
 
 func startCPUProfile(path string) (stop func(), err error) {
@@ -349,13 +525,18 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// dialCluster connects benchmark clients to a cluster's nodes with creds.
-func dialCluster(creds credentials.TransportCredentials) bench.DialFunc {
-	return func(ctx context.Context, addr string) (bench.Conn, txn.ClientID, error) {
-		conn, id, err := rpc.Dial(ctx, addr, grpc.WithTransportCredentials(creds))
-		if err != nil {
-			return nil, 0, err
-		}
-		return conn, id, nil
+// clusterCredentials returns the transport credentials for benchmark clients of cfg: plain
+// connections, or mutual TLS with the client certificate certFile/keyFile.
+func clusterCredentials(cfg *cluster.Config, certFile, keyFile string) (credentials.TransportCredentials, error) {
+	if cfg.TLS == nil {
+		return insecure.NewCredentials(), nil
 	}
+	if certFile == "" || keyFile == "" {
+		return nil, usagef("bench: cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cfg.Path, cfg.TLS.CA)
+	}
+	creds, err := clientCredentials(cfg.TLS.CA, certFile, keyFile)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return creds, nil
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -26,99 +26,119 @@ import (
 	"github.com/meridian-kv/meridian/server/rpc"
 )
 
-const clientUsage = `usage: meridian client --endpoint ADDR [--timeout D] [--ca F [--cert F --key F]] COMMAND
-       meridian client --cluster FILE [--dc NAME] [--timeout D] [--cert F --key F] TCC-COMMAND
+// newClientCmd returns the client command, with a subcommand for each of its commands, reading
+// standard input from stdin.
+func newClientCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
+	var o clientOptions
+	run := func(command string, args []string) error { return runClient(o, command, args, stdin, stdout) }
+	cmd := &cobra.Command{
+		Use:   "client COMMAND [ARG...] (--endpoint ADDR | --cluster FILE) [flags]",
+		Short: "talk to a running cluster (get, put, snapshot, txn; read, write, session on a partitioned TCC cluster)",
+		Long: `Talk to a running cluster.
 
-commands:
-  put K V             write V to K in a one-operation transaction and commit it
-  get K               read the latest version of K at the node (a local read, not a transaction)
-  snapshot K1 K2 ...  read the keys from one consistent snapshot of the node
-  txn                 run transactions read from standard input, one command per line:
-                        get K      read K in the current transaction
-                        put K V    buffer a write; V is the rest of the line, verbatim
-                        commit     commit the current transaction (the next command starts another)
-                        abort      abandon the current transaction
-                      Blank lines and lines starting with # are ignored. A malformed line stops
-                      the run with an error naming the line (exit status 2); the transaction it
-                      was part of is never committed. End of input aborts an open transaction.
-
+With --endpoint ADDR, to one node of a Helios, MF or baseline cluster: put, get, snapshot, txn.
 Output, one line per result: "K = V (version t3.1)", "committed", "aborted: REASON". Keys and
 values that are not printable text are shown Go-quoted. The exit status is 1 if a transaction
-aborted (other than by an abort command) or a request failed, 2 for bad usage.
-The connection is plaintext gRPC unless --ca is given (then TLS; --cert and --key add a client
-certificate, which clusters with TLS require).
+aborted (other than by an abort command) or a request failed, 2 for bad usage. The connection is
+plaintext gRPC unless --ca is given (then TLS; --cert and --key add a client certificate, which
+clusters with TLS require).
 
-TCC commands, for partitioned transactional-causal clusters (fastccs, eiger, wren, ec,
-fastccs-geo): --cluster names the cluster file, and the protocol's client library talks to every
-partition of one datacenter (--dc, default the topology's first):
-  read K1 K2 ...        a read-only transaction: "K = V (writer t3.1)" per key, then "rounds: N"
-  write K1=V1 K2=V2 ... a write-only transaction (distinct keys; V may be empty): prints
-                        "committed t5.1" with the transaction's id
-  session               run transactions from standard input, one per line, "read K1 K2 ..." or
-                        "write K1=V1 ..." (values without white space), all in one session;
-                        blank lines and # comments are ignored, a malformed line stops the run
-                        (exit status 2), and so does a failed transaction (exit status 1)
-Each invocation is a new client session: causal guarantees (read your writes, monotonic reads)
-hold within one invocation, not across two, as session state is not persisted; use session to
-chain transactions. --timeout bounds each transaction; the exit status is 1 if one failed or its
-outcome is unknown. With TLS in the cluster file, --cert and --key are required and the CA is the
-file's.
+With --cluster FILE, to a partitioned transactional-causal cluster (fastccs, eiger, wren, ec,
+fastccs-geo): read, write, session. The protocol's client library talks to every partition of
+one datacenter (--dc, default the topology's first). Each invocation is a new client session:
+causal guarantees (read your writes, monotonic reads) hold within one invocation, not across two,
+as session state is not persisted; use session to chain transactions. --timeout bounds each
+transaction; the exit status is 1 if one failed or its outcome is unknown. With TLS in the
+cluster file, --cert and --key are required and the CA is the file's.
 
-flags:
-`
-
-func runClient(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("client", stderr)
-	endpoint := fs.String("endpoint", "", "address of a Meridian node's client API, host:port (or --cluster)")
-	clusterFile := fs.String("cluster", "", "cluster file of a partitioned transactional-causal cluster, for read, write and session (or --endpoint)")
-	dc := fs.String("dc", "", "with --cluster: the client's datacenter (default: the topology's first)")
-	timeout := fs.Duration("timeout", 10*time.Second, "bound on connecting and on each request")
-	caFile := fs.String("ca", "", "TLS: verify the node against this CA certificate (PEM); without it, plaintext")
-	certFile := fs.String("cert", "", "TLS: client certificate (PEM) for nodes that require one; needs --key, and --ca unless --cluster")
-	keyFile := fs.String("key", "", "TLS: the client certificate's private key (PEM)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, clientUsage)
-		fs.PrintDefaults()
+Flags may come anywhere; a key or value that starts with '-' goes after '--'
+(meridian client --endpoint ADDR put -- -k -v).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return run("", nil)
+			}
+			return run(args[0], args[1:])
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	f := cmd.PersistentFlags()
+	f.StringVar(&o.endpoint, "endpoint", "", "address of a Meridian node's client API, host:port (or --cluster)")
+	f.StringVar(&o.clusterFile, "cluster", "", "cluster file of a partitioned transactional-causal cluster, for read, write and session (or --endpoint)")
+	f.StringVar(&o.dc, "dc", "", "with --cluster: the client's datacenter (default: the topology's first)")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "bound on connecting and on each request")
+	f.StringVar(&o.caFile, "ca", "", "TLS: verify the node against this CA certificate (PEM); without it, plaintext")
+	f.StringVar(&o.certFile, "cert", "", "TLS: client certificate (PEM) for nodes that require one; needs --key, and --ca unless --cluster")
+	f.StringVar(&o.keyFile, "key", "", "TLS: the client certificate's private key (PEM)")
+	for _, sub := range []struct{ use, short, long string }{
+		{"put K V", "write V to K in a one-operation transaction and commit it (--endpoint)", ""},
+		{"get K", "read the latest version of K at the node: a local read, not a transaction (--endpoint)", ""},
+		{"snapshot K...", "read the keys from one consistent snapshot of the node (--endpoint)", ""},
+		{"txn", "run transactions read from standard input, one command per line (--endpoint)", `Run transactions read from standard input, one command per line:
+  get K      read K in the current transaction
+  put K V    buffer a write; V is the rest of the line, verbatim
+  commit     commit the current transaction (the next command starts another)
+  abort      abandon the current transaction
+Blank lines and lines starting with # are ignored. A malformed line stops the run with an error
+naming the line (exit status 2); the transaction it was part of is never committed. End of input
+aborts an open transaction.`},
+		{"read K...", "a read-only transaction: \"K = V (writer t3.1)\" per key, then \"rounds: N\" (--cluster)", ""},
+		{"write K=V...", "a write-only transaction of distinct keys (V may be empty): prints \"committed t5.1\" (--cluster)", ""},
+		{"session", "run transactions from standard input, one per line, in one session (--cluster)", `Run transactions from standard input, one per line, "read K1 K2 ..." or "write K1=V1 ..."
+(values without white space), all in one causal session. Blank lines and # comments are ignored;
+a malformed line stops the run (exit status 2), and so does a failed transaction (exit status 1).`},
+	} {
+		name := strings.Fields(sub.use)[0]
+		cmd.AddCommand(&cobra.Command{
+			Use:   sub.use,
+			Short: sub.short,
+			Long:  sub.long,
+			Args:  cobra.ArbitraryArgs, // runClient checks them, as it does without the subcommand
+			RunE:  func(_ *cobra.Command, args []string) error { return run(name, args) },
+		})
 	}
+	return cmd
+}
+
+// clientOptions are the flags of `meridian client`.
+type clientOptions struct {
+	endpoint, clusterFile, dc string
+	timeout                   time.Duration
+	caFile, certFile, keyFile string
+}
+
+// runClient runs `meridian client CMD REST...` (cmd "" if none was given).
+func runClient(o clientOptions, cmd string, rest []string, stdin io.Reader, stdout io.Writer) error {
 	switch {
-	case *endpoint != "" && *clusterFile != "":
+	case o.endpoint != "" && o.clusterFile != "":
 		return usagef("client: give --endpoint (one node) or --cluster (a partitioned TCC cluster), not both")
-	case *endpoint == "" && *clusterFile == "":
+	case o.endpoint == "" && o.clusterFile == "":
 		return usagef("client: --endpoint is required (or --cluster FILE for a partitioned TCC cluster)")
-	case *dc != "" && *clusterFile == "":
+	case o.dc != "" && o.clusterFile == "":
 		return usagef("client: --dc goes with --cluster")
-	case *timeout <= 0:
+	case o.timeout <= 0:
 		return usagef("client: --timeout must be positive")
 	}
-	if *clusterFile != "" {
+	if o.clusterFile != "" {
 		switch {
-		case *caFile != "":
+		case o.caFile != "":
 			return usagef("client: --ca does not apply to --cluster: the CA comes from the cluster file")
-		case (*certFile == "") != (*keyFile == ""):
+		case (o.certFile == "") != (o.keyFile == ""):
 			return usagef("client: --cert and --key go together")
-		case fs.NArg() == 0:
+		case cmd == "":
 			return usagef("client: missing command (want %s)", tccCommands)
 		}
-		cmd, rest := fs.Arg(0), fs.Args()[1:]
 		if err := checkTCCCommand(cmd, rest); err != nil {
 			return err
 		}
-		o := tccClientOptions{clusterFile: *clusterFile, dc: *dc, certFile: *certFile, keyFile: *keyFile, timeout: *timeout}
-		return runTCCClient(o, cmd, rest, stdin, stdout)
+		t := tccClientOptions{clusterFile: o.clusterFile, dc: o.dc, certFile: o.certFile, keyFile: o.keyFile, timeout: o.timeout}
+		return runTCCClient(t, cmd, rest, stdin, stdout)
 	}
-	if (*certFile == "") != (*keyFile == "") || (*certFile != "" && *caFile == "") {
+	if (o.certFile == "") != (o.keyFile == "") || (o.certFile != "" && o.caFile == "") {
 		return usagef("client: --cert and --key go together, and with --ca")
 	}
-	if fs.NArg() == 0 {
+	if cmd == "" {
 		return usagef("client: missing command (want put, get, snapshot or txn)")
 	}
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch {
 	case cmd == "read" || cmd == "write" || cmd == "session":
 		return usagef("client: %s is for partitioned TCC clusters: give --cluster FILE instead of --endpoint", cmd)
@@ -143,18 +163,18 @@ func runClient(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 
-	creds, err := clientCredentials(*caFile, *certFile, *keyFile)
+	creds, err := clientCredentials(o.caFile, o.certFile, o.keyFile)
 	if err != nil {
 		return usageError{err}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	c, err := rpc.DialClient(ctx, *endpoint, grpc.WithTransportCredentials(creds))
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	c, err := rpc.DialClient(ctx, o.endpoint, grpc.WithTransportCredentials(creds))
 	cancel()
 	if err != nil {
-		return fmt.Errorf("cannot register with %s: %s", *endpoint, describe(err))
+		return fmt.Errorf("cannot register with %s: %s", o.endpoint, describe(err))
 	}
 	defer c.Close()
-	s := &clientSession{c: c, out: stdout, timeout: *timeout}
+	s := &clientSession{c: c, out: stdout, timeout: o.timeout}
 
 	switch cmd {
 	case "put":

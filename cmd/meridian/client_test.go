@@ -32,13 +32,14 @@ func startClientServer(t *testing.T) string {
 	return lis.Addr().String()
 }
 
+// runClientT runs `meridian client ARGS...` with stdin (none if nil) and returns its output and error.
 func runClientT(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	err = runClient(args, stdin, &out, &errOut)
+	err = execute(newRootCmd(stdin, &out, &errOut), append([]string{"client"}, args...))
 	return out.String(), errOut.String(), err
 }
 

@@ -9,113 +9,136 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/topology"
 )
 
-const clusterUsage = `usage: meridian cluster <command> --dir DIR [flags]
-
-commands:
-  up       start a local cluster: one server per datacenter on 127.0.0.1, WAN emulated
-           (--topology NAME|FILE --protocol P [--partitions N] [--base-port 7100] [--set k=v ...]
-           [--timeout 30s]); a partitioned protocol (fastccs, eiger, wren, ec) runs N servers
-           per datacenter, one per partition
-  down     stop the cluster's servers
-  status   show each server's process, health and replication status
-The cluster file, logs and pid files live in DIR (cluster.yaml, logs/, pids/).
-`
-
-// runCluster handles `meridian cluster up|down|status`.
-func runCluster(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, clusterUsage)
-		return usagef("cluster: missing command (up, down or status)")
+// newClusterCmd returns the cluster command and its subcommands up, down and status.
+func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster (up | down | status) --dir DIR [flags]",
+		Short: "start, stop or inspect a local multi-datacenter cluster (up, down, status)",
+		Long: `Start, stop or inspect a local multi-datacenter cluster: one server per datacenter (one per
+partition and datacenter for a partitioned protocol) on 127.0.0.1, with the WAN emulated. The
+cluster file, logs and pid files live in DIR (cluster.yaml, logs/, pids/).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				fmt.Fprint(stderr, cmd.UsageString())
+				return usagef("cluster: missing command (up, down or status)")
+			}
+			return usagef("cluster: unknown command %q (want up, down or status)", args[0])
+		},
 	}
-	switch args[0] {
-	case "up":
-		return runClusterUp(args[1:], stdout, stderr)
-	case "down":
-		dir, err := clusterDir("down", args[1:], stderr)
-		if err != nil {
-			return err
-		}
-		return cluster.Down(dir, stdout)
-	case "status":
-		dir, err := clusterDir("status", args[1:], stderr)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(filepath.Join(dir, "cluster.yaml")); err != nil {
-			return usagef("cluster status: no cluster in %s (%v)", dir, err)
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return cluster.Status(ctx, dir, stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, clusterUsage)
-		return nil
-	}
-	return usagef("cluster: unknown command %q (want up, down or status)", args[0])
+	cmd.AddCommand(
+		newClusterUpCmd(stdout, stderr),
+		newClusterDirCmd("down", "stop the cluster's servers", func(dir string) error {
+			return cluster.Down(dir, stdout)
+		}),
+		newClusterDirCmd("status", "show each server's process, health and replication status", func(dir string) error {
+			if _, err := os.Stat(filepath.Join(dir, "cluster.yaml")); err != nil {
+				return usagef("cluster status: no cluster in %s (%v)", dir, err)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return cluster.Status(ctx, dir, stdout)
+		}),
+	)
+	return cmd
 }
 
-// clusterDir parses the flags of down and status: just --dir.
-func clusterDir(cmd string, args []string, stderr io.Writer) (string, error) {
-	fs := newFlagSet("cluster "+cmd, stderr)
-	dir := fs.String("dir", "", "the cluster's directory (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return "", err
+// newClusterDirCmd returns `meridian cluster NAME --dir DIR`, which runs run(DIR).
+func newClusterDirCmd(name, short string, run func(dir string) error) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   name + " --dir DIR",
+		Short: short,
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if dir == "" {
+				return usagef("cluster %s: --dir is required", name)
+			}
+			return run(dir)
+		},
 	}
-	if *dir == "" {
-		return "", usagef("cluster %s: --dir is required", cmd)
-	}
-	return *dir, nil
+	cmd.Flags().StringVar(&dir, "dir", "", "the cluster's directory (required)")
+	_ = cmd.MarkFlagDirname("dir")
+	return cmd
 }
 
-func runClusterUp(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("cluster up", stderr)
-	dir := fs.String("dir", "", "directory for the cluster file, logs, pid files and data (required)")
-	topoFlag := fs.String("topology", "", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (required)")
-	proto := fs.String("protocol", "", "protocol ("+strings.Join(registry.Names(), ", ")+") (required)")
-	basePort := fs.Int("base-port", 7100, "first TCP port; each node uses three consecutive ports (peer, client, metrics)")
-	partitions := fs.Int("partitions", 1, "servers per datacenter, one per key-space partition (partitioned protocols only)")
-	timeout := fs.Duration("timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
-	var params listFlag
-	fs.Var(&params, "set", "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+// clusterUpOptions are the flags of `meridian cluster up`.
+type clusterUpOptions struct {
+	dir, topology, protocol string
+	basePort, partitions    int
+	timeout                 time.Duration
+	params                  []string
+}
+
+// newClusterUpCmd returns `meridian cluster up`.
+func newClusterUpCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o clusterUpOptions
+	cmd := &cobra.Command{
+		Use:   "up --dir DIR --topology T --protocol P [flags]",
+		Short: "start a local cluster: one server per datacenter on 127.0.0.1, WAN emulated",
+		Long: `Start a local cluster: one server per datacenter on 127.0.0.1, with the topology's WAN delays
+emulated, and wait until every node is healthy. A partitioned protocol (fastccs, eiger, wren, ec,
+fastccs-geo) runs --partitions servers per datacenter, one per partition. DIR receives the
+cluster file (cluster.yaml), the nodes' logs (logs/), pid files (pids/) and data.`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return runClusterUp(o, stdout, stderr) },
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", "", "directory for the cluster file, logs, pid files and data (required)")
+	f.StringVar(&o.topology, "topology", "", topologyUsage+" (required)")
+	f.StringVar(&o.protocol, "protocol", "", "protocol ("+strings.Join(registry.Names(), ", ")+") (required)")
+	f.IntVar(&o.basePort, "base-port", 7100, "first TCP port; each node uses three consecutive ports (peer, client, metrics)")
+	f.IntVar(&o.partitions, "partitions", 1, "servers per datacenter, one per key-space partition (partitioned protocols only)")
+	f.DurationVar(&o.timeout, "timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
+	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
+	_ = cmd.MarkFlagDirname("dir")
+	completeTopology(cmd, "topology")
+	_ = cmd.RegisterFlagCompletionFunc("protocol", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// runClusterUp runs `meridian cluster up`.
+func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	switch {
-	case *dir == "":
+	case o.dir == "":
 		return usagef("cluster up: --dir is required")
-	case *topoFlag == "":
+	case o.topology == "":
 		return usagef("cluster up: --topology is required")
-	case *proto == "":
+	case o.protocol == "":
 		return usagef("cluster up: --protocol is required (%s)", strings.Join(registry.Names(), ", "))
-	case *timeout <= 0:
-		return usagef("cluster up: --timeout %s: want a positive duration", *timeout)
+	case o.timeout <= 0:
+		return usagef("cluster up: --timeout %s: want a positive duration", o.timeout)
 	}
-	entry, err := registry.Lookup(*proto)
+	entry, err := registry.Lookup(o.protocol)
 	if err != nil {
 		return usageError{err}
 	}
 	switch {
-	case *partitions < 1:
-		return usagef("cluster up: --partitions %d: want at least 1", *partitions)
-	case *partitions > 1 && entry.NewClient == nil:
-		return usagef("cluster up: --partitions %d: protocol %s is not partitioned (it runs one full replica per datacenter)", *partitions, *proto)
+	case o.partitions < 1:
+		return usagef("cluster up: --partitions %d: want at least 1", o.partitions)
+	case o.partitions > 1 && entry.NewClient == nil:
+		return usagef("cluster up: --partitions %d: protocol %s is not partitioned (it runs one full replica per datacenter)", o.partitions, o.protocol)
 	}
-	topo, err := loadTopology(*topoFlag, stderr)
+	topo, err := loadTopology(o.topology, stderr)
 	if err != nil {
 		return err
 	}
-	nodes := topo.N() * *partitions
-	if last := *basePort + 3*nodes - 1; *basePort < 1 || last > 65535 {
+	nodes := topo.N() * o.partitions
+	if last := o.basePort + 3*nodes - 1; o.basePort < 1 || last > 65535 {
 		return usagef("cluster up: --base-port %d: the %d nodes need ports %d..%d, want 1..65535",
-			*basePort, nodes, *basePort, last)
+			o.basePort, nodes, o.basePort, last)
 	}
-	p, err := parseParams(params)
+	p, err := parseParams(o.params)
 	if err != nil {
 		return usageError{err}
 	}
@@ -123,15 +146,15 @@ func runClusterUp(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot find the meridian binary: %w", err)
 	}
-	cfg := cluster.GeneratePartitioned(topo, *topoFlag, *proto, *dir, *basePort, *partitions)
+	cfg := cluster.GeneratePartitioned(topo, o.topology, o.protocol, o.dir, o.basePort, o.partitions)
 	cfg.Params = p
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	if err := cluster.Up(ctx, cfg, *dir, binary, nil, stdout); err != nil {
+	if err := cluster.Up(ctx, cfg, o.dir, binary, nil, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "status: meridian cluster status --dir %s\nstop:   meridian cluster down --dir %s\n", *dir, *dir)
+	fmt.Fprintf(stdout, "status: meridian cluster status --dir %s\nstop:   meridian cluster down --dir %s\n", o.dir, o.dir)
 	return nil
 }

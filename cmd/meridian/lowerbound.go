@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/topology/lowerbound"
@@ -42,15 +44,45 @@ type dcBoundJSON struct {
 	LatencyMs float64 `json:"latency_ms"`
 }
 
-func runLowerBound(args []string, stdout io.Writer) error {
-	fs := newFlagSet("lowerbound", os.Stderr)
-	topoFlag := fs.String("topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file")
-	jsonFile := fs.String("json", "", "also write the result as JSON to this file")
-	overheadMs := fs.Float64("throughput-overhead-ms", 0, "if > 0, also solve the throughput variant max Σ 1/(L+c) with this c")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+// lowerBoundOptions are the flags of `meridian lowerbound`.
+type lowerBoundOptions struct {
+	topology   string
+	jsonFile   string
+	overheadMs float64
+}
+
+// newLowerBoundCmd returns the lowerbound command.
+func newLowerBoundCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o lowerBoundOptions
+	cmd := &cobra.Command{
+		Use:   "lowerbound [flags]",
+		Short: "print each datacenter's optimal commit latency and the commit offsets",
+		Long: `Print each datacenter's minimum-average-optimal commit latency on a topology (the lower bound
+L_A + L_B >= RTT(A,B) for every pair) and Helios's commit offsets.`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return runLowerBound(o, stdout, stderr) },
 	}
-	topo, err := loadTopology(*topoFlag, os.Stderr)
+	f := cmd.Flags()
+	f.StringVar(&o.topology, "topology", "aws-helios", topologyUsage)
+	f.StringVar(&o.jsonFile, "json", "", "also write the result as JSON to this file")
+	f.Float64Var(&o.overheadMs, "throughput-overhead-ms", 0, "if > 0, also solve the throughput variant max Σ 1/(L+c) with this c")
+	completeTopology(cmd, "topology")
+	return cmd
+}
+
+// topologyUsage describes a --topology flag.
+var topologyUsage = "topology preset (" + strings.Join(topology.PresetNames(), ", ") + ") or YAML/JSON file"
+
+// completeTopology completes flag name of cmd with the topology presets, or a file.
+func completeTopology(cmd *cobra.Command, name string) {
+	_ = cmd.RegisterFlagCompletionFunc(name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return topology.PresetNames(), cobra.ShellCompDirectiveDefault
+	})
+}
+
+// runLowerBound runs `meridian lowerbound`.
+func runLowerBound(o lowerBoundOptions, stdout, stderr io.Writer) error {
+	topo, err := loadTopology(o.topology, stderr)
 	if err != nil {
 		return err
 	}
@@ -63,8 +95,8 @@ func runLowerBound(args []string, stdout io.Writer) error {
 	for i, dc := range topo.DCs {
 		out.Datacenters = append(out.Datacenters, dcBoundJSON{Name: dc, LatencyMs: sol.LatencyMs[i]})
 	}
-	if *overheadMs > 0 {
-		tp, err := lowerbound.Throughput(topo.RTTMs, *overheadMs)
+	if o.overheadMs > 0 {
+		tp, err := lowerbound.Throughput(topo.RTTMs, o.overheadMs)
 		if err != nil {
 			return err
 		}
@@ -73,8 +105,8 @@ func runLowerBound(args []string, stdout io.Writer) error {
 		}
 	}
 	printLowerBound(stdout, topo, out)
-	if *jsonFile != "" {
-		return writeJSON(*jsonFile, out)
+	if o.jsonFile != "" {
+		return writeJSON(o.jsonFile, out)
 	}
 	return nil
 }
@@ -122,6 +154,17 @@ func writeJSON(path string, v any) error {
 	return nil
 }
 
+// newProtocolsCmd returns the protocols command.
+func newProtocolsCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "protocols",
+		Short: "list the registered protocols",
+		Args:  noArgs,
+		RunE:  func(*cobra.Command, []string) error { return runProtocols(stdout) },
+	}
+}
+
+// runProtocols prints every registered protocol's name and description.
 func runProtocols(stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, name := range registry.Names() {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/verify/history"
 )
 
@@ -84,7 +86,10 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"bench", "--skew", "V=fast"},
 		{"bench", "--set", "gt"},
 		{"bench", "--protocols", "helios-0", "--set", "bogus=1"},
-		{"bench", "--protocols", "helios-0,mf", "--history", "h.jsonl"},
+		{"bench", "--workload", "tcc", "--keys", "10"},
+		{"bench", "--protocols", "helios-0,fastccs"},
+		{"bench", "--workload", "tcc", "--protocols", "helios-0"},
+		{"bench", "--cluster", "no-such-cluster.yaml"},
 		{"bench", "--keys", "0"},
 		{"bench", "stray"},
 		{"lowerbound", "--topology", bad},
@@ -165,5 +170,75 @@ func TestBenchJSONAndHistory(t *testing.T) {
 	}
 	if len(h.Txns) == 0 || len(h.Replicas) != 1 {
 		t.Fatalf("history has %d transactions and %d version orders", len(h.Txns), len(h.Replicas))
+	}
+}
+
+// TestBenchTCCJSONAndHistory runs the TCC workload on two protocols (picked by their family,
+// without --workload) and checks the one JSON shape (a datacenters entry for the single
+// datacenter, the workload's figures) and one history file per protocol, each with its
+// read-only and write-only transactions and the version order of every partition's keys.
+func TestBenchTCCJSONAndHistory(t *testing.T) {
+	dir := t.TempDir()
+	jsonFile, histFile := filepath.Join(dir, "out.json"), filepath.Join(dir, "h.jsonl")
+	code, stdout, stderr := runCLI(t, "bench", "--protocols", "fastccs,ec", "--partitions", "2", "--clients-per-dc", "4",
+		"--duration", "2s", "--warmup", "500ms", "--cooldown", "500ms", "--json", jsonFile, "--history", histFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "TCC workload on one datacenter: 2 partitions") {
+		t.Errorf("table:\n%s", stdout)
+	}
+	var got struct {
+		Runs []struct {
+			Protocol    string `json:"protocol"`
+			Workload    string `json:"workload"`
+			Partitions  int    `json:"partitions"`
+			Datacenters []struct {
+				Name         string  `json:"name"`
+				CommittedTPS float64 `json:"committed_tps"`
+			} `json:"datacenters"`
+			Metrics struct {
+				RotRounds map[string]int `json:"rot_rounds"`
+			} `json:"workload_metrics"`
+		} `json:"runs"`
+	}
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Runs) != 2 {
+		t.Fatalf("runs = %+v", got.Runs)
+	}
+	for _, r := range got.Runs {
+		if r.Workload != "tcc" || r.Partitions != 2 || len(r.Datacenters) != 1 || r.Datacenters[0].CommittedTPS <= 0 || len(r.Metrics.RotRounds) != 3 {
+			t.Errorf("run = %+v", r)
+		}
+		f, err := os.Open(filepath.Join(dir, "h."+r.Protocol+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := history.ReadJSONL(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads, writes := 0, 0
+		for _, tx := range h.Txns {
+			reads += len(tx.Reads)
+			writes += len(tx.Writes)
+		}
+		if reads == 0 || writes == 0 || len(h.Replicas) != 1 {
+			t.Fatalf("%s: %d reads, %d writes, %d version orders", r.Protocol, reads, writes, len(h.Replicas))
+		}
+		for _, tx := range h.Txns {
+			for _, k := range tx.Writes {
+				if tx.Status == txn.Committed && !slices.Contains(h.Replicas[0].VersionOrder[k], tx.ID) {
+					t.Fatalf("%s: the version order of %s lacks %s, which committed a write to it", r.Protocol, k, tx.ID)
+				}
+			}
+		}
 	}
 }

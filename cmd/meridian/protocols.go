@@ -1,12 +1,4 @@
 package main
 
-// The baseline protocols register themselves with the registry when imported.
-import (
-	_ "github.com/meridian-kv/meridian/protocols/baseline/paxos"
-	_ "github.com/meridian-kv/meridian/protocols/baseline/rc"
-	_ "github.com/meridian-kv/meridian/protocols/baseline/twopc"
-	_ "github.com/meridian-kv/meridian/protocols/tcc/ec"
-	_ "github.com/meridian-kv/meridian/protocols/tcc/eiger"
-	_ "github.com/meridian-kv/meridian/protocols/tcc/fastccs"
-	_ "github.com/meridian-kv/meridian/protocols/tcc/wren"
-)
+// Every protocol registers itself with the registry when imported.
+import _ "github.com/meridian-kv/meridian/protocols/all"

@@ -3,42 +3,85 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/tools/repro"
 )
 
-// runRepro implements `meridian repro list`, `meridian repro NAME...` and `meridian repro --all`;
-// --out DIR also writes each experiment's claims, data and plots, and an index page, under DIR.
-func runRepro(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("repro", stderr)
-	all := fs.Bool("all", false, "run every experiment")
-	jsonFile := fs.String("json", "", "also write the claims as JSON to this file")
-	outDir := fs.String("out", "", "also write CSV files, PNG plots and an HTML page per experiment, and index.html, under this directory")
-	seed := fs.Uint64("seed", 1, "seed of every simulated run")
-	jitterCorr := fs.Duration("jitter-correlation", time.Duration(bench.Defaults().JitterCorrelationUs)*time.Microsecond,
+// reproOptions are the flags of `meridian repro`.
+type reproOptions struct {
+	all              bool
+	jsonFile, outDir string
+	seed             uint64
+	jitterCorr       time.Duration
+	quiet            bool
+}
+
+// newReproCmd returns the repro command and its subcommand list.
+func newReproCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o reproOptions
+	cmd := &cobra.Command{
+		Use:   "repro (NAME... | --all) [flags]",
+		Short: "reproduce the papers' experiments and compare with their claims (list, NAME, --all, --out DIR)",
+		Long: `Reproduce the papers' experiments (see 'meridian repro list') and print, for each, our figures
+beside the paper's and a verdict per claim. --out DIR also writes each experiment's claims, data
+and plots, and an index page, under DIR, as each experiment ends. On a terminal, a progress line
+on stderr shows the running experiment and step (--quiet: none).`,
+		Example: `  meridian repro list
+  meridian repro e4.1 --out repro-out
+  meridian repro --all --out repro-out --json claims.json`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeExperiments,
+		RunE:              func(_ *cobra.Command, names []string) error { return runRepro(o, names, stdout, stderr) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.all, "all", false, "run every experiment")
+	f.StringVar(&o.jsonFile, "json", "", "also write the claims as JSON to this file")
+	f.StringVar(&o.outDir, "out", "", "also write CSV files, PNG plots and an HTML page per experiment, and index.html, under this directory")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulated run")
+	f.DurationVar(&o.jitterCorr, "jitter-correlation", time.Duration(bench.Defaults().JitterCorrelationUs)*time.Microsecond,
 		"correlation time of each inter-datacenter link's jitter in every run (0: independent per message)")
-	quiet := fs.Bool("quiet", false, "no progress line")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	names := fs.Args()
-	if len(names) == 1 && names[0] == "list" {
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		for _, e := range repro.List() {
-			fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Title)
+	f.BoolVar(&o.quiet, "quiet", false, "no progress line")
+	_ = cmd.MarkFlagDirname("out")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "list the experiments",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			for _, e := range repro.List() {
+				fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Title)
+			}
+			return tw.Flush()
+		},
+	})
+	return cmd
+}
+
+// completeExperiments completes the experiment names of `meridian repro`.
+func completeExperiments(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	var names []string
+	for _, e := range repro.List() {
+		if !slices.Contains(args, e.Name) {
+			names = append(names, e.Name+"\t"+e.Title)
 		}
-		return tw.Flush()
 	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// runRepro runs `meridian repro NAME...` and `meridian repro --all`.
+func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 	var exps []repro.Experiment
 	switch {
-	case *all && len(names) > 0:
+	case o.all && len(names) > 0:
 		return usagef("repro: give experiment names or --all, not both")
-	case *all:
+	case o.all:
 		exps = repro.List()
 	case len(names) == 0:
 		return usagef("repro: name an experiment (see 'meridian repro list') or give --all")
@@ -50,27 +93,22 @@ func runRepro(args []string, stdout, stderr io.Writer) error {
 		}
 		exps = append(exps, e)
 	}
-	if *jitterCorr < 0 {
+	if o.jitterCorr < 0 {
 		return usagef("repro: --jitter-correlation must not be negative")
 	}
-	corrUs := jitterCorr.Microseconds()
-	env := repro.Env{Seed: *seed, JitterCorrelationUs: &corrUs}
+	corrUs := o.jitterCorr.Microseconds()
+	env := repro.Env{Seed: o.seed, JitterCorrelationUs: &corrUs}
 	var reports []*repro.Report
 	start := time.Now()
-	redraw := isTerminal(stderr)
+	progress := !o.quiet && isTerminal(stderr) // a line that redraws itself in place
 	for i, e := range exps {
-		if !*quiet {
+		if progress {
 			env.Progress = func(step string) {
-				line := progressLine(i, len(exps), time.Since(start), step)
-				if redraw {
-					fmt.Fprint(stderr, "\r\033[K"+line)
-				} else {
-					fmt.Fprintln(stderr, line)
-				}
+				fmt.Fprint(stderr, "\r\033[K"+progressLine(i, len(exps), time.Since(start), step))
 			}
 		}
 		r, err := e.Run(env)
-		if !*quiet && redraw {
+		if progress {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
 		if err != nil {
@@ -78,18 +116,18 @@ func runRepro(args []string, stdout, stderr io.Writer) error {
 		}
 		printReport(stdout, r)
 		reports = append(reports, r)
-		if *outDir != "" {
+		if o.outDir != "" {
 			// Written as each experiment ends, so that a long run's finished part is on disk.
-			if err := repro.WriteExperiment(*outDir, r); err != nil {
+			if err := repro.WriteExperiment(o.outDir, r); err != nil {
 				return err
 			}
-			if err := repro.WriteIndex(*outDir, reports); err != nil {
+			if err := repro.WriteIndex(o.outDir, reports); err != nil {
 				return err
 			}
 		}
 	}
-	if *jsonFile != "" {
-		return writeJSON(*jsonFile, map[string][]*repro.Report{"experiments": reports})
+	if o.jsonFile != "" {
+		return writeJSON(o.jsonFile, map[string][]*repro.Report{"experiments": reports})
 	}
 	return nil
 }
@@ -119,14 +157,4 @@ func progressLine(done, n int, elapsed time.Duration, step string) string {
 	}
 	return fmt.Sprintf("[%s%s] %d/%d %s %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
 		done+1, n, elapsed.Round(time.Second), step)
-}
-
-// isTerminal reports whether w is a terminal, where the progress line redraws itself in place.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

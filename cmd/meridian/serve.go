@@ -8,36 +8,74 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/meridian-kv/meridian/server"
 	"github.com/meridian-kv/meridian/server/cluster"
 )
 
-// runServe runs one node of a cluster until SIGINT or SIGTERM.
-func runServe(args []string, stderr io.Writer) error {
-	fs := newFlagSet("serve", stderr)
-	config := fs.String("config", "", "cluster file (YAML)")
-	name := fs.String("node", "", "name of this node in the cluster file")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+// serveOptions are the flags of `meridian serve`.
+type serveOptions struct {
+	config, node        string
+	logFormat, logLevel string
+	storageLog          bool
+}
+
+// logLevels are the values of serve's --log-level.
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+// newServeCmd returns the serve command, which logs to stderr.
+func newServeCmd(stderr io.Writer) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve --config FILE --node NAME [flags]",
+		Short: "run one node of a cluster (--config cluster.yaml --node NAME)",
+		Long: `Run one node of a cluster until SIGINT or SIGTERM. The cluster file (format in
+server/cluster/doc.go) names every node's datacenter, partition and addresses; the node logs to
+stderr. The storage engine's (Pebble's) informational lines are left out unless --storage-log;
+its errors are always logged.`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return runServe(o, stderr) },
 	}
-	if *config == "" || *name == "" {
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "cluster file (YAML)")
+	f.StringVar(&o.node, "node", "", "name of this node in the cluster file")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
+	f.BoolVar(&o.storageLog, "storage-log", false, "also log the storage engine's (Pebble's) informational lines and events (WAL recovery, flushes, compactions), at info level")
+	_ = cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// runServe runs one node of a cluster until SIGINT or SIGTERM.
+func runServe(o serveOptions, stderr io.Writer) error {
+	if o.config == "" || o.node == "" {
 		return usagef("serve: --config and --node are required")
 	}
-	var handler slog.Handler
-	switch *logFormat {
-	case "text":
-		handler = slog.NewTextHandler(stderr, nil)
-	case "json":
-		handler = slog.NewJSONHandler(stderr, nil)
-	default:
-		return usagef("serve: --log-format must be text or json, not %q", *logFormat)
+	level, ok := logLevels[o.logLevel]
+	if !ok {
+		return usagef("serve: --log-level must be debug, info, warn or error, not %q", o.logLevel)
 	}
-	cfg, err := cluster.Load(*config)
+	var handler slog.Handler
+	switch ho := (&slog.HandlerOptions{Level: level}); o.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, ho)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, ho)
+	default:
+		return usagef("serve: --log-format must be text or json, not %q", o.logFormat)
+	}
+	cfg, err := cluster.Load(o.config)
 	if err != nil {
 		return usageError{err}
 	}
-	node, err := server.New(cfg, *name, slog.New(handler))
+	node, err := server.New(cfg, o.node, slog.New(handler), server.Options{StorageLog: o.storageLog})
 	if err != nil {
 		return usageError{err}
 	}

@@ -22,7 +22,7 @@ func Uncontended(t testing.TB, topoName string) bench.Options {
 	opts := bench.Defaults()
 	opts.Topology = topo
 	opts.ClientsPerDC = 1
-	opts.Workload = workload.Config{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 2, ReadRatio: 0.5}
+	opts.Workload = workload.TYCSB{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 2, ReadRatio: 0.5}
 	opts.DurationUs, opts.WarmupUs = 5_000_000, 500_000
 	opts.Jitter, opts.ClientHopUs = 0, 0
 	return opts

@@ -51,7 +51,7 @@ func Options(proto string, seed uint64) bench.Options {
 	opts.Seed = seed
 	opts.ClientsPerDC = 1 + r.IntN(3)
 	keys := 4 + r.IntN(60)
-	opts.Workload = workload.Config{Keys: keys, Distribution: workload.DistUniform, OpsPerTxn: 1 + r.IntN(min(4, keys)), ReadRatio: 0.2 + 0.6*r.Float64()}
+	opts.Workload = workload.TYCSB{Keys: keys, Distribution: workload.DistUniform, OpsPerTxn: 1 + r.IntN(min(4, keys)), ReadRatio: 0.2 + 0.6*r.Float64()}
 	opts.DurationUs, opts.WarmupUs = 3_000_000, 0
 	opts.Jitter = 1
 	opts.ClockOffsetUs = make([]int64, n)
@@ -187,9 +187,9 @@ func Run(t *testing.T, proto, replayCmd string) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		if !res.Checker.OK || res.Unfinished > 0 {
-			t.Fatalf("seed %d: %s; %d transactions unfinished\nreplay: MERIDIAN_SEED=%d %s\nparameters: protocol=%s %s",
-				seed, res.Checker.Summary(), res.Unfinished, seed, replayCmd, proto, res.Replay)
+		if err := res.Problem(); err != nil || res.Unfinished > 0 {
+			t.Fatalf("seed %d: %v; %s; %d transactions unfinished\nreplay: MERIDIAN_SEED=%d %s\nparameters: %s",
+				seed, err, res.Checker.Summary(), res.Unfinished, seed, replayCmd, res.Replay)
 		}
 		committed += res.Checker.Committed
 	}

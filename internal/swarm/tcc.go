@@ -7,7 +7,6 @@ import (
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
-	"github.com/meridian-kv/meridian/verify/checker"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -19,14 +18,14 @@ type TCCParams func(r *rand.Rand) protocol.Params
 // partitions, a small key space for contention, short and long transactions, a write-heavy mix,
 // the protocol's parameters from params, and a fault schedule (crashed partitions, cut links
 // between partitions) that ends before the run does, so that every transaction must finish.
-func TCCOptions(seed uint64, params TCCParams) bench.TCCOptions {
+func TCCOptions(seed uint64, params TCCParams) bench.Options {
 	r := rand.New(rand.NewPCG(seed, 0x746363))
 	opts := bench.TCCDefaults()
 	opts.Seed = seed
 	opts.Partitions = 2 + r.IntN(7)
 	opts.ClientsPerDC = 2 + r.IntN(11)
 	opts.DurationUs, opts.WarmupUs, opts.CooldownUs = 2_000_000, 0, 0
-	w := &opts.Workload
+	w := opts.Workload.(workload.TCC)
 	w.KeysPerPartition = 1 + r.IntN(8)
 	keys := w.KeysPerPartition * opts.Partitions
 	w.KeysPerROT = 1 + r.IntN(min(5, keys))
@@ -34,6 +33,7 @@ func TCCOptions(seed uint64, params TCCParams) bench.TCCOptions {
 	w.WriteFraction = 0.1 + 0.4*r.Float64()
 	w.ValueBytes = 16 + r.IntN(64)
 	w.Distribution = workload.DistUniform
+	opts.Workload = w
 	opts.Faults = randomNodeFaults(r, opts.Partitions, opts.DurationUs)
 	if params != nil {
 		opts.Params = params(r)
@@ -63,33 +63,29 @@ func randomNodeFaults(r *rand.Rand, partitions int, durationUs int64) []sim.Faul
 }
 
 // RunTCC runs proto over SeedsPerProtocol random seeds (TCCOptions with params) in test t and
-// requires the TCC checker to find no anomaly, every read's value to match its version, and
-// every transaction to finish once the faults are over. A failing seed prints everything needed
-// to replay it (see Run for replayCmd and MERIDIAN_SEED). A protocol that promises only eventual
-// consistency (registry.Entry.Eventual, ec) may show causality and atomicity anomalies (C2, C3),
-// which RunTCC counts and returns; any other finding (a dirty read, a cut-isolation violation, a
-// version never visible at quiescence, a lost write) fails it too.
+// requires every run to be good (bench.Result.Problem: no anomaly the protocol's consistency
+// forbids, every read's value matching its version) and every transaction to finish once the
+// faults are over. A failing seed prints everything needed to replay it (see Run for replayCmd
+// and MERIDIAN_SEED). A protocol that promises only eventual consistency (registry.Eventual, ec)
+// may show the causality anomalies C2 and C3, which RunTCC counts and returns; any other finding
+// (a dirty read, a cut-isolation violation, a version never visible at quiescence, a lost write)
+// fails it too.
 func RunTCC(t *testing.T, proto, replayCmd string, params TCCParams) (expectedAnomalies int) {
 	t.Helper()
 	seeds := seedsToRun(t)
 	checked := 0
 	for _, seed := range seeds {
 		opts := TCCOptions(seed, params)
-		res, err := bench.RunTCC(opts, proto)
+		res, err := bench.Run(opts, proto)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		ok := res.Checker.OK
-		if res.ExpectAnomalies {
-			causal := res.Checker.Counts[checker.TCCSnapshot] + res.Checker.Counts[checker.TCCWriteOrder]
-			ok = causal == len(res.Checker.Anomalies)
-			expectedAnomalies += causal
+		expectedAnomalies += res.ExpectedAnomalies()
+		if err := res.Problem(); err != nil || res.Unfinished > 0 {
+			t.Fatalf("seed %d: %v; %s; %d transactions unfinished\nreplay: MERIDIAN_SEED=%d %s\nparameters: %s",
+				seed, err, res.Checker.Summary(), res.Unfinished, seed, replayCmd, res.Replay)
 		}
-		if !ok || res.Unfinished > 0 || res.ValueMismatches > 0 {
-			t.Fatalf("seed %d: %s; %d transactions unfinished; %d reads whose value is not their version's\nreplay: MERIDIAN_SEED=%d %s\nparameters: %s",
-				seed, res.Checker.Summary(), res.Unfinished, res.ValueMismatches, seed, replayCmd, res.Replay)
-		}
-		checked += res.ROTs + res.WOTs
+		checked += res.TCC().ROTs + res.TCC().WOTs
 	}
 	if checked == 0 {
 		t.Fatalf("no transaction finished over %d seeds: the property test checks nothing", len(seeds))

@@ -85,14 +85,14 @@ func (w *World) FinalRead(keys ...string) *Handle {
 	return h
 }
 
-// CheckTCC runs the TCC checker (C1–C6) over the world's history: ROTs may take maxRounds
-// rounds (C5), and final are the ROTs run at quiescence (C6).
-func (w *World) CheckTCC(maxRounds int, final ...*Handle) checker.TCCReport {
-	opts := checker.TCCOptions{MaxRounds: maxRounds}
+// CheckTCC runs the checker with the Causal model (C1–C6) over the world's history: ROTs may
+// take maxRounds rounds (C5), and final are the ROTs run at quiescence (C6).
+func (w *World) CheckTCC(maxRounds int, final ...*Handle) checker.Report {
+	opts := checker.Options{Model: checker.Causal, MaxRounds: maxRounds}
 	for _, h := range final {
 		opts.Final = append(opts.Final, h.ID())
 	}
-	return checker.CheckTCC(w.History(), opts)
+	return checker.Check(w.History(), opts)
 }
 
 // Step is one kind of step of an Interleaving: Do runs with probability Weight over the sum of

@@ -25,7 +25,7 @@ func TestCheckerCatchesBrokenHelios(t *testing.T) {
 		opts.Topology = mustPreset("table4.1")
 		opts.Seed = seed
 		opts.ClientsPerDC = 2
-		opts.Workload = workload.Config{Keys: 20, Distribution: workload.DistUniform, OpsPerTxn: 3, ReadRatio: 0.5}
+		opts.Workload = workload.TYCSB{Keys: 20, Distribution: workload.DistUniform, OpsPerTxn: 3, ReadRatio: 0.5}
 		opts.DurationUs, opts.WarmupUs = 2_000_000, 0
 		opts.Params = protocol.Params{"latency_ms": "0,0,0", "unsafe_skip_rule1": "true"}
 		res, err := bench.Run(opts, "helios-0")

@@ -23,7 +23,7 @@ const crashStartUs, crashEndUs = 1_000_000, 4_000_000
 func outageRun(t *testing.T, topoName, proto string, down ...string) (*bench.Result, []history.Txn) {
 	t.Helper()
 	opts := uncontended(t, topoName, "1ms")
-	opts.Workload = workload.Config{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 1, ReadRatio: 0}
+	opts.Workload = workload.TYCSB{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 1, ReadRatio: 0}
 	opts.Params["gt"] = "100ms"
 	if proto == "mf" || proto == "helios-0" {
 		delete(opts.Params, "gt")
@@ -150,7 +150,7 @@ func TestHeliosGraceTimeNack(t *testing.T) {
 					}
 				}
 			}
-			opts.Workload = workload.Config{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 1, ReadRatio: 0}
+			opts.Workload = workload.TYCSB{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 1, ReadRatio: 0}
 			opts.Params = protocol.Params{"interval": "1ms", "gt": "30ms", "latency_ms": "10,10,10"}
 			if tc.extraUs > 0 {
 				for _, peer := range []string{"B", "C"} {

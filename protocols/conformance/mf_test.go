@@ -17,7 +17,7 @@ func TestMFImmediateCommitZone(t *testing.T) {
 	opts.Topology = &topology.Topology{Name: "icz", DCs: []string{"A", "B"},
 		RTTMs: [][]float64{{0, 100}, {100, 0}}, StdDevMs: [][]float64{{0, 0}, {0, 0}}}
 	opts.Params = protocol.Params{"interval.A": "1000ms", "interval.B": "10ms"}
-	opts.Workload = workload.Config{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 1, ReadRatio: 0}
+	opts.Workload = workload.TYCSB{Keys: 1_000_000, Distribution: workload.DistUniform, OpsPerTxn: 1, ReadRatio: 0}
 	opts.RatePerClient = 1000.0 / 271 // a period incommensurate with A's sends: uniform phases
 	opts.DurationUs, opts.WarmupUs = 120_000_000, 2_000_000
 	opts.KeepHistory = true

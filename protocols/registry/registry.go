@@ -1,6 +1,12 @@
 // Package registry maps protocol names to their implementations: the one place where the CLI,
-// the benchmarks and the servers look up a protocol by name. The core protocols (Helios, Message
-// Futures) are listed here; others register themselves with Register when imported.
+// the benchmarks and the servers look up a protocol by name. Every protocol package registers
+// its protocols with Register from an init function (the database/sql driver pattern);
+// protocols/all imports every one of them, and the binaries import protocols/all.
+//
+// An Entry also carries the protocol's facts that other packages need, so that nothing outside
+// the protocol switches on its name: which client interface it serves (Family), which
+// consistency it promises (Consistency), whether a committed write is visible at once, how many
+// datacenter outages it tolerates.
 package registry
 
 import (
@@ -10,9 +16,43 @@ import (
 	"strings"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/protocols/fullrep/helios"
-	"github.com/meridian-kv/meridian/protocols/fullrep/mf"
 	"github.com/meridian-kv/meridian/protocols/tcc"
+)
+
+// Family is the client interface a protocol serves. A workload runs on the protocols of its
+// family, and a driver deploys a protocol by its family: one full replica per datacenter, or a
+// store split into partitions in every datacenter.
+type Family string
+
+// The families.
+const (
+	// ReadWrite protocols serve interactive read-write transactions (client.Session: Begin,
+	// Get, Put, Commit) at one full replica per datacenter: Helios, Message Futures and the
+	// baselines.
+	ReadWrite Family = "read-write"
+	// Causal protocols serve read-only and write-only transactions through their own client
+	// library (Entry.NewClient) on a store split into partitions in every datacenter: FastCCS,
+	// Eiger, Wren and eventual consistency.
+	Causal Family = "causal"
+)
+
+// Partitioned reports whether the family's protocols split the key space over several nodes
+// per datacenter.
+func (f Family) Partitioned() bool { return f == Causal }
+
+// Consistency is what a protocol promises, and so what the checker holds its runs to.
+type Consistency string
+
+// The consistency levels.
+const (
+	// Serializable runs must have an acyclic dependency graph and convergent replicas.
+	Serializable Consistency = "serializable"
+	// TransactionalCausal runs must satisfy causal consistency with atomic snapshots (the
+	// checker's oracles C1–C6).
+	TransactionalCausal Consistency = "causal"
+	// Eventual runs promise only eventual consistency (the ec baseline): the checker holds them
+	// to the causal oracles, and its causal findings (C2, C3) are expected, not failures.
+	Eventual Consistency = "eventual"
 )
 
 // Entry describes one registered protocol.
@@ -22,33 +62,51 @@ type Entry struct {
 	New         protocol.Factory
 	// Codec encodes the protocol's peer messages for the network runtime.
 	Codec protocol.Codec
-	// NewClient is set for the partitioned transactional-causal protocols (package tcc), whose
-	// client library runs part of the protocol; they serve read-only and write-only
-	// transactions, not the read-write transactions of client.Session.
+	// Family is the client interface the protocol serves.
+	Family Family
+	// Consistency is what the protocol promises; empty means Serializable for the ReadWrite
+	// family and TransactionalCausal for the Causal family.
+	Consistency Consistency
+	// NewClient is the client library of a Causal protocol, which runs part of the protocol.
 	NewClient tcc.ClientFactory
-	// MaxReadRounds bounds the rounds a read-only transaction of a transactional-causal protocol
-	// may take (the thesis's Table 2.1: 2 for FastCCS and Wren, 3 for Eiger, 1 for ec); the
+	// MaxReadRounds bounds the rounds a read-only transaction of a Causal protocol may take
+	// (the FastCCS thesis's Table 2.1: 2 for FastCCS and Wren, 3 for Eiger, 1 for ec); the
 	// checker enforces it (oracle C5).
 	MaxReadRounds int
-	// Eventual marks a protocol that promises only eventual consistency (the ec baseline): the
-	// checker's findings on its runs are expected, not failures.
-	Eventual bool
+	// VisibleOnCommit is set for the Causal protocols whose partitions make a version visible
+	// to reads as they commit it (ec installs a write at once; Eiger's reads see a version as
+	// soon as its partition receives the commit): their visibility lag is 0 by definition.
+	VisibleOnCommit bool
+	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
+	// (Helios-1: 1, Helios-2: 2); 0 for the others.
+	ToleratesOutages int
 }
 
-var entries = map[string]Entry{
-	"helios-0": {Description: "Helios, no failure tolerance: commit offsets from the lower bound (Rule 2)", New: helios.New(0, false), Codec: helios.Codec},
-	"helios-1": {Description: "Helios tolerating 1 datacenter outage: acknowledgements and grace time (Rule 3)", New: helios.New(1, false), Codec: helios.Codec},
-	"helios-2": {Description: "Helios tolerating 2 datacenter outages (Rule 3)", New: helios.New(2, false), Codec: helios.Codec},
-	"helios-b": {Description: "Helios-0 with every commit offset 0 (no RTT estimates, no linear program)", New: helios.New(0, true), Codec: helios.Codec},
-	"mf":       {Description: "Message Futures: commit once every datacenter has heard the last send", New: mf.New, Codec: mf.Codec},
+// Promises returns the consistency the protocol promises, with the family's default filled in.
+func (e Entry) Promises() Consistency {
+	switch {
+	case e.Consistency != "":
+		return e.Consistency
+	case e.Family == Causal:
+		return TransactionalCausal
+	}
+	return Serializable
 }
 
-// Register adds a protocol under name; a protocol package calls it from its init function (the
-// database/sql driver pattern), and the binaries import every protocol package. It panics if the
-// name is taken or the entry has no factory.
+var entries = map[string]Entry{}
+
+// Register adds a protocol under name; a protocol package calls it from its init function. It
+// panics if the name is taken, the entry has no factory or no family, or a Causal entry has no
+// client library.
 func Register(name string, e Entry) {
-	if _, taken := entries[name]; taken || e.New == nil || name == "" {
+	_, taken := entries[name]
+	switch {
+	case taken || e.New == nil || name == "":
 		panic("registry: cannot register protocol " + strconv.Quote(name))
+	case e.Family != ReadWrite && e.Family != Causal:
+		panic(fmt.Sprintf("registry: protocol %q has no family", name))
+	case (e.Family == Causal) != (e.NewClient != nil):
+		panic(fmt.Sprintf("registry: protocol %q: exactly the causal protocols have a client library", name))
 	}
 	entries[name] = e
 }

@@ -1,4 +1,4 @@
-package registry
+package registry_test
 
 import (
 	"cmp"
@@ -12,19 +12,22 @@ import (
 	"github.com/meridian-kv/meridian/protocol/store"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
+	_ "github.com/meridian-kv/meridian/protocols/all"
 	"github.com/meridian-kv/meridian/protocols/fullrep/helios"
 	"github.com/meridian-kv/meridian/protocols/fullrep/mf"
+	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/topology"
 )
 
-// TestCodecsCarryRealTraffic runs every registered protocol on a five-datacenter topology with
+// TestCodecsCarryRealTraffic runs Helios and Message Futures (the protocols whose log entries it
+// knows; the others' codecs have their own tests) on a five-datacenter topology with
 // every peer message, request and reply passed through its wire encoding, and checks that each
 // decodes to exactly what was sent, that every transaction is decided, and that the replicas
 // converge. It is the check that the codecs cover every message shape the protocols produce.
 func TestCodecsCarryRealTraffic(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range []string{"helios-0", "helios-1", "helios-2", "helios-b", "mf"} {
 		t.Run(name, func(t *testing.T) {
-			e, err := Lookup(name)
+			e, err := registry.Lookup(name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +141,7 @@ func (c *cluster) request(dc int, req protocol.Request) {
 	c.replicas[dc].HandleRequest(got)
 }
 
-func runOverWire(t *testing.T, e Entry) {
+func runOverWire(t *testing.T, e registry.Entry) {
 	topo, _ := topology.Preset("aws-helios")
 	n := topo.N()
 	c := &cluster{t: t, codec: e.Codec, topo: topo, nowUs: 1_000_000, replies: map[txn.ClientID][]protocol.Reply{}, kinds: map[string]int{}}

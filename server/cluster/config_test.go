@@ -357,6 +357,7 @@ const testPartitioned = "cluster-test-tcc"
 
 func init() {
 	registry.Register(testPartitioned, registry.Entry{
+		Family:      registry.Causal,
 		Description: "layout tests only",
 		New:         func(protocol.Config, protocol.Env) (protocol.Replica, error) { return nil, errors.New("not runnable") },
 		NewClient:   func(tcc.ClientConfig) (tcc.Client, error) { return nil, errors.New("not runnable") },

@@ -19,7 +19,6 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
@@ -108,15 +107,14 @@ func bringUp(t *testing.T, cfg *cluster.Config, dir, bin string) *cluster.Config
 	return loaded
 }
 
-func dial(ctx context.Context, addr string) (bench.Conn, txn.ClientID, error) {
-	return rpc.Dial(ctx, addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-}
+// plaintext is the transport security of the test clusters without TLS.
+var plaintext = grpc.WithTransportCredentials(insecure.NewCredentials())
 
 // workloadOptions is a short, contended T-YCSB run.
 func workloadOptions(duration time.Duration) bench.Options {
 	opts := bench.Defaults()
 	opts.ClientsPerDC = 3
-	opts.Workload = workload.Config{Keys: 500, Distribution: workload.DistZipfian, Theta: 0.99, OpsPerTxn: 4, ReadRatio: 0.5}
+	opts.Workload = workload.TYCSB{Keys: 500, Distribution: workload.DistZipfian, Theta: 0.99, OpsPerTxn: 4, ReadRatio: 0.5}
 	opts.DurationUs, opts.WarmupUs = duration.Microseconds(), 0
 	return opts
 }
@@ -176,7 +174,7 @@ func TestClusterCrashRestart(t *testing.T) {
 	go func() {
 		opts := workloadOptions(duration)
 		opts.KeepHistory = true
-		res, err := bench.RunCluster(context.Background(), opts, cfg, dial)
+		res, err := bench.RunCluster(context.Background(), opts, cfg, plaintext)
 		done <- outcome{res, err}
 	}()
 	ctx := context.Background()
@@ -228,5 +226,5 @@ func TestClusterCrashRestart(t *testing.T) {
 
 // runShortWorkload runs three seconds of the contended workload against cfg.
 func runShortWorkload(cfg *cluster.Config) (*bench.Result, error) {
-	return bench.RunCluster(context.Background(), workloadOptions(3*time.Second), cfg, dial)
+	return bench.RunCluster(context.Background(), workloadOptions(3*time.Second), cfg, plaintext)
 }

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/registry"
@@ -55,11 +52,12 @@ func writeTopology(t *testing.T, dir string) string {
 }
 
 // tccLoad is a short, contended run: few keys per partition, many writes.
-func tccLoad(duration time.Duration) bench.TCCOptions {
+func tccLoad(duration time.Duration) bench.Options {
 	opts := bench.TCCDefaults()
 	opts.ClientsPerDC = 4
-	opts.Workload = workload.DefaultTCCConfig()
-	opts.Workload.KeysPerPartition, opts.Workload.WriteFraction, opts.Workload.ValueBytes = 20, 0.3, 32
+	w := workload.DefaultTCC()
+	w.KeysPerPartition, w.WriteFraction, w.ValueBytes = 20, 0.3, 32
+	opts.Workload = w
 	opts.DurationUs, opts.WarmupUs, opts.CooldownUs = duration.Microseconds(), 0, 0
 	opts.KeepHistory = true
 	return opts
@@ -86,15 +84,13 @@ func TestTCCClusterKillPartition(t *testing.T) {
 			cfg, dir := startPartitioned(t, name, params)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			plaintext := grpc.WithTransportCredentials(insecure.NewCredentials())
 			opts := tccLoad(2 * time.Second)
-			opts.Params = params
 
-			res, err := bench.RunTCCCluster(ctx, opts, cfg, plaintext)
+			res, err := bench.RunCluster(ctx, opts, cfg, plaintext)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkTCCRun(t, "before the crash", res, entry.Eventual)
+			checkTCCRun(t, "before the crash", res, entry.Promises() == registry.Eventual)
 
 			victim := cfg.Nodes[1].Name
 			bin := meridianBinary(t)
@@ -110,28 +106,29 @@ func TestTCCClusterKillPartition(t *testing.T) {
 			}()
 			opts.Seed = 2
 			opts.DurationUs = (4 * time.Second).Microseconds()
-			res, err = bench.RunTCCCluster(ctx, opts, cfg, plaintext)
+			res, err = bench.RunCluster(ctx, opts, cfg, plaintext)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := <-crash; err != nil {
 				t.Fatalf("killing and restarting %s: %v", victim, err)
 			}
-			checkTCCRun(t, "across the crash of "+victim, res, entry.Eventual)
+			checkTCCRun(t, "across the crash of "+victim, res, entry.Promises() == registry.Eventual)
 		})
 	}
 }
 
 // checkTCCRun requires a run that did something, finished, read what it wrote, lost no
 // acknowledged write and, unless eventual, passed the TCC checker.
-func checkTCCRun(t *testing.T, what string, res *bench.TCCResult, eventual bool) {
+func checkTCCRun(t *testing.T, what string, res *bench.Result, eventual bool) {
 	t.Helper()
-	t.Logf("%s: %d ROTs, %d WOTs, checker %s", what, res.ROTs, res.WOTs, res.Checker.Summary())
-	if res.ROTs == 0 || res.WOTs == 0 {
-		t.Errorf("%s: %d ROTs and %d WOTs finished; want both", what, res.ROTs, res.WOTs)
+	m := res.TCC()
+	t.Logf("%s: %d ROTs, %d WOTs, checker %s", what, m.ROTs, m.WOTs, res.Checker.Summary())
+	if m.ROTs == 0 || m.WOTs == 0 {
+		t.Errorf("%s: %d ROTs and %d WOTs finished; want both", what, m.ROTs, m.WOTs)
 	}
-	if res.Unfinished > 0 || res.ValueMismatches > 0 {
-		t.Errorf("%s: %d transactions unfinished, %d reads whose value is not their version's", what, res.Unfinished, res.ValueMismatches)
+	if res.Unfinished > 0 || m.ValueMismatches > 0 {
+		t.Errorf("%s: %d transactions unfinished, %d reads whose value is not their version's", what, res.Unfinished, m.ValueMismatches)
 	}
 	installed := map[string]map[txn.ID]bool{}
 	for _, r := range res.History.Replicas {
@@ -157,7 +154,7 @@ func checkTCCRun(t *testing.T, what string, res *bench.TCCResult, eventual bool)
 	expected := 0
 	for _, a := range res.Checker.Anomalies {
 		switch {
-		case !eventual, a.Oracle == checker.TCCVersionOrder, a.Oracle == checker.TCCDirtyRead, a.Oracle == checker.TCCMalformed:
+		case !eventual, a.Kind == checker.TCCVersionOrder, a.Kind == checker.TCCDirtyRead, a.Kind == checker.TCCMalformed:
 			t.Errorf("%s: %v", what, a)
 		default:
 			expected++

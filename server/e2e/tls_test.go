@@ -22,7 +22,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/tools/bench"
@@ -185,12 +184,7 @@ func TestMutualTLSClusterCommits(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
 	withCert := credentials.NewTLS(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}})
-	dialTLS := func(creds credentials.TransportCredentials) bench.DialFunc {
-		return func(ctx context.Context, addr string) (bench.Conn, txn.ClientID, error) {
-			return rpc.Dial(ctx, addr, grpc.WithTransportCredentials(creds))
-		}
-	}
-	res, err := bench.RunCluster(context.Background(), workloadOptions(2*time.Second), loaded, dialTLS(withCert))
+	res, err := bench.RunCluster(context.Background(), workloadOptions(2*time.Second), loaded, grpc.WithTransportCredentials(withCert))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +194,8 @@ func TestMutualTLSClusterCommits(t *testing.T) {
 	noCert := credentials.NewTLS(&tls.Config{RootCAs: pool})
 	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer dcancel()
-	if conn, _, err := dialTLS(noCert)(dctx, loaded.Nodes[0].ClientAddr); err == nil {
-		conn.(interface{ Close() error }).Close()
+	if conn, _, err := rpc.Dial(dctx, loaded.Nodes[0].ClientAddr, grpc.WithTransportCredentials(noCert)); err == nil {
+		conn.Close()
 		t.Fatal("a client without a certificate registered at a mutual-TLS node")
 	}
 }

@@ -4,33 +4,63 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
 
-	"github.com/meridian-kv/meridian/protocol/txn"
-	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/verify/history"
-)
+	"google.golang.org/grpc"
 
-// DialFunc opens a benchmark client's connection to the node serving clients at addr and
-// returns the client id the node allocated.
-type DialFunc func(ctx context.Context, addr string) (Conn, txn.ClientID, error)
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/protocols/tcc"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/rpc"
+	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/verify/history"
+	"github.com/meridian-kv/meridian/workload"
+)
 
 // Limits of a run against a real cluster.
 const (
 	clusterDrainTimeout    = 60 * time.Second // for outstanding transactions after the duration
 	clusterConvergeTimeout = 60 * time.Second // for the replicas to install the same versions
+	// clusterCallTimeout bounds one client-to-partition call of a partitioned protocol; the
+	// protocols' own transaction timeouts (default 5 s) retry long before.
+	clusterCallTimeout = 30 * time.Second
 )
 
-// RunCluster runs the workload of opts against the running cluster cfg, in real time: the same
-// closed-loop T-YCSB clients as the simulated bench, ClientsPerDC of them at each node, each
-// over its own connection. Afterwards it waits for the replicas to converge, reads every node's
-// version order (its /versions endpoint) and checks the history like Run does. opts.Topology and
-// the protocol come from cfg; simulator-only options (faults, skew, jitter) are ignored.
-func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dial DialFunc) (*Result, error) {
-	opts.Topology = cfg.Topology
-	run, err := newRun(&opts)
+// RunCluster runs the workload of opts against the running cluster cfg, in real time: the
+// cluster driver of the run path, with the same clients, measurements and checks as Run.
+// ClientsPerDC clients run in every datacenter (of opts.ClientDCs), each over its own
+// connection: for the ReadWrite family a gRPC connection to the datacenter's node, for a
+// partitioned family a client library that calls every partition of its datacenter (client i
+// registers with partition i mod N). Afterwards it waits for the clients to finish and the
+// replicas to converge, lets the workload run its final checks, reads every node's version
+// order (its /versions endpoint) and checks the history.
+//
+// The protocol, the topology, the partitions and the protocol's parameters come from cfg;
+// opts.Protocols, opts.Params and the simulator's options (faults, skew, jitter, delays) must
+// be unset. dialOpts must name the transport security, as for rpc.Dial. Cancelling ctx stops
+// the run.
+func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts ...grpc.DialOption) (*Result, error) {
+	entry, err := registry.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(opts.Faults) > 0 || opts.ClockOffsetUs != nil || opts.ClockDriftPPM != nil || opts.Chaos != (sim.Chaos{}):
+		return nil, fmt.Errorf("bench: faults, clock skew and chaos apply to the simulator, not to cluster %s", cfg.Path)
+	case len(opts.Params) > 0:
+		return nil, fmt.Errorf("bench: the parameters of %s configure its nodes and clients; protocol parameters do not apply", cfg.Path)
+	}
+	layout, err := tcc.NewLayout(cfg.Placements(), cfg.Topology.N())
+	if err != nil {
+		return nil, fmt.Errorf("bench: cluster %s: %w", cfg.Path, err)
+	}
+	opts.Topology, opts.Protocols, opts.Partitions, opts.Params = cfg.Topology, []string{cfg.Protocol}, layout.Partitions(), cfg.Params
+	run, err := newRun(&opts, entry, layout)
 	if err != nil {
 		return nil, err
 	}
@@ -38,25 +68,30 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dial Dia
 	if err != nil {
 		return nil, fmt.Errorf("bench: reading the cluster's state before the run: %w", err)
 	}
-	for _, t := range preexisting(before[0]) {
+	for _, t := range preexisting(mergeOrders(before)) {
 		run.record(t)
 	}
-	wallStart := time.Now()
-	for _, nd := range cfg.Nodes {
-		if !run.hasClients(nd.DCIndex) {
+	d, err := newClusterDriver(ctx, cfg, entry, dialOpts)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	for dc := range cfg.Topology.N() {
+		if !run.hasClients(dc) {
 			continue
 		}
 		for i := range opts.ClientsPerDC {
-			conn, id, err := dial(ctx, nd.ClientAddr)
+			ci, err := d.Connect(dc, layout.Node[dc][i%layout.Partitions()], run.clientName(dc, i))
 			if err != nil {
-				return nil, fmt.Errorf("bench: connecting to node %s at %s: %w", nd.Name, nd.ClientAddr, err)
+				return nil, err
 			}
-			if closer, ok := conn.(interface{ Close() error }); ok {
-				defer closer.Close()
+			if err := run.addWorker(ci); err != nil {
+				return nil, err
 			}
-			run.addWorker(conn, id, nd.DCIndex, i)
 		}
 	}
+	wallStart := time.Now()
+	d.clock.originUs = d.rawNowUs()
 	run.start()
 	for elapsed := time.Duration(0); elapsed < time.Duration(opts.DurationUs)*time.Microsecond; {
 		step := min(time.Second, time.Duration(opts.DurationUs)*time.Microsecond-elapsed)
@@ -71,16 +106,136 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dial Dia
 		}
 	}
 	waitUntil(ctx, clusterDrainTimeout, run.idle)
+	if _, err := convergedVersionOrders(ctx, cfg); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Duration(settleUs) * time.Microsecond)
+	res := &Result{Unfinished: run.abandonBusy(d.clock.nowUs(), onLoop)}
+	final, err := run.wl.Final(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
+	}
 	replicas, err := convergedVersionOrders(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	res := run.finish(cfg.Protocol, replicas)
+	run.finish(res, replicas, final)
 	res.WallTime = time.Since(wallStart)
 	res.VirtualUs = res.WallTime.Microseconds()
-	res.Replay = fmt.Sprintf("cluster=%s protocol=%s seed=%d clients-per-dc=%d duration=%s workload=%+v",
-		cfg.Path, cfg.Protocol, opts.Seed, opts.ClientsPerDC, time.Duration(opts.DurationUs)*time.Microsecond, opts.Workload)
+	res.Replay = fmt.Sprintf("cluster=%s %s", cfg.Path, describe(&opts, cfg.Protocol))
 	return res, nil
+}
+
+// clusterDriver is a real cluster's side of a run: client connections on the run's clock
+// (workload.Settler too).
+type clusterDriver struct {
+	ctx      context.Context
+	cfg      *cluster.Config
+	dialOpts []grpc.DialOption
+	clock    *runClock
+	// nodes serves the partitioned families: one connection per node, shared by every client
+	// library, whose callbacks all run on its one callback goroutine.
+	nodes *rpc.NodeConns
+	// conns are the ReadWrite family's connections, one per client, each with its own
+	// callback goroutine.
+	conns []*rpc.Conn
+}
+
+func newClusterDriver(ctx context.Context, cfg *cluster.Config, e registry.Entry, dialOpts []grpc.DialOption) (*clusterDriver, error) {
+	d := &clusterDriver{ctx: ctx, cfg: cfg, dialOpts: dialOpts, clock: &runClock{}}
+	if e.Family.Partitioned() {
+		addrs := make(map[protocol.NodeID]string, len(cfg.Nodes))
+		for i, nd := range cfg.Nodes {
+			addrs[protocol.NodeID(i)] = nd.ClientAddr
+		}
+		nodes, err := rpc.DialNodes(addrs, e.Codec, dialOpts...)
+		if err != nil {
+			return nil, err
+		}
+		nodes.SetCallTimeout(clusterCallTimeout)
+		d.nodes = nodes
+	}
+	return d, nil
+}
+
+// rawNowUs reads the clients' clock, before the run's origin is subtracted.
+func (d *clusterDriver) rawNowUs() int64 {
+	if d.nodes != nil {
+		return d.nodes.NowUs()
+	}
+	return time.Now().UnixMicro()
+}
+
+// Connect implements workload.Settler: a new client of datacenter dc whose home is node home.
+func (d *clusterDriver) Connect(dc int, home protocol.NodeID, name string) (workload.ClientInfo, error) {
+	nd := d.cfg.Nodes[home]
+	if d.nodes != nil {
+		tr, err := d.nodes.NewTransport(d.ctx, home)
+		if err != nil {
+			return workload.ClientInfo{}, fmt.Errorf("bench: connecting to node %s: %w", nd.Name, err)
+		}
+		return workload.ClientInfo{ID: tr.ClientID(), DC: dc, Name: name, Conn: tccOnRunClock{tr, d.clock}}, nil
+	}
+	conn, id, err := rpc.Dial(d.ctx, nd.ClientAddr, d.dialOpts...)
+	if err != nil {
+		return workload.ClientInfo{}, fmt.Errorf("bench: connecting to node %s at %s: %w", nd.Name, nd.ClientAddr, err)
+	}
+	d.conns = append(d.conns, conn)
+	return workload.ClientInfo{ID: id, DC: dc, Name: name, Conn: rwOnRunClock{conn, d.clock}}, nil
+}
+
+// Await implements workload.Settler: it starts the transaction on the client's loop and waits
+// for it.
+func (d *clusterDriver) Await(ci workload.ClientInfo, start func(done func(error))) error {
+	finished := make(chan error, 1)
+	onLoop(ci.Conn, func() { start(func(err error) { finished <- err }) })
+	select {
+	case err := <-finished:
+		return err
+	case <-d.ctx.Done():
+		return d.ctx.Err()
+	case <-time.After(clusterDrainTimeout):
+		return fmt.Errorf("not finished within %s", clusterDrainTimeout)
+	}
+}
+
+func (d *clusterDriver) close() {
+	if d.nodes != nil {
+		d.nodes.Close()
+	}
+	for _, c := range d.conns {
+		c.Close()
+	}
+}
+
+// runClock puts clients' connections on the run's clock: NowUs counts from the start of the
+// run (originUs on the real clock), as the simulator's does, so that the measurement window and
+// the history's times mean the same as in the simulator.
+type runClock struct{ originUs int64 }
+
+func (c *runClock) nowUs() int64 { return time.Now().UnixMicro() - c.originUs }
+
+// rwOnRunClock is a ReadWrite client's connection on a runClock.
+type rwOnRunClock struct {
+	*rpc.Conn
+	clock *runClock
+}
+
+func (c rwOnRunClock) NowUs() int64 { return c.Conn.NowUs() - c.clock.originUs }
+
+// tccOnRunClock is a partitioned client library's transport on a runClock.
+type tccOnRunClock struct {
+	tcc.Transport
+	clock *runClock
+}
+
+func (t tccOnRunClock) NowUs() int64 { return t.Transport.NowUs() - t.clock.originUs }
+
+// onLoop runs f on conn's callback loop and waits until it returns.
+func onLoop(conn workload.Conn, f func()) {
+	ch := make(chan struct{})
+	conn.After(0, func() { f(); close(ch) })
+	<-ch
 }
 
 // waitUntil polls cond every 100 ms until it holds, the timeout passes or ctx ends.
@@ -188,4 +343,18 @@ func preexisting(r history.Replica) []history.Txn {
 		out[i] = history.Txn{ID: id, Client: "before-run", Status: txn.Committed, Writes: keys}
 	}
 	return out
+}
+
+// mergeOrders is every node's versions as one replica (each key lives in its partition's nodes
+// only), for preexisting.
+func mergeOrders(nodes []history.Replica) history.Replica {
+	all := history.Replica{VersionOrder: map[string][]txn.ID{}}
+	for _, r := range nodes {
+		for _, k := range slices.Sorted(maps.Keys(r.VersionOrder)) {
+			if len(r.VersionOrder[k]) > len(all.VersionOrder[k]) {
+				all.VersionOrder[k] = r.VersionOrder[k]
+			}
+		}
+	}
+	return all
 }

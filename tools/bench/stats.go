@@ -5,20 +5,21 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/meridian-kv/meridian/client"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/workload"
 )
 
-// collector accumulates per-datacenter measurements of the transactions that start inside the
-// measurement window [warmupUs, durationUs). Throughput counts committed transactions; latency
+// collector accumulates per-datacenter measurements of the transactions that start and end
+// inside the measurement window [warmupUs, endUs). Throughput counts committed transactions; latency
 // counts committed ones only (spec GAP-E2, the Chapter 4 convention) unless withAborts (the
 // Chapter 3 convention, where quick aborts lower the average); the abort rate counts both.
 type collector struct {
-	warmupUs, durationUs int64
-	withAborts           bool
-	immediateUs          int64 // a decision within this of the request counts as immediate
-	dcs                  []dcStats
+	warmupUs, endUs int64
+	withAborts      bool
+	immediateUs     int64 // a decision within this of the request counts as immediate
+	boundMs         []float64
+	dcs             []dcStats
 }
 
 type dcStats struct {
@@ -27,34 +28,38 @@ type dcStats struct {
 	measured           int // latencies recorded
 	immediate          int // of those, decided within 1 ms plus the client's round trip
 	committed, aborted int
+	committedOps       int // operations of the committed transactions
 }
 
-func newCollector(n int, warmupUs, durationUs int64, withAborts bool, clientHopUs int64) *collector {
-	c := &collector{warmupUs: warmupUs, durationUs: durationUs, withAborts: withAborts,
-		immediateUs: 2*clientHopUs + 1000, dcs: make([]dcStats, n)}
+// newCollector returns a collector for datacenters whose lower bounds are boundMs.
+func newCollector(boundMs []float64, warmupUs, endUs int64, withAborts bool, clientHopUs int64) *collector {
+	c := &collector{warmupUs: warmupUs, endUs: endUs, withAborts: withAborts,
+		immediateUs: 2*clientHopUs + 1000, boundMs: boundMs, dcs: make([]dcStats, len(boundMs))}
 	for i := range c.dcs {
 		c.dcs[i].hist = hdrhistogram.New(1, 3_600_000_000, 3)
 	}
 	return c
 }
 
-func (c *collector) add(dc int, startUs, endUs int64, res client.Result) {
-	if startUs < c.warmupUs || endUs > c.durationUs {
+// add records the outcome o of a transaction of datacenter dc that ran from startUs to endUs.
+func (c *collector) add(dc int, startUs, endUs int64, o workload.Outcome) {
+	if startUs < c.warmupUs || endUs > c.endUs {
 		return
 	}
 	d := &c.dcs[dc]
-	if res.Status == txn.Unknown {
+	if o.Status == txn.Unknown {
 		return // the client lost the answer (a crashed node): neither latency nor outcome
 	}
-	if res.Status == txn.Committed {
+	if o.Status == txn.Committed {
 		d.committed++
+		d.committedOps += o.Ops
 	} else {
 		d.aborted++
 		if !c.withAborts {
 			return
 		}
 	}
-	lat := res.CommitLatencyUs
+	lat := o.LatencyUs
 	_ = d.hist.RecordValue(max(lat, 1)) // in range: latencies are below an hour
 	d.sumUs += float64(lat)
 	d.sumSquareUs += float64(lat) * float64(lat)
@@ -64,34 +69,12 @@ func (c *collector) add(dc int, startUs, endUs int64, res client.Result) {
 	}
 }
 
-// cdfOf samples the distribution of h's latencies (µs) at cdfPercentiles, in milliseconds;
-// nil for an empty histogram.
-func cdfOf(h *hdrhistogram.Histogram) []CDFPoint {
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	out := make([]CDFPoint, len(cdfPercentiles))
-	for j, q := range cdfPercentiles {
-		out[j] = CDFPoint{Ms: float64(h.ValueAtQuantile(q)) / 1000, Fraction: q / 100}
-	}
-	return out
-}
-
-// cdfPercentiles are the percentiles DCResult.LatencyCDF samples: every 2% from 0 to 98, then
-// the tail at 99, 99.5, 99.9 and 100.
-var cdfPercentiles = func() []float64 {
-	var qs []float64
-	for q := 0; q < 100; q += 2 {
-		qs = append(qs, float64(q))
-	}
-	return append(qs, 99, 99.5, 99.9, 100)
-}()
-
-func (c *collector) summarise(topo *topology.Topology, boundMs []float64, opsPerTxn int) []DCResult {
-	windowS := float64(c.durationUs-c.warmupUs) / 1e6
+// summarise returns the per-datacenter figures.
+func (c *collector) summarise(topo *topology.Topology) []DCResult {
+	windowS := float64(c.endUs-c.warmupUs) / 1e6
 	out := make([]DCResult, len(c.dcs))
 	for i, d := range c.dcs {
-		r := DCResult{Name: topo.DCs[i], LowerBoundMs: boundMs[i], Committed: d.committed, Aborted: d.aborted}
+		r := DCResult{Name: topo.DCs[i], LowerBoundMs: c.boundMs[i], Committed: d.committed, Aborted: d.aborted}
 		if d.measured > 0 {
 			n := float64(d.measured)
 			r.ImmediateFraction = float64(d.immediate) / n
@@ -102,13 +85,15 @@ func (c *collector) summarise(topo *topology.Topology, boundMs []float64, opsPer
 				P99:    float64(d.hist.ValueAtQuantile(99)) / 1000,
 				StdDev: math.Sqrt(max(0, d.sumSquareUs/n-mean*mean)) / 1000,
 			}
-			r.LatencyCDF = cdfOf(d.hist)
+			r.LatencyCDF = workload.CDFOf(d.hist)
 		}
 		if total := d.committed + d.aborted; total > 0 {
 			r.AbortRate = float64(d.aborted) / float64(total)
 		}
 		r.CommittedTPS = float64(d.committed) / windowS
-		r.OpsPerSec = r.CommittedTPS * float64(opsPerTxn)
+		if d.committed > 0 {
+			r.OpsPerSec = r.CommittedTPS * (float64(d.committedOps) / float64(d.committed))
+		}
 		out[i] = r
 	}
 	return out

@@ -4,20 +4,20 @@ import (
 	"math"
 	"testing"
 
-	"github.com/meridian-kv/meridian/client"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/workload"
 )
 
 // TestLatencyCDF checks that the sampled distribution is monotone, runs from the smallest to
 // the largest latency, agrees with the median, and is empty where nothing was measured.
 func TestLatencyCDF(t *testing.T) {
 	topo, _ := topology.Preset("table4.1")
-	c := newCollector(topo.N(), 0, 10_000_000, false, 0)
+	c := newCollector(make([]float64, topo.N()), 0, 10_000_000, false, 0)
 	for i := 1; i <= 1000; i++ { // 1..1000 ms at DC 0
-		c.add(0, 0, 1, client.Result{Status: txn.Committed, CommitLatencyUs: int64(i) * 1000})
+		c.add(0, 0, 1, workload.Outcome{Status: txn.Committed, LatencyUs: int64(i) * 1000, Ops: 5})
 	}
-	dcs := c.summarise(topo, make([]float64, topo.N()), 5)
+	dcs := c.summarise(topo)
 	cdf := dcs[0].LatencyCDF
 	if len(cdf) < 40 || len(cdf) > 60 {
 		t.Fatalf("%d points, want about 50", len(cdf))

@@ -228,7 +228,7 @@ func (c *calCluster) load(t *testing.T, name string, readRatio float64, clientsP
 	opts := bench.Defaults()
 	opts.ClientsPerDC = clientsPerDC
 	opts.ClientDCs = clientDCs
-	opts.Workload = workload.Config{Keys: 100_000, Distribution: workload.DistUniform, OpsPerTxn: 5, ReadRatio: readRatio}
+	opts.Workload = workload.TYCSB{Keys: 100_000, Distribution: workload.DistUniform, OpsPerTxn: 5, ReadRatio: readRatio}
 	opts.DurationUs = (calWindowS + 2) * 1_000_000
 	opts.WarmupUs = 0
 	var a, b []nodeSample
@@ -260,7 +260,7 @@ func (c *calCluster) load(t *testing.T, name string, readRatio float64, clientsP
 	if b == nil {
 		t.Fatalf("%s: no final sample", name)
 	}
-	return c.diff(name, a, b, endAt.Sub(startAt).Seconds(), float64(opts.Workload.OpsPerTxn)*readRatio, wait())
+	return c.diff(name, a, b, endAt.Sub(startAt).Seconds(), float64(opts.Workload.(workload.TYCSB).OpsPerTxn)*readRatio, wait())
 }
 
 // costs are per-input CPU costs in seconds: the service-time model plus a per-node base load.
@@ -403,7 +403,7 @@ func wirePerEstimatedByte(t *testing.T) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := workload.NewGenerator(workload.Config{Keys: 100_000, Distribution: workload.DistUniform, OpsPerTxn: 5, ReadRatio: 0.5})
+	gen, err := workload.NewGenerator(workload.TYCSB{Keys: 100_000, Distribution: workload.DistUniform, OpsPerTxn: 5, ReadRatio: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/workload"
 )
 
 // Chapter 3's per-DC, database-size, write-ratio and interval experiments (spec §6.3, E3.2–E3.5),
@@ -63,7 +64,7 @@ func poolResults(runs []*bench.Result) *bench.Result {
 	for i := range out.DCs {
 		d := bench.DCResult{Name: runs[0].DCs[i].Name, LowerBoundMs: runs[0].DCs[i].LowerBoundMs}
 		committed, aborted := 0, 0
-		var cdfs [][]bench.CDFPoint
+		var cdfs [][]workload.CDFPoint
 		for _, r := range runs {
 			x := r.DCs[i]
 			d.Latency.Mean += x.Latency.Mean / k
@@ -82,7 +83,7 @@ func poolResults(runs []*bench.Result) *bench.Result {
 		}
 		if len(cdfs) > 0 {
 			for _, p := range cdfs[0] {
-				d.LatencyCDF = append(d.LatencyCDF, bench.CDFPoint{Ms: mixtureQuantile(cdfs, p.Fraction), Fraction: p.Fraction})
+				d.LatencyCDF = append(d.LatencyCDF, workload.CDFPoint{Ms: mixtureQuantile(cdfs, p.Fraction), Fraction: p.Fraction})
 			}
 			d.Latency.P50, d.Latency.P99 = mixtureQuantile(cdfs, 0.5), mixtureQuantile(cdfs, 0.99)
 		}
@@ -97,7 +98,7 @@ func poolResults(runs []*bench.Result) *bench.Result {
 }
 
 // mixtureQuantile returns the latency below which fraction q of the equal mixture of cdfs lies.
-func mixtureQuantile(cdfs [][]bench.CDFPoint, q float64) float64 {
+func mixtureQuantile(cdfs [][]workload.CDFPoint, q float64) float64 {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range cdfs {
 		lo, hi = math.Min(lo, c[0].Ms), math.Max(hi, c[len(c)-1].Ms)
@@ -171,7 +172,7 @@ func meanOf(res *bench.Result, dcs ...string) float64 {
 func runE32(env Env) (*Report, error) {
 	runs := map[int]protoResult{}
 	for _, keys := range []int{500, 2500} {
-		res, err := ch3Run(env, fmt.Sprintf("e3.2 %d keys", keys), func(o *bench.Options) { o.Workload.Keys = keys })
+		res, err := ch3Run(env, fmt.Sprintf("e3.2 %d keys", keys), func(o *bench.Options) { setTYCSB(o, func(w *workload.TYCSB) { w.Keys = keys }) })
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +217,7 @@ func runE33(env Env) (*Report, error) {
 	var runs []protoResult
 	var xs []float64
 	for _, keys := range e33Keys {
-		res, err := ch3Run(env, fmt.Sprintf("e3.3 %d keys", keys), func(o *bench.Options) { o.Workload.Keys = keys })
+		res, err := ch3Run(env, fmt.Sprintf("e3.3 %d keys", keys), func(o *bench.Options) { setTYCSB(o, func(w *workload.TYCSB) { w.Keys = keys }) })
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +256,8 @@ func runE34(env Env) (*Report, error) {
 		for i, readRatio := range []float64{0.9, 0.1} {
 			for _, withAborts := range []bool{true, false} {
 				res, err := ch3Run(env, fmt.Sprintf("e3.4 %d keys, %.0f%% writes", tc.keys, 100*(1-readRatio)), func(o *bench.Options) {
-					o.Workload.Keys, o.Workload.ReadRatio, o.LatencyIncludesAborts = tc.keys, readRatio, withAborts
+					setTYCSB(o, func(w *workload.TYCSB) { w.Keys, w.ReadRatio = tc.keys, readRatio })
+					o.LatencyIncludesAborts = withAborts
 				})
 				if err != nil {
 					return nil, err
@@ -280,7 +282,7 @@ func runE34(env Env) (*Report, error) {
 
 // cdfQuantile returns the latency below which fraction q of a CDF's transactions fall,
 // interpolating linearly between its points.
-func cdfQuantile(cdf []bench.CDFPoint, q float64) float64 {
+func cdfQuantile(cdf []workload.CDFPoint, q float64) float64 {
 	for i := 1; i < len(cdf); i++ {
 		if a, b := cdf[i-1], cdf[i]; q <= b.Fraction {
 			if b.Fraction == a.Fraction {
@@ -293,7 +295,7 @@ func cdfQuantile(cdf []bench.CDFPoint, q float64) float64 {
 }
 
 // cdfAt returns the fraction of a CDF's transactions that took at most ms, interpolating.
-func cdfAt(cdf []bench.CDFPoint, ms float64) float64 {
+func cdfAt(cdf []workload.CDFPoint, ms float64) float64 {
 	if ms < cdf[0].Ms {
 		return 0
 	}
@@ -322,7 +324,7 @@ func runE35(env Env) (*Report, error) {
 		}
 		runs, labels = append(runs, res), append(labels, fmt.Sprintf("every %d ms", ms))
 	}
-	cdfC := func(i int) []bench.CDFPoint { return dcResult(runs[i].res, "C").LatencyCDF }
+	cdfC := func(i int) []workload.CDFPoint { return dcResult(runs[i].res, "C").LatencyCDF }
 	spread := func(i int) (p10, p90 float64) { return cdfQuantile(cdfC(i), 0.1), cdfQuantile(cdfC(i), 0.9) }
 	r := &Report{Name: "e3.5", Title: experiments["e3.5"].Title}
 	for _, tc := range []struct {

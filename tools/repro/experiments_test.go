@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/workload"
 )
 
 // TestExperimentsRegistered: every experiment has a name, a title and a runner, List is sorted,
@@ -53,7 +53,7 @@ func TestTable41MatchesEveryClaim(t *testing.T) {
 }
 
 func TestCDFHelpers(t *testing.T) {
-	cdf := []bench.CDFPoint{{Ms: 10, Fraction: 0}, {Ms: 20, Fraction: 0.5}, {Ms: 40, Fraction: 1}}
+	cdf := []workload.CDFPoint{{Ms: 10, Fraction: 0}, {Ms: 20, Fraction: 0.5}, {Ms: 40, Fraction: 1}}
 	for _, tc := range []struct{ q, ms float64 }{{0, 10}, {0.25, 15}, {0.5, 20}, {0.75, 30}, {1, 40}} {
 		if got := cdfQuantile(cdf, tc.q); math.Abs(got-tc.ms) > 1e-9 {
 			t.Errorf("cdfQuantile(%g) = %g, want %g", tc.q, got, tc.ms)

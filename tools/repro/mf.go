@@ -26,7 +26,7 @@ func ch3Options(env Env) bench.Options {
 	opts.Seed = env.Seed
 	opts.ClientsPerDC = 5
 	opts.RatePerClient = 2
-	opts.Workload = workload.Config{Keys: 1000, Distribution: workload.DistUniform, OpsPerTxn: 5, ReadRatio: 0.5}
+	opts.Workload = workload.TYCSB{Keys: 1000, Distribution: workload.DistUniform, OpsPerTxn: 5, ReadRatio: 0.5}
 	opts.DurationUs, opts.WarmupUs = 50_000_000, 0
 	opts.Jitter = 0 // Table 3.1 gives no standard deviations
 	env.network(&opts)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/workload"
 )
 
 // The FastCCS thesis's evaluation (seed 001, Chapter 4; spec fastccs-tcc.md §4): FastCCS, Eiger,
@@ -53,7 +54,7 @@ var tccTiny = tccScale{durationUs: 16_000, warmupUs: 4_000, maxPartitions: 32}
 // tccOptions is the thesis's default setting (bench.TCCDefaults: 8 partitions, 32 clients,
 // 5 keys per transaction, 128-byte values, 5% writes, Gaussian keys, and PeerSim's network:
 // delays uniform in [0, 1] ms and 1 Gb/s per node, bench.ThesisLAN) for one trial of sc.
-func tccOptions(env Env, sc tccScale) bench.TCCOptions {
+func tccOptions(env Env, sc tccScale) bench.Options {
 	o := bench.TCCDefaults()
 	o.Seed = env.Seed
 	o.DurationUs, o.WarmupUs, o.CooldownUs = sc.durationUs, sc.warmupUs, sc.warmupUs
@@ -62,10 +63,10 @@ func tccOptions(env Env, sc tccScale) bench.TCCOptions {
 
 // tccRun runs protocols on opts, each with opts.Params plus its own params[protocol] (nil for
 // none), and returns their results by protocol. A run that leaves transactions unfinished,
-// returns a value its version did not write, or fails the TCC checker (EC excepted, which
-// promises no more than eventual consistency) is an error: the measurement would be a bug's.
-func tccRun(env Env, label string, opts bench.TCCOptions, protocols []string, params map[string]protocol.Params) (map[string]*bench.TCCResult, error) {
-	out := map[string]*bench.TCCResult{}
+// or is not good (bench.Result.Problem: a value its version did not write, an anomaly the
+// protocol's consistency forbids) is an error: the measurement would be a bug's.
+func tccRun(env Env, label string, opts bench.Options, protocols []string, params map[string]protocol.Params) (map[string]*tccResult, error) {
+	out := map[string]*tccResult{}
 	for _, p := range protocols {
 		o := opts
 		if len(params[p]) > 0 {
@@ -77,21 +78,39 @@ func tccRun(env Env, label string, opts bench.TCCOptions, protocols []string, pa
 			}
 		}
 		env.progress("%s: %s, %d partitions, %d clients, %g virtual s", label, p, o.Partitions, o.ClientsPerDC, float64(o.DurationUs)/1e6)
-		res, err := bench.RunTCC(o, p)
+		res, err := bench.Run(o, p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", label, p, err)
 		}
-		switch {
+		switch err := res.Problem(); {
 		case res.Unfinished > 0:
 			return nil, fmt.Errorf("%s: %s: %d transactions unfinished (replay: %s)", label, p, res.Unfinished, res.Replay)
-		case res.ValueMismatches > 0:
-			return nil, fmt.Errorf("%s: %s: %d reads returned a value their version did not write (replay: %s)", label, p, res.ValueMismatches, res.Replay)
-		case !res.Checker.OK && !res.ExpectAnomalies:
-			return nil, fmt.Errorf("%s: %s: checker: %s (replay: %s)", label, p, res.Checker.Summary(), res.Replay)
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w (replay: %s)", label, err, res.Replay)
 		}
-		out[p] = res
+		out[p] = &tccResult{res, res.TCC()}
 	}
 	return out, nil
+}
+
+// tccResult is a run of the TCC workload with its figures at hand.
+type tccResult struct {
+	*bench.Result
+	*workload.TCCMetrics
+}
+
+// setTCC changes o's TCC workload with set.
+func setTCC(o *bench.Options, set func(w *workload.TCC)) {
+	w := o.Workload.(workload.TCC)
+	set(&w)
+	o.Workload = w
+}
+
+// setTYCSB changes o's T-YCSB workload with set.
+func setTYCSB(o *bench.Options, set func(w *workload.TYCSB)) {
+	w := o.Workload.(workload.TYCSB)
+	set(&w)
+	o.Workload = w
 }
 
 // tccSweep is one experiment's measurements: runs[i][protocol] ran at x = xs[i], a quantity
@@ -100,13 +119,13 @@ type tccSweep struct {
 	what, unit string
 	xs         []float64
 	protocols  []string
-	runs       []map[string]*bench.TCCResult
+	runs       []map[string]*tccResult
 }
 
 // runTCCSweep runs protocols at every x of xs on tccOptions(env, sc) changed by set(&opts, x),
 // with the per-protocol params of params(x) (nil for none).
 func runTCCSweep(env Env, exp string, sc tccScale, what, unit string, xs []float64, protocols []string,
-	set func(o *bench.TCCOptions, x float64), params func(x float64) map[string]protocol.Params) (*tccSweep, error) {
+	set func(o *bench.Options, x float64), params func(x float64) map[string]protocol.Params) (*tccSweep, error) {
 	s := &tccSweep{what: what, unit: unit, xs: xs, protocols: protocols}
 	for _, x := range xs {
 		o := tccOptions(env, sc)
@@ -125,7 +144,7 @@ func runTCCSweep(env Env, exp string, sc tccScale, what, unit string, xs []float
 }
 
 // at returns protocol p's run at point i.
-func (s *tccSweep) at(p string, i int) *bench.TCCResult { return s.runs[i][p] }
+func (s *tccSweep) at(p string, i int) *tccResult { return s.runs[i][p] }
 
 // tps is protocol p's throughput at point i, in transactions per second.
 func (s *tccSweep) tps(p string, i int) float64 { return s.at(p, i).ThroughputTPS }
@@ -183,7 +202,7 @@ func (s *tccSweep) series() []Series {
 			func(p string, i int) float64 { return 100 * s.at(p, i).MultiRoundFraction() }))
 	checks := func(p string, i int) float64 { return tccChecksPerROT(s.at(p, i)) }
 	for _, p := range s.protocols {
-		if slices.ContainsFunc(s.runs, func(r map[string]*bench.TCCResult) bool { return r[p].CommitChecks > 0 }) {
+		if slices.ContainsFunc(s.runs, func(r map[string]*tccResult) bool { return r[p].CommitChecks > 0 }) {
 			out = append(out, s.xy("commit-checks", "Commit checks", "commit checks per ROT", s.protocols, checks))
 			break
 		}
@@ -195,7 +214,7 @@ func (s *tccSweep) series() []Series {
 			func(p string, i int) float64 { return s.at(p, i).WOTLatency.Mean }))
 }
 
-func tccChecksPerROT(r *bench.TCCResult) float64 {
+func tccChecksPerROT(r *tccResult) float64 {
 	if r.ROTs == 0 {
 		return 0
 	}
@@ -250,7 +269,7 @@ func shareRises(from, to float64) bool { return to-from > tccMinSharePP }
 func tccOverheadPct(tps, ecTPS float64) float64 { return 100 * (1 - tps/ecTPS) }
 
 // cdfLine is a CDF as a plot line.
-func cdfLine(label string, cdf []bench.CDFPoint) Line {
+func cdfLine(label string, cdf []workload.CDFPoint) Line {
 	l := Line{Label: label}
 	for _, p := range cdf {
 		l.X, l.Y = append(l.X, p.Ms), append(l.Y, p.Fraction)

@@ -64,7 +64,7 @@ func runTCCE1(env Env, sc tccScale) (*Report, error) {
 // tccHeadlineClaims are the thesis's headline claims at the defaults (abstract, §4.6, spec §4.4)
 // as issue 5 accepts them: FastCCS ≥ 15% above both TCC competitors and within 10% of EC; at
 // least 90% of its ROTs in one round, every Wren ROT in two, 20–50% of Eiger's in more than one.
-func tccHeadlineClaims(runs map[string]*bench.TCCResult) []Claim {
+func tccHeadlineClaims(runs map[string]*tccResult) []Claim {
 	tps := func(p string) float64 { return runs[p].ThroughputTPS }
 	above := func(p string) Claim {
 		m := pctChange(tps(p), tps("fastccs"))
@@ -99,7 +99,7 @@ func tccHeadlineClaims(runs map[string]*bench.TCCResult) []Claim {
 
 // tccE1Series: Fig. 4.1's two distributions, the throughput absolute and normalized to EC, and
 // the rounds.
-func tccE1Series(o bench.TCCOptions, runs map[string]*bench.TCCResult) []Series {
+func tccE1Series(o bench.Options, runs map[string]*tccResult) []Series {
 	cdf := func(name, what string, writes bool) Series {
 		s := Series{Name: name, Kind: KindCDF, Title: what + " latency distribution (Fig. 4.1)",
 			XLabel: what + " latency (ms)", YLabel: "fraction of transactions"}

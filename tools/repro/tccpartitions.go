@@ -47,18 +47,18 @@ func tccDoublings(from, to int, sc tccScale) []float64 {
 
 // tccFixedWorkload is E8–E10's setting at n partitions: the defaults' 32 clients and key space,
 // keys drawn uniformly.
-func tccFixedWorkload(o *bench.TCCOptions, n float64) {
+func tccFixedWorkload(o *bench.Options, n float64) {
 	o.Partitions = int(n)
-	o.Workload.Distribution = workload.DistUniform
-	o.Workload.KeysPerPartition = tccFixedKeys / int(n)
+	setTCC(o, func(w *workload.TCC) { w.Distribution = workload.DistUniform })
+	setTCC(o, func(w *workload.TCC) { w.KeysPerPartition = tccFixedKeys / int(n) })
 }
 
 func runTCCE6(env Env, sc tccScale) (*Report, error) {
 	// EC is not in the thesis's figure; it shows what the simulated network alone allows.
 	s, err := runTCCSweep(env, "tcc-e6", sc, "partitions", "", tccDoublings(1, 64, sc), []string{"ec", "fastccs"},
-		func(o *bench.TCCOptions, n float64) {
+		func(o *bench.Options, n float64) {
 			o.Partitions, o.ClientsPerDC = int(n), tccClientsPerPartition*int(n)
-			o.Workload.Distribution = workload.DistUniform
+			setTCC(o, func(w *workload.TCC) { w.Distribution = workload.DistUniform })
 		}, nil)
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func runTCCE6(env Env, sc tccScale) (*Report, error) {
 
 func runTCCE7(env Env, sc tccScale) (*Report, error) {
 	s, err := runTCCSweep(env, "tcc-e7", sc, "partitions touched per transaction", "", []float64{1, 2, 3, 4, 5, 6, 7, 8}, tccProtocols,
-		func(o *bench.TCCOptions, p float64) { o.Workload.PartitionsPerTxn = int(p) }, nil)
+		func(o *bench.Options, p float64) { setTCC(o, func(w *workload.TCC) { w.PartitionsPerTxn = int(p) }) }, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/workload"
 )
 
 // The thesis's workload sweeps (§4.4, Figs. 4.2–4.5): the four systems on 8 partitions with 32
@@ -42,7 +43,7 @@ func tccReport(name string, s *tccSweep) *Report {
 
 func runTCCE2(env Env, sc tccScale) (*Report, error) {
 	s, err := runTCCSweep(env, "tcc-e2", sc, "keys per read-only transaction", "keys", tccTxnLengths, tccProtocols,
-		func(o *bench.TCCOptions, x float64) { o.Workload.KeysPerROT = int(x) }, nil)
+		func(o *bench.Options, x float64) { setTCC(o, func(w *workload.TCC) { w.KeysPerROT = int(x) }) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func runTCCE2(env Env, sc tccScale) (*Report, error) {
 
 func runTCCE3(env Env, sc tccScale) (*Report, error) {
 	s, err := runTCCSweep(env, "tcc-e3", sc, "keys per write-only transaction", "keys", tccTxnLengths, tccProtocols,
-		func(o *bench.TCCOptions, x float64) { o.Workload.KeysPerWOT = int(x) }, nil)
+		func(o *bench.Options, x float64) { setTCC(o, func(w *workload.TCC) { w.KeysPerWOT = int(x) }) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func runTCCE3(env Env, sc tccScale) (*Report, error) {
 
 func runTCCE4(env Env, sc tccScale) (*Report, error) {
 	s, err := runTCCSweep(env, "tcc-e4", sc, "value size", "bytes", tccValueSizes, tccProtocols,
-		func(o *bench.TCCOptions, x float64) { o.Workload.ValueBytes = int(x) }, nil)
+		func(o *bench.Options, x float64) { setTCC(o, func(w *workload.TCC) { w.ValueBytes = int(x) }) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func runTCCE4(env Env, sc tccScale) (*Report, error) {
 
 func runTCCE5(env Env, sc tccScale) (*Report, error) {
 	s, err := runTCCSweep(env, "tcc-e5", sc, "write fraction", "", tccWriteFractions, tccProtocols,
-		func(o *bench.TCCOptions, x float64) { o.Workload.WriteFraction = x }, nil)
+		func(o *bench.Options, x float64) { setTCC(o, func(w *workload.TCC) { w.WriteFraction = x }) }, nil)
 	if err != nil {
 		return nil, err
 	}

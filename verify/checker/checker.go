@@ -1,7 +1,15 @@
-// Package checker decides whether a recorded run kept Meridian's safety promises (spec §7.1):
-// INV-1, one-copy serializability of the committed transactions; INV-2, every replica installed
-// every key's versions in the same order; and INV-11, no aborted transaction's write was ever
-// installed.
+// Package checker decides whether a recorded run kept the consistency its protocol promises.
+// Check is its one entry point and Report its one outcome; Options.Model says which promise the
+// history is held to:
+//
+//   - Serializable (the default): Meridian's safety promises (spec §7.1): INV-1, one-copy
+//     serializability of the committed transactions; INV-2, every replica installed every
+//     key's versions in the same order; and INV-11, no aborted transaction's write was ever
+//     installed.
+//   - Causal: transactional causal consistency, the promise of the transactional-causal family
+//     (FastCCS, Eiger, Wren, EC; spec fastccs-tcc.md §1.2), as the spec's oracles C1–C6.
+//
+// # Serializability
 //
 // Serializability is checked the way Adya defines it (A. Adya, "Weak Consistency: A Generalized
 // Theory and Optimistic Implementations for Distributed Transactions", PhD thesis, MIT, 1999):
@@ -20,10 +28,66 @@
 // version it installs is its final one and there is no intermediate version to read.
 //
 // The version order comes from the history's first replica; the replica checks then make sure
-// every replica agrees with it. Checking uses the recorded versions only, never values, so it
-// needs no model of the store. It runs in time roughly linear in the size of the history: the
-// graph is a few flat int32 arrays and the cycle search is Tarjan's strongly connected components
-// algorithm with an explicit stack, so histories of millions of transactions need no deep stack.
+// every replica agrees with it. A transaction of unknown outcome (its client lost the answer)
+// counts as committed if the first replica installed one of its writes, and as aborted
+// otherwise; the replica checks then hold it to that. Checking uses the recorded versions only,
+// never values, so it needs no model of the store. It runs in time roughly linear in the size of
+// the history: the graph is a few flat int32 arrays and the cycle search is Tarjan's strongly
+// connected components algorithm with an explicit stack, so histories of millions of
+// transactions need no deep stack.
+//
+// # Transactional causal consistency
+//
+// The history: a read-only transaction (ROT) has Reads and no Writes and must be Committed;
+// Reads[i].Version is the writer of the version returned (txn.None for the initial version ⊥).
+// A write-only transaction (WOT) has Writes and no Reads, and is Committed, Aborted or Unknown.
+// A transaction with neither is a no-op and is ignored; one with both, or a ROT that is not
+// committed, is malformed (and ignored). A session is one client's transactions
+// (txn.ID.Client) in sequence order (txn.ID.Seq). The version order <_k of key k comes from
+// h.Replicas: in a partitioned store each key is in its owner partition's VersionOrder only;
+// with geo-replication several replicas hold it, and their orders must agree where they overlap
+// (TCCDiverged otherwise) and are merged into one order that contains every version any of them
+// installed.
+//
+// A WOT of Unknown outcome counts as committed if a replica installed one of its writes or a
+// ROT read it, and as aborted otherwise. Its client never learned the outcome, so the session's
+// later transactions do not depend on it: it has its session predecessors in its causal past
+// but is not in its successors' (unless they read it, directly or not).
+//
+// The oracles: happens-before (⇝) is the transitive closure of session order (SO) and
+// reads-from (WR: W ⇝ R when ROT R returned a version W wrote) over the committed
+// transactions; Past(X) = {T : T ⇝ X}.
+//
+//   - C1 (TCCDirtyRead): every version returned is ⊥ or a version of that key written by a
+//     committed WOT. Reading an aborted WOT, a transaction that did not write the key, or one
+//     that is not in the history is a dirty read. (The spec's other dirty read, an intermediate
+//     value of a WOT that wrote a key twice, cannot be expressed in a history: versions are
+//     named by their writer and a WOT installs one version per key, spec A20.)
+//   - C2 (TCCSnapshot): for every key k a ROT R read and every T ∈ Past(R) that wrote k, the
+//     version returned is T's or later in <_k. This covers atomicity (fractured reads),
+//     causality, read-your-writes, monotonic reads and writes-follow-reads.
+//   - C3 (TCCWriteOrder): T1 ⇝ T2, both writing k, implies T1 <_k T2.
+//   - C4 (TCCCutIsolation): a key a ROT lists twice has the same version both times.
+//   - C5 (TCCRounds): no ROT took more than Options.MaxRounds rounds (if MaxRounds > 0).
+//   - C6 (TCCVisibility): every ROT in Options.Final returned the last version in <_k of each
+//     key.
+//
+// Besides the oracles it reports a cycle in SO ∪ WR (TCCCycle: the history contradicts
+// itself, e.g. a ROT that read a WOT its own session issued later), replicas whose orders of a
+// key disagree (TCCDiverged), version orders that disagree with the transactions (TCCVersionOrder:
+// a committed write no replica installed, an installed version of an aborted transaction or of
+// one that did not write the key or is not in the history, a writer listed twice) and malformed
+// transactions (TCCMalformed). With Options.StrictG0 a cycle of write dependencies between
+// concurrent WOTs (ww edges between consecutive versions; the spec's X13, Fig. 2.2) is reported
+// in Report.Info: TCC allows it, so it never fails the check.
+//
+// Not flagged: stale reads (TCC has no recency bound beyond the reader's causal past), lost
+// updates and write skew (impossible without read-write transactions), dirty writes between
+// concurrent WOTs.
+//
+// The check makes one pass over the transactions in a topological order of SO ∪ WR, with
+// causal pasts as persistent vector clocks over sessions (tcc.go describes the algorithm and its
+// cost).
 package checker
 
 import (
@@ -35,7 +99,76 @@ import (
 	"github.com/meridian-kv/meridian/verify/history"
 )
 
-// Anomaly kinds, in the order Summary lists them.
+// Model is a consistency model Check can hold a history to.
+type Model int
+
+const (
+	// Serializable checks one-copy serializability of the committed transactions (INV-1: no
+	// Adya G0, G1a, G1c or G2 in the direct serialization graph), that every replica installed
+	// every key's versions in the same order (INV-2) and that no aborted transaction's write was
+	// installed (INV-11). Its anomalies are of the Kind constants' kinds. It is the zero value.
+	Serializable Model = iota
+	// Causal checks transactional causal consistency of a history of read-only and write-only
+	// transactions (oracles C1–C6 over happens-before, the closure of session order and
+	// reads-from), and that the replicas' version orders agree with each other and with the
+	// transactions. Its anomalies are of the TCC constants' kinds.
+	Causal
+)
+
+// String returns "serializable" or "causal", or "Model(n)" for a value that is neither.
+func (m Model) String() string {
+	switch m {
+	case Serializable:
+		return "serializable"
+	case Causal:
+		return "causal"
+	}
+	return fmt.Sprintf("Model(%d)", int(m))
+}
+
+// kinds returns the anomaly kinds m reports, in the order Report lists them.
+func (m Model) kinds() []string {
+	if m == Causal {
+		return tccOracles
+	}
+	return kinds
+}
+
+// Options configures Check. The zero value checks serializability. With Model Causal and the
+// other fields zero, Check checks C1–C4 only.
+type Options struct {
+	// Model is the consistency model to check the history against.
+	Model Model
+	// MaxRounds (Causal only; Serializable ignores it) bounds the rounds a ROT may take (C5,
+	// white-box): 2 for FastCCS, 3 for Eiger (the third is a commit check), 2 for Wren, 1 for EC.
+	// 0 leaves C5 unchecked.
+	MaxRounds int
+	// Final (Causal only; Serializable ignores it) lists ROTs the caller ran at quiescence, after
+	// writes stopped and stabilization had time to run (C6): each must return the last version
+	// in <_k of every key it read. An id that is not a committed ROT of the history is reported
+	// as malformed.
+	Final []txn.ID
+	// StrictG0 (Causal only; Serializable ignores it) reports cycles of write dependencies
+	// between concurrent WOTs in Report.Info (the spec's strict mode "G0 / no write cycles").
+	// TCC allows them: they never fail.
+	StrictG0 bool
+}
+
+// Check checks h against opts.Model (see the package documentation) and reports every violation
+// it finds. It does not modify h. A Model that is neither Serializable nor Causal fails with one
+// KindMalformed anomaly.
+func Check(h *history.History, opts Options) Report {
+	switch opts.Model {
+	case Serializable:
+		return checkSerializable(h)
+	case Causal:
+		return checkCausal(h, opts)
+	}
+	a := Anomaly{Kind: KindMalformed, Detail: fmt.Sprintf("Options.Model is %v, neither Serializable nor Causal", opts.Model)}
+	return Report{Model: opts.Model, Anomalies: []Anomaly{a}, Counts: map[string]int{KindMalformed: 1}}
+}
+
+// Anomaly kinds of the Serializable model, in the order Report lists them.
 const (
 	// KindG0 is a cycle of write dependencies (ww edges only).
 	KindG0 = "G0"
@@ -63,18 +196,34 @@ const (
 var kinds = []string{KindG0, KindG1a, KindG1c, KindG2, KindUnknownVersion, KindDiverged,
 	KindAbortedInstalled, KindLostCommit, KindMalformed}
 
-// Anomaly is one violation found in a history.
+// Anomaly is one violation found in a history (or, in Report.Info, one finding that does not
+// fail the check).
 type Anomaly struct {
-	// Kind is one of the Kind constants: "G0", "G1a", "G1c", "G2", "unknown-version",
-	// "diverged", "aborted-installed", "lost-commit" or "malformed".
+	// Kind is what was violated. Under Serializable it is one of the Kind constants: "G0",
+	// "G1a", "G1c", "G2", "unknown-version", "diverged", "aborted-installed", "lost-commit" or
+	// "malformed". Under Causal it is one of the TCC constants: an oracle "C1" … "C6", or
+	// "cycle", "diverged", "version-order", "malformed", or "G0" for info.
 	Kind string
-	// Txns are the transactions involved. For a cycle (G0, G1c, G2) they are the transactions on
-	// the cycle, in cycle order; for G1a and unknown-version reads, the reader and then the
-	// writer; for diverged, the two replicas' writers at the first differing position (those that
-	// exist); otherwise the one transaction concerned.
+	// Txns are the transactions involved. Under Serializable: for a cycle (G0, G1c, G2) the
+	// transactions on the cycle, in cycle order; for G1a and unknown-version reads, the reader
+	// and then the writer; for diverged, the two replicas' writers at the first differing
+	// position (those that exist); otherwise the one transaction concerned. Under Causal: for
+	// C1, C4, C5 and C6 the ROT (then, for C1, the writer read); for C2 the ROT and the writer
+	// in its past that it missed; for C3 the earlier and the later writer; for cycles the
+	// transactions on the cycle in cycle order; for diverged the two writers ordered
+	// differently.
 	Txns []txn.ID
-	// Detail says what happened. For a cycle it is the cycle with its edges, e.g.
-	// "t3.1 -rw(k5)-> t4.2 -wr(k7)-> t3.1".
+	// Key is the key concerned, if any. Only Causal sets it (Serializable names keys in Detail).
+	Key string
+	// Read is the version returned (C1, C2, C6), or for C3 the later writer's own version.
+	// txn.None is ⊥, and where not applicable. Only Causal sets it.
+	Read txn.ID
+	// Required is the version required at least: for C2 the latest write to Key in the ROT's
+	// causal past, for C3 the causally earlier writer that had to come first, for C6 the last
+	// version of Key. txn.None where not applicable. Only Causal sets it.
+	Required txn.ID
+	// Detail says what happened in words, naming transactions by id. For a Serializable cycle it
+	// is the cycle with its edges, e.g. "t3.1 -rw(k5)-> t4.2 -wr(k7)-> t3.1".
 	Detail string
 }
 
@@ -83,46 +232,86 @@ func (a Anomaly) String() string { return a.Kind + ": " + a.Detail }
 
 // Report is the outcome of Check.
 type Report struct {
-	// OK is true if and only if there are no anomalies.
+	// OK is true if and only if Anomalies is empty.
 	OK bool
-	// Anomalies lists the violations grouped by kind, in the order of the Kind constants (so the
-	// most serious come first), and within a kind in a deterministic order. Each group of
-	// transactions that cannot be serialized (a strongly connected component of the serialization
-	// graph) yields one cycle.
+	// Model is the model the history was checked against.
+	Model Model
+	// Anomalies are the violations, grouped by kind in the order of the model's kind constants
+	// (so under Serializable the most serious come first), and in a deterministic order within
+	// each kind. Under Serializable each group of transactions that cannot be serialized (a
+	// strongly connected component of the serialization graph) yields one cycle.
 	Anomalies []Anomaly
-	// Committed and Aborted count the checked transactions by status (malformed ones, which are
-	// ignored, count in neither).
+	// Info are findings that do not fail the check: write cycles (TCCWriteCycle), found only by
+	// Causal with Options.StrictG0.
+	Info []Anomaly
+	// Counts is the number of anomalies (not info) per kind.
+	Counts map[string]int
+	// ROTs counts the committed read-only transactions checked; only Causal counts them.
+	ROTs int
+	// Committed and Aborted count the checked transactions by outcome, those of unknown outcome
+	// resolved as the package documentation describes (malformed ones, which are ignored, count
+	// in neither): under Serializable all transactions, under Causal the WOTs.
 	Committed, Aborted int
+	// Unchecked counts the transactions C2 and C3 could not check because they lie on or after
+	// a causal cycle; only Causal sets it.
+	Unchecked int
 }
 
-// Summary renders the report on one line: "ok: 1234 committed, 56 aborted", or
-// "FAILED: 3 anomalies (2 G2, 1 diverged); first: G2: ...".
+// Summary renders the report on one line. If it is OK: "ok: 1234 committed, 56 aborted" under
+// Serializable, "ok: 900 ROTs, 95 committed WOTs, 5 aborted" under Causal. Otherwise
+// "FAILED: 3 anomalies (2 G2, 1 diverged); first: G2: ...", the counts in report order. Info
+// findings are counted at the end, as in " [1 info]".
 func (r Report) Summary() string {
-	if r.OK {
-		return fmt.Sprintf("ok: %d committed, %d aborted", r.Committed, r.Aborted)
+	var s string
+	switch {
+	case r.OK && r.Model == Causal:
+		s = fmt.Sprintf("ok: %d ROTs, %d committed WOTs, %d aborted", r.ROTs, r.Committed, r.Aborted)
+	case r.OK:
+		s = fmt.Sprintf("ok: %d committed, %d aborted", r.Committed, r.Aborted)
+	default:
+		var parts []string
+		for _, k := range r.Model.kinds() {
+			if n := r.Counts[k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		noun := "anomalies"
+		if len(r.Anomalies) == 1 {
+			noun = "anomaly"
+		}
+		s = fmt.Sprintf("FAILED: %d %s (%s); first: %v", len(r.Anomalies), noun, strings.Join(parts, ", "), r.Anomalies[0])
 	}
-	counts := make(map[string]int)
-	for _, a := range r.Anomalies {
-		counts[a.Kind]++
+	if len(r.Info) > 0 {
+		s += fmt.Sprintf(" [%d info]", len(r.Info))
 	}
-	var parts []string
-	for _, k := range kinds {
-		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	return s
+}
+
+// listMax is how many anomalies (and info findings) String lists.
+const listMax = 20
+
+// String renders the summary and then the first anomalies and info findings, one per line:
+// what a test prints when it fails.
+func (r Report) String() string {
+	var b strings.Builder
+	b.WriteString(r.Summary())
+	for _, list := range []struct {
+		name string
+		as   []Anomaly
+	}{{"", r.Anomalies}, {"info ", r.Info}} {
+		for i, a := range list.as {
+			if i == listMax {
+				fmt.Fprintf(&b, "\n  ... %d more", len(list.as)-i)
+				break
+			}
+			fmt.Fprintf(&b, "\n  %s%v", list.name, a)
 		}
 	}
-	noun := "anomalies"
-	if len(r.Anomalies) == 1 {
-		noun = "anomaly"
-	}
-	return fmt.Sprintf("FAILED: %d %s (%s); first: %v", len(r.Anomalies), noun, strings.Join(parts, ", "), r.Anomalies[0])
+	return b.String()
 }
 
-// Check checks h against INV-1, INV-2 and INV-11 (see the package documentation). It does not
-// modify h. A transaction of unknown outcome (its client lost the answer) counts as committed if
-// the first replica installed one of its writes, and as aborted otherwise; the replica checks
-// then hold it to that.
-func Check(h *history.History) Report {
+// checkSerializable is Check for the Serializable model.
+func checkSerializable(h *history.History) Report {
 	h = resolveUnknown(h)
 	c := newChecker(h)
 	if len(h.Replicas) == 0 {
@@ -140,7 +329,10 @@ func Check(h *history.History) Report {
 	slices.SortStableFunc(c.anomalies, func(a, b Anomaly) int {
 		return slices.Index(kinds, a.Kind) - slices.Index(kinds, b.Kind)
 	})
-	r := Report{Anomalies: c.anomalies, OK: len(c.anomalies) == 0}
+	r := Report{Model: Serializable, Anomalies: c.anomalies, OK: len(c.anomalies) == 0, Counts: make(map[string]int)}
+	for _, a := range c.anomalies {
+		r.Counts[a.Kind]++
+	}
 	for _, committed := range c.committed {
 		if committed {
 			r.Committed++

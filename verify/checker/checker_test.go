@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -42,9 +43,17 @@ func replica(name string, orders map[string][]txn.ID) history.Replica {
 // expect checks that Check finds exactly the anomalies want, in order.
 func expect(t *testing.T, h *history.History, want ...Anomaly) Report {
 	t.Helper()
-	r := Check(h)
+	r := Check(h, Options{})
 	if r.OK != (len(want) == 0) || !reflect.DeepEqual(r.Anomalies, want) {
 		t.Errorf("Check: OK=%v, anomalies:\n%s\nwant:\n%s", r.OK, lines(r.Anomalies), lines(want))
+	}
+	counts := make(map[string]int)
+	for _, a := range want {
+		counts[a.Kind]++
+	}
+	if r.Model != Serializable || !maps.Equal(r.Counts, counts) || r.Info != nil || r.ROTs != 0 || r.Unchecked != 0 {
+		t.Errorf("Check: model %v, counts %v, %d info, %d ROTs, %d unchecked; want serializable, counts %v and nothing else",
+			r.Model, r.Counts, len(r.Info), r.ROTs, r.Unchecked, counts)
 	}
 	return r
 }
@@ -66,7 +75,7 @@ func TestWriteSkewIsG2(t *testing.T) {
 		},
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1}, "y": {t2}})},
 	}
-	r := expect(t, h, Anomaly{KindG2, []txn.ID{t1, t2}, "t1.1 -rw(y)-> t2.1 -rw(x)-> t1.1"})
+	r := expect(t, h, Anomaly{Kind: KindG2, Txns: []txn.ID{t1, t2}, Detail: "t1.1 -rw(y)-> t2.1 -rw(x)-> t1.1"})
 	if got, want := r.Summary(), "FAILED: 1 anomaly (1 G2); first: G2: t1.1 -rw(y)-> t2.1 -rw(x)-> t1.1"; got != want {
 		t.Errorf("Summary() = %q, want %q", got, want)
 	}
@@ -81,7 +90,7 @@ func TestLostUpdateIsG2(t *testing.T) {
 		},
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1, t2}})},
 	}
-	expect(t, h, Anomaly{KindG2, []txn.ID{t1, t2}, "t1.1 -ww(x)-> t2.1 -rw(x)-> t1.1"})
+	expect(t, h, Anomaly{Kind: KindG2, Txns: []txn.ID{t1, t2}, Detail: "t1.1 -ww(x)-> t2.1 -rw(x)-> t1.1"})
 }
 
 func TestWriteCycleIsG0(t *testing.T) {
@@ -92,7 +101,7 @@ func TestWriteCycleIsG0(t *testing.T) {
 		},
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1, t2}, "y": {t2, t1}})},
 	}
-	expect(t, h, Anomaly{KindG0, []txn.ID{t1, t2}, "t1.1 -ww(x)-> t2.1 -ww(y)-> t1.1"})
+	expect(t, h, Anomaly{Kind: KindG0, Txns: []txn.ID{t1, t2}, Detail: "t1.1 -ww(x)-> t2.1 -ww(y)-> t1.1"})
 }
 
 func TestReadCycleIsG1c(t *testing.T) {
@@ -105,7 +114,7 @@ func TestReadCycleIsG1c(t *testing.T) {
 		},
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1}, "y": {t2}, "z": {t1}})},
 	}
-	expect(t, h, Anomaly{KindG1c, []txn.ID{t1, t2}, "t1.1 -wr(x)-> t2.1 -wr(y)-> t1.1"})
+	expect(t, h, Anomaly{Kind: KindG1c, Txns: []txn.ID{t1, t2}, Detail: "t1.1 -wr(x)-> t2.1 -wr(y)-> t1.1"})
 }
 
 func TestG0WinsOverWeakerCyclesInTheSameComponent(t *testing.T) {
@@ -118,7 +127,7 @@ func TestG0WinsOverWeakerCyclesInTheSameComponent(t *testing.T) {
 		},
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1, t2}, "y": {t2, t1}, "w": {t1}})},
 	}
-	expect(t, h, Anomaly{KindG0, []txn.ID{t1, t2}, "t1.1 -ww(x)-> t2.1 -ww(y)-> t1.1"})
+	expect(t, h, Anomaly{Kind: KindG0, Txns: []txn.ID{t1, t2}, Detail: "t1.1 -ww(x)-> t2.1 -ww(y)-> t1.1"})
 }
 
 func TestAbortedReadIsG1a(t *testing.T) {
@@ -130,7 +139,7 @@ func TestAbortedReadIsG1a(t *testing.T) {
 		},
 		Replicas: []history.Replica{replica("V", nil)},
 	}
-	expect(t, h, Anomaly{KindG1a, []txn.ID{t1, t2}, `t1.1 read "x" from aborted t2.1`})
+	expect(t, h, Anomaly{Kind: KindG1a, Txns: []txn.ID{t1, t2}, Detail: `t1.1 read "x" from aborted t2.1`})
 }
 
 func TestUnknownVersion(t *testing.T) {
@@ -142,10 +151,10 @@ func TestUnknownVersion(t *testing.T) {
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"y": {t2}, "w": {t9, t2}})},
 	}
 	expect(t, h,
-		Anomaly{KindUnknownVersion, []txn.ID{t9}, `replica "V" installed a version of "w" by t9.9, which is not in the history`},
-		Anomaly{KindUnknownVersion, []txn.ID{t1, t9}, `t1.1 read "x" from t9.9, which is not in the history`},
-		Anomaly{KindUnknownVersion, []txn.ID{t1, t2}, `t1.1 read "z" from t2.1, which replica "V" never installed`},
-		Anomaly{KindUnknownVersion, []txn.ID{t2}, `replica "V" installed a version of "w" by t2.1, which did not write it`},
+		Anomaly{Kind: KindUnknownVersion, Txns: []txn.ID{t9}, Detail: `replica "V" installed a version of "w" by t9.9, which is not in the history`},
+		Anomaly{Kind: KindUnknownVersion, Txns: []txn.ID{t1, t9}, Detail: `t1.1 read "x" from t9.9, which is not in the history`},
+		Anomaly{Kind: KindUnknownVersion, Txns: []txn.ID{t1, t2}, Detail: `t1.1 read "z" from t2.1, which replica "V" never installed`},
+		Anomaly{Kind: KindUnknownVersion, Txns: []txn.ID{t2}, Detail: `replica "V" installed a version of "w" by t2.1, which did not write it`},
 	)
 }
 
@@ -161,7 +170,7 @@ func TestDivergedReplicas(t *testing.T) {
 			replica("I", map[string][]txn.ID{"x": {t2, t1}}),
 		},
 	}
-	expect(t, h, Anomaly{KindDiverged, []txn.ID{t1, t2}, `key "x": at position 0 replica "V" has t1.1, replica "I" has t2.1`})
+	expect(t, h, Anomaly{Kind: KindDiverged, Txns: []txn.ID{t1, t2}, Detail: `key "x": at position 0 replica "V" has t1.1, replica "I" has t2.1`})
 }
 
 func TestAbortedWriteInstalled(t *testing.T) {
@@ -173,7 +182,7 @@ func TestAbortedWriteInstalled(t *testing.T) {
 		},
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1, t2}, "y": {t3}})},
 	}
-	expect(t, h, Anomaly{KindAbortedInstalled, []txn.ID{t2}, `replica "V" installed aborted t2.1's write of "x"`})
+	expect(t, h, Anomaly{Kind: KindAbortedInstalled, Txns: []txn.ID{t2}, Detail: `replica "V" installed aborted t2.1's write of "x"`})
 }
 
 func TestLostCommit(t *testing.T) {
@@ -189,8 +198,8 @@ func TestLostCommit(t *testing.T) {
 		},
 	}
 	expect(t, h,
-		Anomaly{KindDiverged, []txn.ID{t1}, `key "y": at position 0 replica "V" has t1.1, replica "I" has no version`},
-		Anomaly{KindLostCommit, []txn.ID{t1}, `replica "I" never installed committed t1.1's write of "y"`},
+		Anomaly{Kind: KindDiverged, Txns: []txn.ID{t1}, Detail: `key "y": at position 0 replica "V" has t1.1, replica "I" has no version`},
+		Anomaly{Kind: KindLostCommit, Txns: []txn.ID{t1}, Detail: `replica "I" never installed committed t1.1's write of "y"`},
 	)
 }
 
@@ -205,13 +214,13 @@ func TestMalformed(t *testing.T) {
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1, t1}})},
 	}
 	expect(t, h,
-		Anomaly{KindMalformed, nil, "transaction 1 of the history has id txn.None; ignored"},
-		Anomaly{KindMalformed, []txn.ID{t2}, "t2.1 has invalid status 0; ignored"},
-		Anomaly{KindMalformed, []txn.ID{t1}, "t1.1 occurs twice in the history; the second is ignored"},
-		Anomaly{KindMalformed, []txn.ID{t1}, `replica "V" installed t1.1's version of "x" twice`},
+		Anomaly{Kind: KindMalformed, Detail: "transaction 1 of the history has id txn.None; ignored"},
+		Anomaly{Kind: KindMalformed, Txns: []txn.ID{t2}, Detail: "t2.1 has invalid status 0; ignored"},
+		Anomaly{Kind: KindMalformed, Txns: []txn.ID{t1}, Detail: "t1.1 occurs twice in the history; the second is ignored"},
+		Anomaly{Kind: KindMalformed, Txns: []txn.ID{t1}, Detail: `replica "V" installed t1.1's version of "x" twice`},
 	)
 	expect(t, &history.History{Txns: h.Txns[:1]},
-		Anomaly{KindMalformed, nil, "the history has no replica, so there is no version order to check against"})
+		Anomaly{Kind: KindMalformed, Detail: "the history has no replica, so there is no version order to check against"})
 	expect(t, &history.History{})
 }
 
@@ -228,8 +237,8 @@ func TestOneCyclePerComponent(t *testing.T) {
 		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"a": {t1}, "b": {t2}, "c": {t3}, "d": {t4}})},
 	}
 	r := expect(t, h,
-		Anomaly{KindG2, []txn.ID{t1, t2}, "t1.1 -rw(b)-> t2.1 -rw(a)-> t1.1"},
-		Anomaly{KindG2, []txn.ID{t3, t4}, "t3.1 -rw(d)-> t4.1 -rw(c)-> t3.1"},
+		Anomaly{Kind: KindG2, Txns: []txn.ID{t1, t2}, Detail: "t1.1 -rw(b)-> t2.1 -rw(a)-> t1.1"},
+		Anomaly{Kind: KindG2, Txns: []txn.ID{t3, t4}, Detail: "t3.1 -rw(d)-> t4.1 -rw(c)-> t3.1"},
 	)
 	if got, want := r.Summary(), "FAILED: 2 anomalies (2 G2); first: G2: t1.1 -rw(b)-> t2.1 -rw(a)-> t1.1"; got != want {
 		t.Errorf("Summary() = %q, want %q", got, want)
@@ -250,7 +259,7 @@ func TestLongCycle(t *testing.T) {
 	h.Txns[n-1].Reads = reads("y", txn.None)
 	h.Replicas[0].VersionOrder["x"] = order
 	h.Replicas[0].VersionOrder["y"] = order[:1]
-	r := Check(h)
+	r := Check(h, Options{})
 	if len(r.Anomalies) != 1 || r.Anomalies[0].Kind != KindG2 || !slices.Equal(r.Anomalies[0].Txns, order) {
 		t.Fatalf("want one G2 through all %d transactions, got %d anomalies; first: %.200s", n, len(r.Anomalies), r.Summary())
 	}
@@ -335,7 +344,7 @@ func injectStaleRead(t *testing.T, h *history.History) txn.ID {
 func TestSerialHistoriesPass(t *testing.T) {
 	for seed := range uint64(50) {
 		h := serial(seed, 500, 20)
-		r := Check(h)
+		r := Check(h, Options{})
 		if !r.OK || !strings.HasPrefix(r.Summary(), "ok: ") || r.Committed+r.Aborted != len(h.Txns) || r.Aborted == 0 {
 			t.Errorf("seed %d: %s", seed, r.Summary())
 		}
@@ -346,17 +355,17 @@ func TestInjectedStaleReadFails(t *testing.T) {
 	for seed := range uint64(50) {
 		h := serial(seed, 500, 20)
 		stale := injectStaleRead(t, h)
-		r := Check(h)
+		r := Check(h, Options{})
 		if r.OK || len(r.Anomalies) != 1 || r.Anomalies[0].Kind != KindG2 || !slices.Contains(r.Anomalies[0].Txns, stale) {
 			t.Errorf("seed %d: stale read by %v: %s", seed, stale, r.Summary())
 		}
 	}
 }
 
-func BenchmarkCheck(b *testing.B) {
+func BenchmarkCheckSerializable(b *testing.B) {
 	h := serial(1, 200_000, 50_000)
 	for b.Loop() {
-		if r := Check(h); !r.OK {
+		if r := Check(h, Options{}); !r.OK {
 			b.Fatal(r.Summary())
 		}
 	}
@@ -377,14 +386,54 @@ func TestUnknownOutcomeResolvedByReplicas(t *testing.T) {
 			{Name: "B", VersionOrder: map[string][]txn.ID{"x": {installed}}},
 		},
 	}
-	if r := Check(h); !r.OK || r.Committed != 1 || r.Aborted != 1 {
+	if r := Check(h, Options{}); !r.OK || r.Summary() != "ok: 1 committed, 1 aborted" {
 		t.Fatalf("report %+v, want ok with 1 committed and 1 aborted", r)
 	}
 	if h.Txns[0].Status != txn.Unknown {
 		t.Fatal("Check modified the history")
 	}
 	h.Replicas[1].VersionOrder = map[string][]txn.ID{}
-	if r := Check(h); r.OK {
+	if r := Check(h, Options{}); r.OK {
 		t.Fatal("a resolved-committed transaction missing at replica B was not reported")
+	}
+}
+
+// TestSerializableReportString: String lists the first anomalies after the summary, as it does
+// for the causal model.
+func TestSerializableReportString(t *testing.T) {
+	h := &history.History{
+		Txns:     []history.Txn{aborted(t2, nil, "x")},
+		Replicas: []history.Replica{replica("V", map[string][]txn.ID{})},
+	}
+	for c := range txn.ClientID(22) {
+		h.Txns = append(h.Txns, committed(txn.NewID(10+c, 1), reads("x", t2)))
+	}
+	r := Check(h, Options{})
+	s := r.String()
+	if r.Counts[KindG1a] != 22 || !strings.HasPrefix(s, `FAILED: 22 anomalies (22 G1a); first: G1a: t10.1 read "x" from aborted t2.1`+"\n") ||
+		!strings.HasSuffix(s, "\n  ... 2 more") || strings.Count(s, "\n") != 21 {
+		t.Errorf("String() =\n%s", s)
+	}
+}
+
+func TestModelString(t *testing.T) {
+	for m, want := range map[Model]string{Serializable: "serializable", Causal: "causal", Model(7): "Model(7)"} {
+		if got := m.String(); got != want {
+			t.Errorf("Model(%d).String() = %q, want %q", int(m), got, want)
+		}
+	}
+}
+
+// TestUnknownModelFails: a Model that is neither Serializable nor Causal fails the check rather
+// than being taken for one of them.
+func TestUnknownModelFails(t *testing.T) {
+	h := &history.History{
+		Txns:     []history.Txn{committed(t1, nil, "x")},
+		Replicas: []history.Replica{replica("V", map[string][]txn.ID{"x": {t1}})},
+	}
+	r := Check(h, Options{Model: Model(7)})
+	want := "FAILED: 1 anomaly (1 malformed); first: malformed: Options.Model is Model(7), neither Serializable nor Causal"
+	if r.OK || r.Model != Model(7) || r.Summary() != want {
+		t.Errorf("Summary() = %q, want %q", r.Summary(), want)
 	}
 }

@@ -11,56 +11,7 @@ import (
 	"github.com/meridian-kv/meridian/verify/history"
 )
 
-// CheckTCC decides whether a history of the transactional-causal family (FastCCS, Eiger, Wren,
-// EC; spec fastccs-tcc.md §1.2) satisfies transactional causal consistency.
-//
-// # The history
-//
-// A read-only transaction (ROT) has Reads and no Writes and must be Committed; Reads[i].Version
-// is the writer of the version returned (txn.None for the initial version ⊥). A write-only
-// transaction (WOT) has Writes and no Reads, and is Committed, Aborted or Unknown. A transaction
-// with neither is a no-op and is ignored; one with both, or a ROT that is not committed, is
-// malformed (and ignored). A session is one client's transactions (txn.ID.Client) in sequence
-// order (txn.ID.Seq). The version order <_k of key k comes from h.Replicas: in a partitioned
-// store each key is in its owner partition's VersionOrder only; with geo-replication several
-// replicas hold it, and their orders must agree where they overlap (TCCDiverged otherwise) and
-// are merged into one order that contains every version any of them installed.
-//
-// A WOT of Unknown outcome counts as committed if a replica installed one of its writes or a
-// ROT read it, and as aborted otherwise. Its client never learned the outcome, so the session's
-// later transactions do not depend on it: it has its session predecessors in its causal past
-// but is not in its successors' (unless they read it, directly or not).
-//
-// # The oracles
-//
-// Happens-before (⇝) is the transitive closure of session order (SO) and reads-from (WR: W ⇝ R
-// when ROT R returned a version W wrote) over the committed transactions; Past(X) = {T : T ⇝ X}.
-//
-//   - C1 (TCCDirtyRead): every version returned is ⊥ or a version of that key written by a
-//     committed WOT. Reading an aborted WOT, a transaction that did not write the key, or one
-//     that is not in the history is a dirty read. (The spec's other dirty read, an intermediate
-//     value of a WOT that wrote a key twice, cannot be expressed in a history: versions are
-//     named by their writer and a WOT installs one version per key, spec A20.)
-//   - C2 (TCCSnapshot): for every key k a ROT R read and every T ∈ Past(R) that wrote k, the
-//     version returned is T's or later in <_k. This covers atomicity (fractured reads),
-//     causality, read-your-writes, monotonic reads and writes-follow-reads.
-//   - C3 (TCCWriteOrder): T1 ⇝ T2, both writing k, implies T1 <_k T2.
-//   - C4 (TCCCutIsolation): a key a ROT lists twice has the same version both times.
-//   - C5 (TCCRounds): no ROT took more than opts.MaxRounds rounds (if MaxRounds > 0).
-//   - C6 (TCCVisibility): every ROT in opts.Final returned the last version in <_k of each key.
-//
-// Besides the oracles it reports a cycle in SO ∪ WR (TCCCycle: the history contradicts
-// itself, e.g. a ROT that read a WOT its own session issued later), replicas whose orders of a
-// key disagree (TCCDiverged), version orders that disagree with the transactions (TCCVersionOrder:
-// a committed write no replica installed, an installed version of an aborted transaction or of
-// one that did not write the key or is not in the history, a writer listed twice) and malformed
-// transactions (TCCMalformed). With opts.StrictG0 a cycle of write dependencies between
-// concurrent WOTs (ww edges between consecutive versions; the spec's X13, Fig. 2.2) is reported
-// in Info: TCC allows it, so it never fails the check.
-//
-// Not flagged: stale reads (TCC has no recency bound beyond the reader's causal past), lost
-// updates and write skew (impossible without read-write transactions), dirty writes between
-// concurrent WOTs.
+// checkCausal is Check for the Causal model (see the package documentation for what it checks).
 //
 // # The algorithm
 //
@@ -68,7 +19,7 @@ import (
 // topological order of SO ∪ WR (Kahn's algorithm; ties go to the earlier transaction in the
 // history, which is completion order, so that a transaction is processed close to when it
 // happened). If some transactions cannot be ordered, the graph has a cycle: it is reported and
-// those transactions (and everything after them) are not checked by C2/C3 (TCCReport.Unchecked).
+// those transactions (and everything after them) are not checked by C2/C3 (Report.Unchecked).
 //
 // Past(X) is downward closed in every session: it holds a prefix of each session. So Past(X)
 // is a vector clock over sessions, VC(X)[s] = the rank (1-based position) of the latest
@@ -103,9 +54,9 @@ import (
 // are numbered); per ROT that reads something new, a join costs O(S) in the worst case (the
 // 32-entry leaves where the clocks differ), less where they share subtrees; per read
 // O(min(staleness, S_k log w_k)) clock look-ups of O(log_32 S) each, where S_k is the number of
-// sessions that wrote k. Memory is O(n + r + w + v) plus the live clocks. BenchmarkCheckTCC
+// sessions that wrote k. Memory is O(n + r + w + v) plus the live clocks. BenchmarkCheckCausal
 // (100,000 transactions, 1,000 sessions) takes about a second on an idle 2-core machine.
-func CheckTCC(h *history.History, opts TCCOptions) TCCReport {
+func checkCausal(h *history.History, opts Options) Report {
 	c := newTCCChecker(h, opts)
 	c.index()
 	c.buildOrders()
@@ -120,21 +71,8 @@ func CheckTCC(h *history.History, opts TCCOptions) TCCReport {
 	return c.finish()
 }
 
-// TCCOptions configures CheckTCC. The zero value checks C1–C4 only.
-type TCCOptions struct {
-	// MaxRounds bounds the rounds a ROT may take (C5, white-box): 2 for FastCCS, 3 for Eiger
-	// (the third is a commit check), 2 for Wren, 1 for EC. 0 leaves C5 unchecked.
-	MaxRounds int
-	// Final lists ROTs the caller ran at quiescence, after writes stopped and stabilization had
-	// time to run (C6): each must return the last version in <_k of every key it read. An id
-	// that is not a committed ROT of the history is reported as malformed.
-	Final []txn.ID
-	// StrictG0 reports cycles of write dependencies between concurrent WOTs in TCCReport.Info
-	// (the spec's strict mode "G0 / no write cycles"). TCC allows them: they never fail.
-	StrictG0 bool
-}
-
-// Oracles and findings of CheckTCC, in the order TCCReport lists them.
+// Anomaly kinds of the Causal model, its oracles and its other findings, in the order Report
+// lists them.
 const (
 	// TCCCycle is a cycle of session order and reads-from edges: the history contradicts itself.
 	TCCCycle = "cycle"
@@ -146,7 +84,7 @@ const (
 	TCCWriteOrder = "C3"
 	// TCCCutIsolation (C4) is a key one ROT listed twice and got two versions of.
 	TCCCutIsolation = "C4"
-	// TCCRounds (C5) is a ROT that took more than TCCOptions.MaxRounds rounds.
+	// TCCRounds (C5) is a ROT that took more than Options.MaxRounds rounds.
 	TCCRounds = "C5"
 	// TCCVisibility (C6) is a final ROT that did not return the last version of a key.
 	TCCVisibility = "C6"
@@ -160,7 +98,7 @@ const (
 	// duplicate id, an invalid status, reads and writes in one transaction, a ROT that did not
 	// commit, a history with versions but no replica, a Final id that is not a committed ROT.
 	TCCMalformed = "malformed"
-	// TCCWriteCycle (info only, TCCOptions.StrictG0) is a cycle of write dependencies between
+	// TCCWriteCycle (info only, Options.StrictG0) is a cycle of write dependencies between
 	// concurrent WOTs, Adya's G0, which TCC allows.
 	TCCWriteCycle = "G0"
 )
@@ -168,107 +106,14 @@ const (
 var tccOracles = []string{TCCCycle, TCCDirtyRead, TCCSnapshot, TCCWriteOrder, TCCCutIsolation,
 	TCCRounds, TCCVisibility, TCCDiverged, TCCVersionOrder, TCCMalformed, TCCWriteCycle}
 
-// TCCAnomaly is one finding of CheckTCC.
-type TCCAnomaly struct {
-	// Oracle is one of the TCC constants ("C1" … "C6", "cycle", "diverged", "version-order",
-	// "malformed", or "G0" for info).
-	Oracle string
-	// Txns are the transactions involved: for C1, C4, C5 and C6 the ROT (then, for C1, the
-	// writer read); for C2 the ROT and the writer in its past that it missed; for C3 the earlier
-	// and the later writer; for cycles the transactions on the cycle in cycle order; for
-	// diverged the two writers ordered differently.
-	Txns []txn.ID
-	// Key is the key concerned, if any.
-	Key string
-	// Read is the version returned (C1, C2, C6), or for C3 the later writer's own version.
-	// txn.None is ⊥.
-	Read txn.ID
-	// Required is the version required at least: for C2 the latest write to Key in the ROT's
-	// causal past, for C3 the causally earlier writer that had to come first, for C6 the last
-	// version of Key. txn.None where not applicable.
-	Required txn.ID
-	// Detail says what happened in words, naming transactions by id.
-	Detail string
-}
-
-// String renders the anomaly as "<oracle>: <detail>".
-func (a TCCAnomaly) String() string { return a.Oracle + ": " + a.Detail }
-
-// TCCReport is the outcome of CheckTCC.
-type TCCReport struct {
-	// OK is true if and only if Anomalies is empty.
-	OK bool
-	// Anomalies are the violations, grouped by oracle in the order of the TCC constants and in a
-	// deterministic order within each.
-	Anomalies []TCCAnomaly
-	// Info are findings that do not fail the check (TCCWriteCycle in strict mode).
-	Info []TCCAnomaly
-	// Counts is the number of anomalies (not info) per oracle.
-	Counts map[string]int
-	// ROTs counts the committed ROTs checked; Committed and Aborted the WOTs by outcome (those
-	// of unknown outcome resolved as described at CheckTCC).
-	ROTs, Committed, Aborted int
-	// Unchecked counts the transactions C2 and C3 could not check because they lie on or after
-	// a causal cycle.
-	Unchecked int
-}
-
-// Summary renders the report on one line: "ok: 900 ROTs, 95 committed WOTs, 5 aborted" or
-// "FAILED: 3 anomalies (2 C2, 1 C3); first: C2: ...". Info findings are counted at the end.
-func (r TCCReport) Summary() string {
-	var s string
-	if r.OK {
-		s = fmt.Sprintf("ok: %d ROTs, %d committed WOTs, %d aborted", r.ROTs, r.Committed, r.Aborted)
-	} else {
-		var parts []string
-		for _, o := range tccOracles {
-			if n := r.Counts[o]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, o))
-			}
-		}
-		noun := "anomalies"
-		if len(r.Anomalies) == 1 {
-			noun = "anomaly"
-		}
-		s = fmt.Sprintf("FAILED: %d %s (%s); first: %v", len(r.Anomalies), noun, strings.Join(parts, ", "), r.Anomalies[0])
-	}
-	if len(r.Info) > 0 {
-		s += fmt.Sprintf(" [%d info]", len(r.Info))
-	}
-	return s
-}
-
-// tccListMax is how many anomalies String lists.
-const tccListMax = 20
-
-// String renders the summary and then the first anomalies and info findings, one per line:
-// what a test prints when it fails.
-func (r TCCReport) String() string {
-	var b strings.Builder
-	b.WriteString(r.Summary())
-	for _, list := range []struct {
-		name string
-		as   []TCCAnomaly
-	}{{"", r.Anomalies}, {"info ", r.Info}} {
-		for i, a := range list.as {
-			if i == tccListMax {
-				fmt.Fprintf(&b, "\n  ... %d more", len(list.as)-i)
-				break
-			}
-			fmt.Fprintf(&b, "\n  %s%v", list.name, a)
-		}
-	}
-	return b.String()
-}
-
 // tccChecker holds the history in compact form. Transactions are nodes numbered in history order;
 // keys are numbered too. Positions in a version order are 1-based; 0 is ⊥ (or "not installed"
 // for a write).
 type tccChecker struct {
 	h    *history.History
-	opts TCCOptions
-	out  []TCCAnomaly
-	info []TCCAnomaly
+	opts Options
+	out  []Anomaly
+	info []Anomaly
 
 	ids    []txn.ID
 	txIdx  []int32 // node -> index in h.Txns
@@ -305,14 +150,14 @@ type tccChecker struct {
 	stamp []int32 // scratch, per node
 }
 
-func newTCCChecker(h *history.History, opts TCCOptions) *tccChecker {
+func newTCCChecker(h *history.History, opts Options) *tccChecker {
 	return &tccChecker{h: h, opts: opts, node: make(map[txn.ID]int32, len(h.Txns)), keyNum: make(map[string]int32)}
 }
 
-func (c *tccChecker) report(a TCCAnomaly) { c.out = append(c.out, a) }
+func (c *tccChecker) report(a Anomaly) { c.out = append(c.out, a) }
 
 func (c *tccChecker) malformed(detail string, txns ...txn.ID) {
-	c.report(TCCAnomaly{Oracle: TCCMalformed, Txns: txns, Detail: detail})
+	c.report(Anomaly{Kind: TCCMalformed, Txns: txns, Detail: detail})
 }
 
 func (c *tccChecker) intern(key string) int32 {
@@ -406,7 +251,7 @@ func (c *tccChecker) checkInstalledWrites() {
 		}
 		for i := c.wStart[v]; i < c.wStart[v+1]; i++ {
 			if c.wPos[i] == 0 {
-				c.report(TCCAnomaly{Oracle: TCCVersionOrder, Txns: []txn.ID{id}, Key: c.keys[c.wKey[i]],
+				c.report(Anomaly{Kind: TCCVersionOrder, Txns: []txn.ID{id}, Key: c.keys[c.wKey[i]],
 					Detail: fmt.Sprintf("no replica installed committed %v's write of %q", id, c.keys[c.wKey[i]])})
 			}
 		}
@@ -438,7 +283,7 @@ func (c *tccChecker) resolveReads() {
 				continue
 			}
 			dirty := func(why string) {
-				c.report(TCCAnomaly{Oracle: TCCDirtyRead, Txns: []txn.ID{id, r.Version}, Key: r.Key, Read: r.Version,
+				c.report(Anomaly{Kind: TCCDirtyRead, Txns: []txn.ID{id, r.Version}, Key: r.Key, Read: r.Version,
 					Detail: fmt.Sprintf("%v read %q=%v, %s", id, r.Key, r.Version, why)})
 			}
 			w, ok := c.node[r.Version]
@@ -502,12 +347,12 @@ func (c *tccChecker) buildSessions() {
 	}
 }
 
-// finalROTs returns the set of TCCOptions.Final, reporting ids that are not committed ROTs.
+// finalROTs returns the set of Options.Final, reporting ids that are not committed ROTs.
 func (c *tccChecker) finalROTs() map[txn.ID]bool {
 	final := make(map[txn.ID]bool, len(c.opts.Final))
 	for _, id := range c.opts.Final {
 		if v, ok := c.node[id]; !ok || c.isWOT[v] {
-			c.malformed(fmt.Sprintf("TCCOptions.Final lists %v, which is not a committed ROT of the history", id), id)
+			c.malformed(fmt.Sprintf("Options.Final lists %v, which is not a committed ROT of the history", id), id)
 			continue
 		}
 		final[id] = true
@@ -524,13 +369,13 @@ func (c *tccChecker) checkROTs() {
 		}
 		t := &c.h.Txns[c.txIdx[v]]
 		if c.opts.MaxRounds > 0 && t.Rounds > c.opts.MaxRounds {
-			c.report(TCCAnomaly{Oracle: TCCRounds, Txns: []txn.ID{id},
+			c.report(Anomaly{Kind: TCCRounds, Txns: []txn.ID{id},
 				Detail: fmt.Sprintf("%v took %d rounds, more than %d", id, t.Rounds, c.opts.MaxRounds)})
 		}
 		for j, r := range t.Reads {
 			for _, r2 := range t.Reads[j+1:] {
 				if r2.Key == r.Key && r2.Version != r.Version {
-					c.report(TCCAnomaly{Oracle: TCCCutIsolation, Txns: []txn.ID{id}, Key: r.Key, Read: r.Version, Required: r2.Version,
+					c.report(Anomaly{Kind: TCCCutIsolation, Txns: []txn.ID{id}, Key: r.Key, Read: r.Version, Required: r2.Version,
 						Detail: fmt.Sprintf("%v listed %q twice and read %v and %v", id, r.Key, r.Version, r2.Version)})
 					break
 				}
@@ -545,20 +390,20 @@ func (c *tccChecker) checkROTs() {
 				last = c.ids[c.ord[c.ordStart[k+1]-1]]
 			}
 			if r.Version != last {
-				c.report(TCCAnomaly{Oracle: TCCVisibility, Txns: []txn.ID{id}, Key: r.Key, Read: r.Version, Required: last,
+				c.report(Anomaly{Kind: TCCVisibility, Txns: []txn.ID{id}, Key: r.Key, Read: r.Version, Required: last,
 					Detail: fmt.Sprintf("final %v read %q=%v, but the last version is %v", id, r.Key, r.Version, last)})
 			}
 		}
 	}
 }
 
-func (c *tccChecker) finish() TCCReport {
-	slices.SortStableFunc(c.out, func(a, b TCCAnomaly) int {
-		return slices.Index(tccOracles, a.Oracle) - slices.Index(tccOracles, b.Oracle)
+func (c *tccChecker) finish() Report {
+	slices.SortStableFunc(c.out, func(a, b Anomaly) int {
+		return slices.Index(tccOracles, a.Kind) - slices.Index(tccOracles, b.Kind)
 	})
-	r := TCCReport{OK: len(c.out) == 0, Anomalies: c.out, Info: c.info, Counts: make(map[string]int), Unchecked: c.unchecked}
+	r := Report{OK: len(c.out) == 0, Model: Causal, Anomalies: c.out, Info: c.info, Counts: make(map[string]int), Unchecked: c.unchecked}
 	for _, a := range c.out {
-		r.Counts[a.Oracle]++
+		r.Counts[a.Kind]++
 	}
 	for v := range c.ids {
 		switch {
@@ -710,7 +555,7 @@ func (c *tccChecker) reportCausalCycles(indeg []int32, unchecked int) {
 			}
 		}
 		b.WriteString(c.ids[nodes[0]].String())
-		c.report(TCCAnomaly{Oracle: TCCCycle, Txns: txns, Detail: fmt.Sprintf(
+		c.report(Anomaly{Kind: TCCCycle, Txns: txns, Detail: fmt.Sprintf(
 			"session order and reads-from form a cycle, %s (%d transactions on or after cycles are not checked by C2/C3)",
 			b.String(), unchecked)})
 	}
@@ -792,7 +637,7 @@ func (p *causalState) process(v int32) {
 		if c.rSrc[i] >= 0 {
 			read = c.ids[c.rSrc[i]]
 		}
-		c.report(TCCAnomaly{Oracle: TCCSnapshot, Txns: []txn.ID{c.ids[v], c.ids[w]}, Key: c.keys[k], Read: read, Required: c.ids[w],
+		c.report(Anomaly{Kind: TCCSnapshot, Txns: []txn.ID{c.ids[v], c.ids[w]}, Key: c.keys[k], Read: read, Required: c.ids[w],
 			Detail: fmt.Sprintf("%v read %q=%v, but %v, in its causal past %s, wrote a later version of %q",
 				c.ids[v], c.keys[k], read, c.ids[w], p.via(v, w), c.keys[k])})
 	}
@@ -809,7 +654,7 @@ func (p *causalState) checkWrites(v int32) {
 		}
 		k := c.wKey[i]
 		if w := p.keys.latestAfter(p, v, c.rank[v]-1, k, pos); w >= 0 {
-			c.report(TCCAnomaly{Oracle: TCCWriteOrder, Txns: []txn.ID{c.ids[w], c.ids[v]}, Key: c.keys[k], Read: c.ids[v], Required: c.ids[w],
+			c.report(Anomaly{Kind: TCCWriteOrder, Txns: []txn.ID{c.ids[w], c.ids[v]}, Key: c.keys[k], Read: c.ids[v], Required: c.ids[w],
 				Detail: fmt.Sprintf("%v happens before %v and both wrote %q, but the version order puts %v first",
 					c.ids[w], c.ids[v], c.keys[k], c.ids[v])})
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // TestClockMatchesDenseVectors builds random clocks by joins and raises, several operations per
-// edit as CheckTCC does, and compares them with dense vectors, the old ones too: persistence
+// edit as checkCausal does, and compares them with dense vectors, the old ones too: persistence
 // means a clock never changes when a newer one is built from it.
 func TestClockMatchesDenseVectors(t *testing.T) {
 	for _, sessions := range []int{1, 5, 32, 33, 1000, 40000} {

@@ -95,7 +95,7 @@ func (c *tccChecker) buildOrders() {
 func (c *tccChecker) cleanOrder(dst []int32, k int32, rep string, order []txn.ID, mark int32) []int32 {
 	key := c.keys[k]
 	bad := func(id txn.ID, format string) {
-		c.report(TCCAnomaly{Oracle: TCCVersionOrder, Txns: []txn.ID{id}, Key: key,
+		c.report(Anomaly{Kind: TCCVersionOrder, Txns: []txn.ID{id}, Key: key,
 			Detail: fmt.Sprintf("replica %q "+format, rep, key, id)})
 	}
 	for _, id := range order {
@@ -160,7 +160,7 @@ func (c *tccChecker) mergeOrders(k int32, names []string, lists [][]int32) []int
 			heap.Push(ready, i)
 			if !reported {
 				reported = true
-				c.report(TCCAnomaly{Oracle: TCCDiverged, Key: key, Txns: []txn.ID{c.ids[nodes[i]]},
+				c.report(Anomaly{Kind: TCCDiverged, Key: key, Txns: []txn.ID{c.ids[nodes[i]]},
 					Detail: fmt.Sprintf("replicas %s order the versions of %q in a cycle; they cannot be merged", strings.Join(names, ", "), key)})
 			}
 		}
@@ -193,7 +193,7 @@ func (c *tccChecker) reportInversion(key string, names []string, lists [][]int32
 				}
 				if prev >= 0 && at[prev] > p {
 					a, b := c.ids[prev], c.ids[v]
-					c.report(TCCAnomaly{Oracle: TCCDiverged, Key: key, Txns: []txn.ID{a, b},
+					c.report(Anomaly{Kind: TCCDiverged, Key: key, Txns: []txn.ID{a, b},
 						Detail: fmt.Sprintf("replicas %q and %q order the versions of %q differently: %q has %v before %v, %q the reverse",
 							names[i], names[j], key, names[j], a, b, names[i])})
 					return true
@@ -244,13 +244,13 @@ func (c *tccChecker) findWriteCycles() {
 			fmt.Fprintf(&b, "%v -ww(%s)-> ", c.ids[u], c.keys[edges[i].key])
 		}
 		b.WriteString(c.ids[nodes[0]].String())
-		c.info = append(c.info, TCCAnomaly{Oracle: TCCWriteCycle, Txns: txns,
+		c.info = append(c.info, Anomaly{Kind: TCCWriteCycle, Txns: txns,
 			Detail: "concurrent WOTs are ordered differently on different keys (allowed by TCC): " + b.String()})
 	}
 }
 
 // keyIndex answers the C2/C3 query "the latest write to key k after position p in Past(v)",
-// over the writes processed so far (see CheckTCC).
+// over the writes processed so far (see checkCausal).
 type keyIndex struct {
 	c *tccChecker
 	// Bit q of done[wordStart[k]:wordStart[k+1]] is set once the version at position q of key k

@@ -202,11 +202,11 @@ func naiveC2(h *history.History) map[readAt]bool {
 }
 
 // c2Reads returns the reads a report flags under C2, failing on any other anomaly.
-func c2Reads(t *testing.T, r checker.TCCReport) map[readAt]bool {
+func c2Reads(t *testing.T, r checker.Report) map[readAt]bool {
 	t.Helper()
 	got := make(map[readAt]bool)
 	for _, a := range r.Anomalies {
-		if a.Oracle != checker.TCCSnapshot {
+		if a.Kind != checker.TCCSnapshot {
 			t.Fatalf("unexpected anomaly %v", a)
 		}
 		got[readAt{a.Txns[0], a.Key}] = true
@@ -228,7 +228,7 @@ func TestTCCReferenceHistoriesPass(t *testing.T) {
 		if bad := naiveC2(h); len(bad) > 0 {
 			t.Fatalf("seed %d: the reference store made C2 violations %v", seed, bad)
 		}
-		r := checker.CheckTCC(h, checker.TCCOptions{MaxRounds: 2, StrictG0: true})
+		r := checker.Check(h, checker.Options{Model: checker.Causal, MaxRounds: 2, StrictG0: true})
 		if !r.OK || len(r.Info) > 0 || r.ROTs+r.Committed+r.Aborted != len(h.Txns) {
 			t.Fatalf("seed %d (%+v): %v", seed, opts, r)
 		}
@@ -244,8 +244,8 @@ func TestTCCMutatedReadIsFlagged(t *testing.T) {
 		h := generateTCC(seed, opts)
 		at := mutateRead(t, seed, h)
 		bad := naiveC2(h)
-		r := checker.CheckTCC(h, checker.TCCOptions{})
-		if again := checker.CheckTCC(h, checker.TCCOptions{}); !reflect.DeepEqual(r, again) {
+		r := checker.Check(h, causal)
+		if again := checker.Check(h, causal); !reflect.DeepEqual(r, again) {
 			t.Fatalf("seed %d: two checks of one history differ:\n%v\n%v", seed, r, again)
 		}
 		got := c2Reads(t, r)
@@ -303,14 +303,14 @@ func mutateRead(t *testing.T, seed uint64, h *history.History) readAt {
 	return readAt{}
 }
 
-// BenchmarkCheckTCC checks a 100,000-transaction history of the reference store with 1,000
+// BenchmarkCheckCausal checks a 100,000-transaction history of the reference store with 1,000
 // sessions, 20,000 keys on 8 partitions and 20% WOTs.
-func BenchmarkCheckTCC(b *testing.B) {
+func BenchmarkCheckCausal(b *testing.B) {
 	h := generateTCC(1, tccGenOptions{txns: 100_000, sessions: 1000, keys: 20_000, partitions: 8, dcs: 1,
 		writeFraction: 0.2, staleFraction: 0.1})
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := checker.CheckTCC(h, checker.TCCOptions{MaxRounds: 2}); !r.OK {
+		if r := checker.Check(h, checker.Options{Model: checker.Causal, MaxRounds: 2}); !r.OK {
 			b.Fatal(r)
 		}
 	}

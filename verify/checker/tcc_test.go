@@ -43,17 +43,22 @@ func partitioned(txns []history.Txn, orders map[string][]txn.ID) *history.Histor
 	return h
 }
 
-// expectTCC checks that CheckTCC finds exactly the anomalies of the oracles want (in report
-// order) and returns the report.
-func expectTCC(t *testing.T, h *history.History, opts checker.TCCOptions, want ...string) checker.TCCReport {
+// causal checks C1–C4 only.
+var causal = checker.Options{Model: checker.Causal}
+
+// expectCausal checks that Check (with opts, whose Model is Causal) finds exactly the anomalies
+// of the oracles want (in report order) and returns the report.
+func expectCausal(t *testing.T, h *history.History, opts checker.Options, want ...string) checker.Report {
 	t.Helper()
-	r := checker.CheckTCC(h, opts)
+	r := checker.Check(h, opts)
 	var got []string
+	counts := make(map[string]int)
 	for _, a := range r.Anomalies {
-		got = append(got, a.Oracle)
+		got = append(got, a.Kind)
+		counts[a.Kind]++
 	}
-	if r.OK != (len(want) == 0) || !slices.Equal(got, want) {
-		t.Errorf("CheckTCC found %v, want %v:\n%v", got, want, r)
+	if r.OK != (len(want) == 0) || !slices.Equal(got, want) || r.Model != checker.Causal || !maps.Equal(r.Counts, counts) {
+		t.Errorf("Check (%v) found %v (counts %v), want %v:\n%v", r.Model, got, r.Counts, want, r)
 	}
 	return r
 }
@@ -71,7 +76,7 @@ func x1to3With(reads ...history.Txn) *history.History {
 }
 
 func TestX1CausalViolation(t *testing.T) {
-	r := expectTCC(t, x1to3With(rot(tx(2, 1), "kb", tA2, "ka", tA1)), checker.TCCOptions{}, checker.TCCSnapshot)
+	r := expectCausal(t, x1to3With(rot(tx(2, 1), "kb", tA2, "ka", tA1)), causal, checker.TCCSnapshot)
 	a := r.Anomalies[0]
 	if a.Key != "ka" || a.Read != tA1 || a.Required != tA2 || !slices.Equal(a.Txns, []txn.ID{tx(2, 1), tA2}) {
 		t.Errorf("anomaly %+v: want ROT t2.1 reading ka=t1.1 with t1.2 required", a)
@@ -83,26 +88,26 @@ func TestX1CausalViolation(t *testing.T) {
 }
 
 func TestX2FracturedRead(t *testing.T) {
-	r := expectTCC(t, x1to3With(rot(tx(2, 1), "kb", tA1, "ka", tA2)), checker.TCCOptions{}, checker.TCCSnapshot)
+	r := expectCausal(t, x1to3With(rot(tx(2, 1), "kb", tA1, "ka", tA2)), causal, checker.TCCSnapshot)
 	if a := r.Anomalies[0]; a.Key != "kb" || a.Read != tA1 || a.Required != tA2 {
 		t.Errorf("anomaly %+v: want kb=t1.1 with t1.2 required", a)
 	}
 }
 
 func TestX3FracturedReadOtherOrder(t *testing.T) {
-	r := expectTCC(t, x1to3With(rot(tx(2, 1), "ka", tA1, "kb", tA2)), checker.TCCOptions{}, checker.TCCSnapshot)
+	r := expectCausal(t, x1to3With(rot(tx(2, 1), "ka", tA1, "kb", tA2)), causal, checker.TCCSnapshot)
 	if a := r.Anomalies[0]; a.Key != "ka" {
 		t.Errorf("anomaly %+v: want it on ka", a)
 	}
 }
 
 func TestX4ConsistentSnapshotsPass(t *testing.T) {
-	r := expectTCC(t, x1to3With(
+	r := expectCausal(t, x1to3With(
 		rot(tx(2, 1), "ka", tA1, "kb", tA1),
 		rot(tx(3, 1), "ka", tA2, "kb", tA2),
 		rot(tx(4, 1), "ka", txn.None, "kb", txn.None),
-	), checker.TCCOptions{})
-	if r.ROTs != 3 || r.Committed != 2 || r.Aborted != 0 || !strings.HasPrefix(r.Summary(), "ok: 3 ROTs, 2 committed WOTs") {
+	), causal)
+	if r.ROTs != 3 || r.Committed != 2 || r.Aborted != 0 || r.Summary() != "ok: 3 ROTs, 2 committed WOTs, 0 aborted" {
 		t.Errorf("report %v", r)
 	}
 }
@@ -115,7 +120,7 @@ func TestX5Friendship(t *testing.T) {
 		// u_a is still in u_b's list, but u_b is no longer in u_a's.
 		rot(tx(2, 1), "friends/ub", befriend, "friends/ua", unfriend),
 	}, map[string][]txn.ID{"friends/ua": {befriend, unfriend}, "friends/ub": {befriend, unfriend}})
-	expectTCC(t, h, checker.TCCOptions{}, checker.TCCSnapshot)
+	expectCausal(t, h, causal, checker.TCCSnapshot)
 }
 
 func TestX6SharedFolder(t *testing.T) {
@@ -124,14 +129,14 @@ func TestX6SharedFolder(t *testing.T) {
 		wot(revoke, "acl"), wot(addDoc, "folder"),
 		rot(tx(2, 1), "acl", txn.None, "folder", addDoc), // old ACL (U allowed) with the new doc
 	}, map[string][]txn.ID{"acl": {revoke}, "folder": {addDoc}})
-	expectTCC(t, separate, checker.TCCOptions{}, checker.TCCSnapshot)
+	expectCausal(t, separate, causal, checker.TCCSnapshot)
 
 	both := tx(3, 1)
 	oneWOT := partitioned([]history.Txn{
 		wot(both, "acl", "folder"),
 		rot(tx(2, 1), "acl", txn.None, "folder", both),
 	}, map[string][]txn.ID{"acl": {both}, "folder": {both}})
-	expectTCC(t, oneWOT, checker.TCCOptions{}, checker.TCCSnapshot)
+	expectCausal(t, oneWOT, causal, checker.TCCSnapshot)
 }
 
 func TestX7MAVIsNotEnough(t *testing.T) {
@@ -140,7 +145,7 @@ func TestX7MAVIsNotEnough(t *testing.T) {
 		wot(t1, "ka", "kb"), wot(t2, "kc", "kd"),
 		rot(tx(2, 1), "ka", txn.None, "kc", t2),
 	}, map[string][]txn.ID{"ka": {t1}, "kb": {t1}, "kc": {t2}, "kd": {t2}})
-	r := expectTCC(t, h, checker.TCCOptions{}, checker.TCCSnapshot)
+	r := expectCausal(t, h, causal, checker.TCCSnapshot)
 	if a := r.Anomalies[0]; a.Key != "ka" || a.Required != t1 || !strings.Contains(a.Detail, `via its read of "kc"=t1.2`) {
 		t.Errorf("anomaly %v: want ka with t1.1 required, reached via the read of kc", a)
 	}
@@ -158,7 +163,7 @@ func TestX8DirtyReads(t *testing.T) {
 		rot(tx(3, 2), "y", t1),
 		rot(tx(3, 3), "x", tx(9, 9)),
 	}, map[string][]txn.ID{"x": {t1}})
-	r := expectTCC(t, h, checker.TCCOptions{}, checker.TCCDirtyRead, checker.TCCDirtyRead, checker.TCCDirtyRead)
+	r := expectCausal(t, h, causal, checker.TCCDirtyRead, checker.TCCDirtyRead, checker.TCCDirtyRead)
 	for i, want := range []string{"aborted", "did not write", "not in the history"} {
 		if !strings.Contains(r.Anomalies[i].Detail, want) {
 			t.Errorf("anomaly %d is %v, want it to say %q", i, r.Anomalies[i], want)
@@ -174,14 +179,14 @@ func TestX8DirtyReads(t *testing.T) {
 func TestX9ReadSkew(t *testing.T) {
 	t1 := tx(1, 1)
 	h := partitioned([]history.Txn{wot(t1, "x"), rot(tx(2, 1), "x", txn.None, "x", t1)}, map[string][]txn.ID{"x": {t1}})
-	expectTCC(t, h, checker.TCCOptions{}, checker.TCCSnapshot, checker.TCCCutIsolation)
+	expectCausal(t, h, causal, checker.TCCSnapshot, checker.TCCCutIsolation)
 	same := partitioned([]history.Txn{wot(t1, "x"), rot(tx(2, 1), "x", t1, "x", t1)}, map[string][]txn.ID{"x": {t1}})
-	expectTCC(t, same, checker.TCCOptions{})
+	expectCausal(t, same, causal)
 }
 
 func TestX10ReadYourWrites(t *testing.T) {
 	h := partitioned([]history.Txn{wot(tx(1, 1), "a"), rot(tx(1, 2), "a", txn.None)}, map[string][]txn.ID{"a": {tx(1, 1)}})
-	r := expectTCC(t, h, checker.TCCOptions{}, checker.TCCSnapshot)
+	r := expectCausal(t, h, causal, checker.TCCSnapshot)
 	if !strings.Contains(r.Anomalies[0].Detail, "(its session predecessor)") {
 		t.Errorf("anomaly %v does not name the session order", r.Anomalies[0])
 	}
@@ -193,7 +198,7 @@ func TestX11MonotonicReads(t *testing.T) {
 		wot(v1, "a"), wot(v2, "a"),
 		rot(tx(3, 1), "a", v2), rot(tx(3, 2), "a", v1),
 	}, map[string][]txn.ID{"a": {v1, v2}})
-	r := expectTCC(t, h, checker.TCCOptions{}, checker.TCCSnapshot)
+	r := expectCausal(t, h, causal, checker.TCCSnapshot)
 	if a := r.Anomalies[0]; a.Txns[0] != tx(3, 2) || !strings.Contains(a.Detail, "via its session predecessor t3.1") {
 		t.Errorf("anomaly %v: want t3.2, via t3.1", a)
 	}
@@ -206,7 +211,7 @@ func TestX12WritesFollowReads(t *testing.T) {
 		rot(tx(2, 1), "a", v1), wot(w, "b"), // s1 reads a=v1, then writes b
 		rot(tx(3, 1), "b", w, "a", txn.None), // s2 sees b but not a=v1
 	}, map[string][]txn.ID{"a": {v1}, "b": {w}})
-	expectTCC(t, h, checker.TCCOptions{}, checker.TCCSnapshot)
+	expectCausal(t, h, causal, checker.TCCSnapshot)
 }
 
 // TestX13DirtyWriteAllowed is Fig. 2.2 (and scenario S10): concurrent WOTs ordered differently
@@ -217,11 +222,11 @@ func TestX13DirtyWriteAllowed(t *testing.T) {
 		wot(t1, "a", "b"), wot(t2, "a", "b"),
 		rot(tx(3, 1), "a", t2, "b", t1),
 	}, map[string][]txn.ID{"a": {t1, t2}, "b": {t2, t1}})
-	if r := expectTCC(t, h, checker.TCCOptions{}); len(r.Info) != 0 {
+	if r := expectCausal(t, h, causal); len(r.Info) != 0 {
 		t.Errorf("info without strict mode: %v", r)
 	}
-	r := expectTCC(t, h, checker.TCCOptions{StrictG0: true})
-	if len(r.Info) != 1 || r.Info[0].Oracle != checker.TCCWriteCycle || len(r.Info[0].Txns) != 2 {
+	r := expectCausal(t, h, checker.Options{Model: checker.Causal, StrictG0: true})
+	if len(r.Info) != 1 || r.Info[0].Kind != checker.TCCWriteCycle || len(r.Info[0].Txns) != 2 {
 		t.Fatalf("strict mode: want one G0 info through t1.1 and t2.1, got %v", r)
 	}
 	if want := "t1.1 -ww(a)-> t2.1 -ww(b)-> t1.1"; !strings.Contains(r.Info[0].Detail, want) {
@@ -235,7 +240,7 @@ func TestX13DirtyWriteAllowed(t *testing.T) {
 func TestC3WriteOrderAgainstCausality(t *testing.T) {
 	// Monotonic writes: one session's two writes of a installed in the reverse order.
 	h := partitioned([]history.Txn{wot(tx(1, 1), "a"), wot(tx(1, 2), "a")}, map[string][]txn.ID{"a": {tx(1, 2), tx(1, 1)}})
-	r := expectTCC(t, h, checker.TCCOptions{}, checker.TCCWriteOrder)
+	r := expectCausal(t, h, causal, checker.TCCWriteOrder)
 	if a := r.Anomalies[0]; !slices.Equal(a.Txns, []txn.ID{tx(1, 1), tx(1, 2)}) || a.Key != "a" {
 		t.Errorf("anomaly %+v", a)
 	}
@@ -243,17 +248,17 @@ func TestC3WriteOrderAgainstCausality(t *testing.T) {
 	h = partitioned([]history.Txn{
 		wot(tx(1, 1), "a"), rot(tx(2, 1), "a", tx(1, 1)), wot(tx(2, 2), "a"),
 	}, map[string][]txn.ID{"a": {tx(2, 2), tx(1, 1)}})
-	expectTCC(t, h, checker.TCCOptions{}, checker.TCCWriteOrder)
+	expectCausal(t, h, causal, checker.TCCWriteOrder)
 }
 
 func TestC5RoundBound(t *testing.T) {
 	h := partitioned([]history.Txn{rounds(rot(tx(1, 1), "a", txn.None), 3), rounds(rot(tx(1, 2), "a", txn.None), 2)}, nil)
-	expectTCC(t, h, checker.TCCOptions{})
-	r := expectTCC(t, h, checker.TCCOptions{MaxRounds: 2}, checker.TCCRounds)
+	expectCausal(t, h, causal)
+	r := expectCausal(t, h, checker.Options{Model: checker.Causal, MaxRounds: 2}, checker.TCCRounds)
 	if r.Anomalies[0].Txns[0] != tx(1, 1) {
 		t.Errorf("anomaly %v", r.Anomalies[0])
 	}
-	expectTCC(t, h, checker.TCCOptions{MaxRounds: 3})
+	expectCausal(t, h, checker.Options{Model: checker.Causal, MaxRounds: 3})
 }
 
 func TestC6EventualVisibility(t *testing.T) {
@@ -263,12 +268,12 @@ func TestC6EventualVisibility(t *testing.T) {
 		rot(tx(2, 1), "a", t1, "b", txn.None), // stale, allowed unless final
 		rot(tx(3, 1), "a", t2, "b", txn.None),
 	}, map[string][]txn.ID{"a": {t1, t2}})
-	expectTCC(t, h, checker.TCCOptions{Final: []txn.ID{tx(3, 1)}})
-	r := expectTCC(t, h, checker.TCCOptions{Final: []txn.ID{tx(2, 1), tx(3, 1)}}, checker.TCCVisibility)
+	expectCausal(t, h, checker.Options{Model: checker.Causal, Final: []txn.ID{tx(3, 1)}})
+	r := expectCausal(t, h, checker.Options{Model: checker.Causal, Final: []txn.ID{tx(2, 1), tx(3, 1)}}, checker.TCCVisibility)
 	if a := r.Anomalies[0]; a.Read != t1 || a.Required != t2 || a.Key != "a" {
 		t.Errorf("anomaly %+v", a)
 	}
-	expectTCC(t, h, checker.TCCOptions{Final: []txn.ID{t1}}, checker.TCCMalformed)
+	expectCausal(t, h, checker.Options{Model: checker.Causal, Final: []txn.ID{t1}}, checker.TCCMalformed)
 }
 
 // TestCausalCycleIsFlagged: a ROT that read a WOT its own session issued afterwards.
@@ -278,7 +283,7 @@ func TestCausalCycleIsFlagged(t *testing.T) {
 		wot(tx(1, 2), "x"),
 		rot(tx(2, 1), "x", tx(1, 2)), // after the cycle: not checked
 	}, map[string][]txn.ID{"x": {tx(1, 2)}})
-	r := expectTCC(t, h, checker.TCCOptions{}, checker.TCCCycle)
+	r := expectCausal(t, h, causal, checker.TCCCycle)
 	if a := r.Anomalies[0]; !slices.Equal(a.Txns, []txn.ID{tx(1, 1), tx(1, 2)}) || !strings.Contains(a.Detail, `t1.1 -so-> t1.2 -wr(x)-> t1.1`) {
 		t.Errorf("anomaly %v", a)
 	}
@@ -298,13 +303,13 @@ func TestUnknownOutcome(t *testing.T) {
 		rot(tx(1, 3), "a", txn.None), // no read-your-writes for an unknown outcome
 		wot(tx(1, 4), "a"),           // and no C3 edge from it either
 	}, map[string][]txn.ID{"a": {tx(1, 4), u}, "b": {tx(1, 1)}})
-	r := expectTCC(t, h, checker.TCCOptions{})
+	r := expectCausal(t, h, causal)
 	if r.Committed != 3 {
 		t.Errorf("report %v: want the unknown WOT counted as committed", r)
 	}
 
 	h.Txns = append(h.Txns, rot(tx(2, 1), "a", u, "b", txn.None)) // u's past holds t1.1
-	r = expectTCC(t, h, checker.TCCOptions{}, checker.TCCSnapshot)
+	r = expectCausal(t, h, causal, checker.TCCSnapshot)
 	if a := r.Anomalies[0]; a.Key != "b" || a.Required != tx(1, 1) || !strings.Contains(a.Detail, `via its read of "a"=t1.2`) {
 		t.Errorf("anomaly %v", a)
 	}
@@ -315,10 +320,10 @@ func TestUnknownOutcome(t *testing.T) {
 		rot(tx(2, 1), "a", u),
 	}, nil)
 	lost.Replicas = []history.Replica{{Name: "p0", VersionOrder: map[string][]txn.ID{}}}
-	expectTCC(t, lost, checker.TCCOptions{}, checker.TCCVersionOrder)
+	expectCausal(t, lost, causal, checker.TCCVersionOrder)
 
 	// Neither read nor installed: aborted.
-	r = expectTCC(t, partitioned([]history.Txn{withStatus(wot(u, "a"), txn.Unknown)}, map[string][]txn.ID{}), checker.TCCOptions{})
+	r = expectCausal(t, partitioned([]history.Txn{withStatus(wot(u, "a"), txn.Unknown)}, map[string][]txn.ID{}), causal)
 	if r.Aborted != 1 || r.Committed != 0 {
 		t.Errorf("report %v: want the unread, uninstalled unknown WOT aborted", r)
 	}
@@ -333,14 +338,14 @@ func TestVersionOrderFindings(t *testing.T) {
 		"a": {tx(1, 1), tx(2, 1), tx(3, 1), tx(9, 9), tx(1, 1)},
 		// b: t1.1's committed write is missing
 	})
-	r := expectTCC(t, h, checker.TCCOptions{}, slices.Repeat([]string{checker.TCCVersionOrder}, 5)...)
+	r := expectCausal(t, h, causal, slices.Repeat([]string{checker.TCCVersionOrder}, 5)...)
 	for i, want := range []string{"which aborted", "which did not write it", "not in the history", "twice", "no replica installed committed t1.1's write of \"b\""} {
 		if !strings.Contains(r.Anomalies[i].Detail, want) {
 			t.Errorf("anomaly %d is %v, want it to say %q", i, r.Anomalies[i], want)
 		}
 	}
 	noReplica := &history.History{Txns: []history.Txn{wot(tx(1, 1), "a"), rot(tx(2, 1), "a", txn.None)}}
-	expectTCC(t, noReplica, checker.TCCOptions{}, checker.TCCMalformed)
+	expectCausal(t, noReplica, causal, checker.TCCMalformed)
 }
 
 func TestMalformedTransactions(t *testing.T) {
@@ -354,7 +359,7 @@ func TestMalformedTransactions(t *testing.T) {
 		wot(tx(4, 1), "a"), wot(tx(4, 1), "a"),
 		{ID: tx(5, 1), Status: txn.Committed}, // empty: a no-op, ignored silently
 	}, map[string][]txn.ID{"a": {tx(4, 1)}})
-	expectTCC(t, h, checker.TCCOptions{}, slices.Repeat([]string{checker.TCCMalformed}, 5)...)
+	expectCausal(t, h, causal, slices.Repeat([]string{checker.TCCMalformed}, 5)...)
 }
 
 // TestGeoReplicatedOrders: with several datacenters each key is in several replicas. A lagging
@@ -368,12 +373,12 @@ func TestGeoReplicatedOrders(t *testing.T) {
 			{Name: "dc1/p0", VersionOrder: map[string][]txn.ID{"a": dc1}},
 		}}
 	}
-	expectTCC(t, geo([]txn.ID{t1}, []txn.ID{t1, t2}), checker.TCCOptions{}, checker.TCCSnapshot)
+	expectCausal(t, geo([]txn.ID{t1}, []txn.ID{t1, t2}), causal, checker.TCCSnapshot)
 	txns[2] = rot(tx(2, 2), "a", t2)
-	expectTCC(t, geo([]txn.ID{t1}, []txn.ID{t1, t2}), checker.TCCOptions{Final: []txn.ID{tx(2, 2)}})
+	expectCausal(t, geo([]txn.ID{t1}, []txn.ID{t1, t2}), checker.Options{Model: checker.Causal, Final: []txn.ID{tx(2, 2)}})
 	// Replicas that share no version: merged in order of first appearance, t1.1 < t2.1.
-	expectTCC(t, geo([]txn.ID{t1}, []txn.ID{t2}), checker.TCCOptions{Final: []txn.ID{tx(2, 2)}})
-	r := expectTCC(t, geo([]txn.ID{t1, t2}, []txn.ID{t2, t1}), checker.TCCOptions{}, checker.TCCDiverged)
+	expectCausal(t, geo([]txn.ID{t1}, []txn.ID{t2}), checker.Options{Model: checker.Causal, Final: []txn.ID{tx(2, 2)}})
+	r := expectCausal(t, geo([]txn.ID{t1, t2}, []txn.ID{t2, t1}), causal, checker.TCCDiverged)
 	if a := r.Anomalies[0]; !strings.Contains(a.Detail, `"dc1/p0" has t2.1 before t1.1, "dc0/p0" the reverse`) {
 		t.Errorf("anomaly %v", a)
 	}
@@ -382,7 +387,7 @@ func TestGeoReplicatedOrders(t *testing.T) {
 		{Name: "y", VersionOrder: map[string][]txn.ID{"a": {t2, tx(3, 1)}}},
 		{Name: "z", VersionOrder: map[string][]txn.ID{"a": {tx(3, 1), t1}}},
 	}}
-	r = expectTCC(t, three, checker.TCCOptions{}, checker.TCCDiverged)
+	r = expectCausal(t, three, causal, checker.TCCDiverged)
 	if !strings.Contains(r.Anomalies[0].Detail, "in a cycle") {
 		t.Errorf("anomaly %v", r.Anomalies[0])
 	}
@@ -400,20 +405,20 @@ func scenario(orders map[string][]txn.ID, txns ...history.Txn) *history.History 
 	return partitioned(append(slices.Clone(s1), txns...), orders)
 }
 
-var fastCCS = checker.TCCOptions{MaxRounds: 2}
+var fastCCS = checker.Options{Model: checker.Causal, MaxRounds: 2}
 
 func TestScenarioS2CommittedNotVisible(t *testing.T) {
-	expectTCC(t, scenario(s1Order, rot(tx(2, 1), "a", txn.None, "b", txn.None)), fastCCS)
+	expectCausal(t, scenario(s1Order, rot(tx(2, 1), "a", txn.None, "b", txn.None)), fastCCS)
 }
 
 func TestScenarioS3ReadYourWrites(t *testing.T) {
-	expectTCC(t, scenario(s1Order, rot(tx(1, 2), "a", s1T1, "b", s1T1), rot(tx(2, 1), "a", s1T1, "b", s1T1)), fastCCS)
+	expectCausal(t, scenario(s1Order, rot(tx(1, 2), "a", s1T1, "b", s1T1), rot(tx(2, 1), "a", s1T1, "b", s1T1)), fastCCS)
 }
 
 func TestScenarioS4RoundTwo(t *testing.T) {
-	expectTCC(t, scenario(s1Order, rounds(rot(tx(2, 1), "a", s1T1, "b", s1T1), 2)), fastCCS)
+	expectCausal(t, scenario(s1Order, rounds(rot(tx(2, 1), "a", s1T1, "b", s1T1), 2)), fastCCS)
 	// The bug the scenario guards against: (a1, ⊥).
-	expectTCC(t, scenario(s1Order, rot(tx(2, 1), "a", s1T1, "b", txn.None)), fastCCS, checker.TCCSnapshot)
+	expectCausal(t, scenario(s1Order, rot(tx(2, 1), "a", s1T1, "b", txn.None)), fastCCS, checker.TCCSnapshot)
 }
 
 func TestScenarioS5RacingWOT(t *testing.T) {
@@ -427,9 +432,9 @@ func TestScenarioS5RacingWOT(t *testing.T) {
 		rot(tx(2, 3), "a", s1T1, "b", s1T1), // step 5
 		rounds(rot(tx(2, 4), "a", t2, "b", t2), 2),
 	}
-	expectTCC(t, scenario(orders, txns...), fastCCS)
+	expectCausal(t, scenario(orders, txns...), fastCCS)
 	for _, bad := range []history.Txn{rot(tx(2, 5), "a", t2, "b", s1T1), rot(tx(2, 5), "a", s1T1, "b", t2)} {
-		expectTCC(t, scenario(orders, append(slices.Clone(txns[:2]), wot(t2, "a", "b"), bad)...), fastCCS, checker.TCCSnapshot)
+		expectCausal(t, scenario(orders, append(slices.Clone(txns[:2]), wot(t2, "a", "b"), bad)...), fastCCS, checker.TCCSnapshot)
 	}
 }
 
@@ -439,16 +444,16 @@ func TestScenarioS6CausalityAcrossClients(t *testing.T) {
 	run := func(final history.Txn) *history.History {
 		return partitioned([]history.Txn{wot(a1, "a"), rot(tx(2, 1), "a", a1), wot(b1, "b"), final}, orders)
 	}
-	expectTCC(t, run(rounds(rot(tx(3, 1), "a", a1, "b", txn.None), 2)), fastCCS) // faithful
-	expectTCC(t, run(rounds(rot(tx(3, 1), "a", a1, "b", b1), 2)), fastCCS)       // [A11]
-	expectTCC(t, run(rot(tx(3, 1), "a", txn.None, "b", b1)), fastCCS, checker.TCCSnapshot)
+	expectCausal(t, run(rounds(rot(tx(3, 1), "a", a1, "b", txn.None), 2)), fastCCS) // faithful
+	expectCausal(t, run(rounds(rot(tx(3, 1), "a", a1, "b", b1), 2)), fastCCS)       // [A11]
+	expectCausal(t, run(rot(tx(3, 1), "a", txn.None, "b", b1)), fastCCS, checker.TCCSnapshot)
 }
 
 func TestScenarioS10OppositeOrders(t *testing.T) {
 	t1, t2 := tx(1, 1), tx(2, 1)
 	h := partitioned([]history.Txn{wot(t1, "a", "b"), wot(t2, "a", "b"), rot(tx(3, 1), "a", t2, "b", t1)},
 		map[string][]txn.ID{"a": {t1, t2}, "b": {t2, t1}})
-	if r := expectTCC(t, h, checker.TCCOptions{MaxRounds: 2, StrictG0: true}); len(r.Info) != 1 {
+	if r := expectCausal(t, h, checker.Options{Model: checker.Causal, MaxRounds: 2, StrictG0: true}); len(r.Info) != 1 {
 		t.Errorf("want the write cycle as info: %v", r)
 	}
 }
@@ -459,7 +464,7 @@ func TestWrenW1CacheReadYourWrites(t *testing.T) {
 	a1 := tx(1, 1)
 	h := partitioned([]history.Txn{wot(a1, "a"), rounds(rot(tx(1, 2), "a", a1), 2), rounds(rot(tx(2, 1), "a", txn.None), 2)},
 		map[string][]txn.ID{"a": {a1}})
-	expectTCC(t, h, checker.TCCOptions{MaxRounds: 2})
+	expectCausal(t, h, checker.Options{Model: checker.Causal, MaxRounds: 2})
 }
 
 // TestECX1FracturedRead is the eventual-consistency negative control: a ROT between the two
@@ -467,15 +472,15 @@ func TestWrenW1CacheReadYourWrites(t *testing.T) {
 func TestECX1FracturedRead(t *testing.T) {
 	t1 := tx(1, 1)
 	h := partitioned([]history.Txn{wot(t1, "a", "b"), rot(tx(2, 1), "a", t1, "b", txn.None)}, map[string][]txn.ID{"a": {t1}, "b": {t1}})
-	expectTCC(t, h, checker.TCCOptions{MaxRounds: 1}, checker.TCCSnapshot)
+	expectCausal(t, h, checker.Options{Model: checker.Causal, MaxRounds: 1}, checker.TCCSnapshot)
 }
 
-func TestReportString(t *testing.T) {
+func TestCausalReportString(t *testing.T) {
 	var txns []history.Txn
 	for i := range uint32(25) {
 		txns = append(txns, rounds(rot(tx(1, i+1), "a", txn.None), 3))
 	}
-	r := checker.CheckTCC(partitioned(txns, nil), checker.TCCOptions{MaxRounds: 2})
+	r := checker.Check(partitioned(txns, nil), checker.Options{Model: checker.Causal, MaxRounds: 2})
 	s := r.String()
 	if r.Counts[checker.TCCRounds] != 25 || !strings.HasPrefix(s, "FAILED: 25 anomalies (25 C5); first: C5: t1.1 took 3 rounds, more than 2\n") ||
 		!strings.HasSuffix(s, "\n  ... 5 more") || strings.Count(s, "\n") != 21 {
@@ -483,7 +488,7 @@ func TestReportString(t *testing.T) {
 	}
 }
 
-func ExampleCheckTCC() {
+func ExampleCheck_causal() {
 	t1, t2 := txn.NewID(1, 1), txn.NewID(1, 2) // one client writes T^1, then T^2
 	h := &history.History{
 		Txns: []history.Txn{
@@ -494,7 +499,7 @@ func ExampleCheckTCC() {
 		},
 		Replicas: []history.Replica{{Name: "p0", VersionOrder: map[string][]txn.ID{"ka": {t1, t2}, "kb": {t1, t2}}}},
 	}
-	r := checker.CheckTCC(h, checker.TCCOptions{MaxRounds: 2})
+	r := checker.Check(h, checker.Options{Model: checker.Causal, MaxRounds: 2})
 	fmt.Println(r.OK, r.Counts[checker.TCCSnapshot])
 	fmt.Println(r.Anomalies[0])
 	// Output:

@@ -79,10 +79,12 @@ type jsonVersionOrder struct {
 	VersionOrder map[string][]string `json:"version_order"`
 }
 
-// WriteJSONL writes h as JSON Lines: one line per transaction in h.Txns order, then one
-// version_order line with each key's installed order at h.Replicas[0] (keys sorted). Only the
-// first replica is written: external serializability checkers want a single version order, and
-// replica convergence is checked in memory (package checker). If h has no replicas the
+// WriteJSONL writes h as JSON Lines (docs/HISTORY.md): one line per transaction in h.Txns order,
+// then one version_order line with each key's installed order at the first replica of h.Replicas
+// that holds the key (keys sorted): the first datacenter's replica under full replication, the
+// partition that owns the key in a partitioned store. One order per key is written: external
+// checkers want a single version order, and replica convergence is checked in memory (package
+// checker). If h has no replicas the
 // version_order line is omitted, and ReadJSONL of the output returns a History without replicas.
 // Keys must be valid UTF-8 to round-trip.
 func WriteJSONL(w io.Writer, h *History) error {
@@ -125,13 +127,20 @@ func WriteJSONL(w io.Writer, h *History) error {
 		}
 	}
 	if len(h.Replicas) > 0 {
+		// Each key's order is that of the first replica holding the key: the first datacenter's
+		// replica (full replication) or the partition of the first datacenter that owns it.
 		vo := jsonVersionOrder{VersionOrder: make(map[string][]string, len(h.Replicas[0].VersionOrder))}
-		for key, order := range h.Replicas[0].VersionOrder {
-			ids := make([]string, len(order))
-			for i, id := range order {
-				ids[i] = id.String()
+		for _, r := range h.Replicas {
+			for key, order := range r.VersionOrder {
+				if _, done := vo.VersionOrder[key]; done {
+					continue
+				}
+				ids := make([]string, len(order))
+				for i, id := range order {
+					ids[i] = id.String()
+				}
+				vo.VersionOrder[key] = ids
 			}
-			vo.VersionOrder[key] = ids
 		}
 		if err := enc.Encode(&vo); err != nil {
 			return fmt.Errorf("history: writing version order: %w", err)

@@ -72,9 +72,11 @@ const (
 
 func init() {
 	registry.Register("paxos-commit", registry.Entry{
+		Family:      registry.ReadWrite,
 		Description: "Megastore-style Paxos commit: one serial log, Phase 1 + Phase 2 per position, losers abort",
 		New:         New(false), Codec: Codec})
 	registry.Register("paxos-cp", registry.Entry{
+		Family:      registry.ReadWrite,
 		Description: "Paxos-CP: the serial Paxos log with promotion of non-conflicting losers and combination",
 		New:         New(true), Codec: Codec})
 }

@@ -247,7 +247,9 @@ func TestChapter3Load(t *testing.T) {
 	opts.Topology = topo
 	opts.ClientsPerDC = 5
 	opts.RatePerClient = 2
-	opts.Workload.Keys, opts.Workload.Distribution = 1000, workload.DistUniform
+	w := opts.Workload.(workload.TYCSB)
+	w.Keys, w.Distribution = 1000, workload.DistUniform
+	opts.Workload = w
 	opts.DurationUs, opts.WarmupUs = 20_000_000, 2_000_000
 	mean := map[string]float64{}
 	commits := map[string]int{}

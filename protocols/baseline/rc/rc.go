@@ -69,6 +69,7 @@ import (
 
 func init() {
 	registry.Register("rc", registry.Entry{
+		Family:      registry.ReadWrite,
 		Description: "Replicated Commit: majority read locks and majority Paxos accept per transaction (no-wait locks)",
 		New:         New,
 		Codec:       Codec,

@@ -192,7 +192,7 @@ func TestFailoverLiveness(t *testing.T) {
 	opts := bench.Defaults()
 	opts.Topology = topo
 	opts.ClientsPerDC = 2
-	opts.Workload = workload.Config{Keys: 10_000, Distribution: workload.DistUniform, OpsPerTxn: 4, ReadRatio: 0.5}
+	opts.Workload = workload.TYCSB{Keys: 10_000, Distribution: workload.DistUniform, OpsPerTxn: 4, ReadRatio: 0.5}
 	opts.DurationUs, opts.WarmupUs = 30_000_000, 0
 	const downUs, upUs = 10_000_000, 20_000_000
 	opts.Faults = []sim.Fault{{Kind: sim.Outage, DC: "V", StartUs: downUs, EndUs: upUs}}
@@ -232,6 +232,7 @@ var probed []*Replica
 
 func init() {
 	registry.Register("2pc-paxos-probe", registry.Entry{
+		Family:      registry.ReadWrite,
 		Description: "2pc-paxos, its replicas kept for inspection by the tests",
 		New: func(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 			r, err := New(pc, env)

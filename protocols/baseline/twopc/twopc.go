@@ -85,6 +85,7 @@ import (
 
 func init() {
 	registry.Register("2pc-paxos", registry.Entry{
+		Family:      registry.ReadWrite,
 		Description: "2PC over Paxos (Spanner-inspired): locks and a leased Multi-Paxos log at one coordinator (default V), with fail-over",
 		New:         New,
 		Codec:       Codec,

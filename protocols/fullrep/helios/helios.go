@@ -36,8 +36,25 @@ import (
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/fullrep/rlog"
+	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/topology/lowerbound"
 )
+
+func init() {
+	for _, p := range []struct {
+		name, description string
+		f                 int
+		zeroOffsets       bool
+	}{
+		{"helios-0", "Helios, no failure tolerance: commit offsets from the lower bound (Rule 2)", 0, false},
+		{"helios-1", "Helios tolerating 1 datacenter outage: acknowledgements and grace time (Rule 3)", 1, false},
+		{"helios-2", "Helios tolerating 2 datacenter outages (Rule 3)", 2, false},
+		{"helios-b", "Helios-0 with every commit offset 0 (no RTT estimates, no linear program)", 0, true},
+	} {
+		registry.Register(p.name, registry.Entry{Description: p.description, New: New(p.f, p.zeroOffsets), Codec: Codec,
+			Family: registry.ReadWrite, ToleratesOutages: p.f})
+	}
+}
 
 const timerPropagate protocol.TimerID = 1
 

@@ -26,7 +26,13 @@ import (
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/fullrep/rlog"
+	"github.com/meridian-kv/meridian/protocols/registry"
 )
+
+func init() {
+	registry.Register("mf", registry.Entry{Description: "Message Futures: commit once every datacenter has heard the last send",
+		New: New, Codec: Codec, Family: registry.ReadWrite})
+}
 
 const timerPropagate protocol.TimerID = 1
 

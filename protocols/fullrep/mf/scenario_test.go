@@ -76,8 +76,8 @@ func TestMFFigure3_1(t *testing.T) {
 			}
 		}
 	}
-	if h := scriptHistory(w, []string{"t1", "t2", "t3", "t4", "t5"}); !checker.Check(h).OK {
-		t.Errorf("checker: %s", checker.Check(h).Summary())
+	if h := scriptHistory(w, []string{"t1", "t2", "t3", "t4", "t5"}); !checker.Check(h, checker.Options{}).OK {
+		t.Errorf("checker: %s", checker.Check(h, checker.Options{}).Summary())
 	}
 }
 
@@ -87,7 +87,7 @@ func TestMFFigure3_1(t *testing.T) {
 func TestMFFigure3_1CommitBeforeConflicts(t *testing.T) {
 	w := figure31(t, true)
 	wantOutcome(t, w, "t3", txn.Committed, 35)
-	rep := checker.Check(scriptHistory(w, []string{"t1", "t2", "t3", "t4", "t5"}))
+	rep := checker.Check(scriptHistory(w, []string{"t1", "t2", "t3", "t4", "t5"}), checker.Options{})
 	if rep.OK {
 		t.Fatal("checker accepted t2 and t3 both committing their read-modify-write of y")
 	}

@@ -36,12 +36,14 @@ import (
 
 func init() {
 	registry.Register("ec", registry.Entry{
-		Description:   "eventual consistency: one round per ROT and WOT, last-writer-wins on client timestamps, no atomicity (the negative control)",
-		New:           New,
-		Codec:         Codec,
-		NewClient:     NewClient,
-		MaxReadRounds: 1,
-		Eventual:      true,
+		Family:          registry.Causal,
+		Description:     "eventual consistency: one round per ROT and WOT, last-writer-wins on client timestamps, no atomicity (the negative control)",
+		New:             New,
+		Codec:           Codec,
+		NewClient:       NewClient,
+		MaxReadRounds:   1,
+		Consistency:     registry.Eventual,
+		VisibleOnCommit: true,
 	})
 }
 

@@ -42,7 +42,7 @@ func TestECX1FracturedRead(t *testing.T) {
 	if len(h.Txns) != 2 {
 		t.Fatalf("history has %d transactions, want the ROT and the WOT", len(h.Txns))
 	}
-	r := checker.CheckTCC(h, checker.TCCOptions{MaxRounds: 1})
+	r := checker.Check(h, checker.Options{Model: checker.Causal, MaxRounds: 1})
 	if r.OK || r.Counts[checker.TCCSnapshot] != 1 || len(r.Anomalies) != 1 {
 		t.Fatalf("want exactly one C2 anomaly, got %v", r)
 	}
@@ -72,7 +72,7 @@ func TestECLastWriterWins(t *testing.T) {
 	if got, want := w.Replica(0).(*Replica).VersionOrder()["a"], []txn.ID{x.ID(), y.ID()}; !slices.Equal(got, want) {
 		t.Fatalf("version order of a %v, want %v (the discarded write first)", got, want)
 	}
-	if r := checker.CheckTCC(w.History(), checker.TCCOptions{MaxRounds: 1, Final: []txn.ID{rot.ID()}}); !r.OK {
+	if r := checker.Check(w.History(), checker.Options{Model: checker.Causal, MaxRounds: 1, Final: []txn.ID{rot.ID()}}); !r.OK {
 		t.Fatal(r)
 	}
 }

@@ -133,12 +133,14 @@ import (
 
 func init() {
 	registry.Register("eiger", registry.Entry{
+		Family:      registry.Causal,
 		Description: "Eiger (NSDI'13): Lamport validity intervals, ROTs of up to 3 rounds (commit checks), client-driven 2PC WOTs",
 		New:         New,
 		Codec:       Codec,
 		NewClient:   NewClient,
 		// Rounds 1 and 2 return values; a commit check is the third (spec §3.4, Table 2.1).
-		MaxReadRounds: 3,
+		MaxReadRounds:   3,
+		VisibleOnCommit: true,
 	})
 }
 

@@ -61,7 +61,7 @@ func TestEigerReadYourWritesWithoutClock(t *testing.T) {
 			deliver[*ReadByTime](t, w, cl, "p0") // before B's Commit: A checks x1's commit with B
 			w.DeliverAll()
 			wantRead(t, rot, 3, 1, want)
-			rep := checker.CheckTCC(w.History(), checker.TCCOptions{MaxRounds: 3})
+			rep := checker.Check(w.History(), checker.Options{Model: checker.Causal, MaxRounds: 3})
 			if caught := rep.Counts[checker.TCCSnapshot] > 0; caught != unsafe {
 				t.Fatalf("checker: %v; want a C2 anomaly exactly when the check is skipped", rep)
 			}
@@ -109,7 +109,7 @@ func TestEigerSessionGuaranteesCatchSkippedDepCheck(t *testing.T) {
 	t.Logf("C2 anomalies in %d of 200 seeds", caught)
 }
 
-func sessions(t *testing.T, seed uint64, extra protocol.Params) checker.TCCReport {
+func sessions(t *testing.T, seed uint64, extra protocol.Params) checker.Report {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	params := protocol.Params{ParamTxTimeout: "50ms", ParamRetransmitInterval: "5ms", ParamGCInterval: "20ms",
 		ParamPartitionEVT: fmt.Sprint(rng.IntN(2) == 0), ParamReadClock: fmt.Sprint(seed%3 == 0)}

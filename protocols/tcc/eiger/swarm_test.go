@@ -49,7 +49,7 @@ func TestSwarmWithoutReadClock(t *testing.T) {
 func TestSwarmCatchesSkippedDepCheck(t *testing.T) {
 	caught, seeds := 0, uint64(40)
 	for seed := range seeds {
-		res, err := bench.RunTCC(swarm.TCCOptions(seed, swarmParams(protocol.Params{
+		res, err := bench.Run(swarm.TCCOptions(seed, swarmParams(protocol.Params{
 			ParamReadClock: "false", ParamUnsafeSkipDepCheck: "true"})), "eiger")
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)

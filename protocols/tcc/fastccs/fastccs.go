@@ -39,6 +39,7 @@ import (
 
 func init() {
 	registry.Register("fastccs", registry.Entry{
+		Family:      registry.Causal,
 		Description: "FastCCS: transactional causal consistency with vector-clock snapshots; ROTs in 1 round, at most 2 (one datacenter)",
 		New:         New,
 		Codec:       Codec,

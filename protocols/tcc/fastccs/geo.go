@@ -41,6 +41,7 @@ import (
 
 func init() {
 	registry.Register("fastccs-geo", registry.Entry{
+		Family:      registry.Causal,
 		Description: "FastCCS geo extension (spec G1, not in the thesis): a partitioned replica per datacenter, commits streamed to the same partition elsewhere, vectors per (datacenter, partition)",
 		New:         NewGeo,
 		Codec:       Codec,

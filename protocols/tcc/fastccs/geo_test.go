@@ -53,14 +53,14 @@ func TestGeoSwarm(t *testing.T) {
 			o.Faults = append(o.Faults, sim.Fault{Kind: sim.Partition, DC: o.Topology.DCs[a], Peer: o.Topology.DCs[b],
 				StartUs: start, EndUs: start + 100_000 + r.Int64N(o.DurationUs/3)})
 		}
-		res, err := bench.RunTCC(o, "fastccs-geo")
+		res, err := bench.Run(o, "fastccs-geo")
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		if !res.Checker.OK || res.ValueMismatches > 0 || res.Unfinished > 0 {
-			t.Fatalf("seed %d (%s): %s; %d value mismatches, %d unfinished", seed, res.Replay, res.Checker.Summary(), res.ValueMismatches, res.Unfinished)
+		if err := res.Problem(); err != nil || res.Unfinished > 0 {
+			t.Fatalf("seed %d (%s): %v; %d unfinished", seed, res.Replay, err, res.Unfinished)
 		}
-		if res.ROTs == 0 || res.Checker.Committed == 0 {
+		if res.TCC().ROTs == 0 || res.Checker.Committed == 0 {
 			t.Fatalf("seed %d: vacuous run", seed)
 		}
 	}

@@ -70,7 +70,7 @@ type s14 struct {
 }
 
 // runS14 runs one seed with extra params and returns the checker's report.
-func runS14(t *testing.T, seed uint64, extra protocol.Params) checker.TCCReport {
+func runS14(t *testing.T, seed uint64, extra protocol.Params) checker.Report {
 	r := rand.New(rand.NewPCG(seed, 14))
 	n := 3 + r.IntN(6)
 	params := protocol.Params{ParamStabInterval: "1s", ParamTxTimeout: "1s", ParamGCInterval: "300ms",
@@ -158,7 +158,7 @@ func runS14(t *testing.T, seed uint64, extra protocol.Params) checker.TCCReport 
 			hist.Txns = append(hist.Txns, ht)
 		}
 	}
-	rep := checker.CheckTCC(hist, checker.TCCOptions{MaxRounds: 2, Final: []txn.ID{h.ID()}})
+	rep := checker.Check(hist, checker.Options{Model: checker.Causal, MaxRounds: 2, Final: []txn.ID{h.ID()}})
 	if s.writes == 0 || rep.ROTs == 0 {
 		t.Fatalf("a vacuous run: %d WOTs, %d ROTs", s.writes, rep.ROTs)
 	}

@@ -563,8 +563,8 @@ func TestS10ConcurrentWOTsOppositeOrders(t *testing.T) {
 	s.read(c3, []string{keyA, keyB}, []string{"a2", "b1"}, 1)
 	s.check()
 	// TCC allows it; the strict G0 mode reports the write cycle as information only.
-	rep := checker.CheckTCC(s.w.History(), checker.TCCOptions{MaxRounds: 2, StrictG0: true})
-	if !rep.OK || len(rep.Info) != 1 || rep.Info[0].Oracle != checker.TCCWriteCycle {
+	rep := checker.Check(s.w.History(), checker.Options{Model: checker.Causal, MaxRounds: 2, StrictG0: true})
+	if !rep.OK || len(rep.Info) != 1 || rep.Info[0].Kind != checker.TCCWriteCycle {
 		t.Fatalf("checker: %s, info %v", rep.Summary(), rep.Info)
 	}
 }

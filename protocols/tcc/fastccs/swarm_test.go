@@ -43,11 +43,11 @@ func TestSwarm(t *testing.T) {
 func TestSwarmCatchesSkippedSnapshotCheck(t *testing.T) {
 	caught := 0
 	for seed := range uint64(20) {
-		res, err := bench.RunTCC(swarm.TCCOptions(seed, swarmParams(protocol.Params{ParamUnsafeSkipSnapshotCheck: "true"})), "fastccs")
+		res, err := bench.Run(swarm.TCCOptions(seed, swarmParams(protocol.Params{ParamUnsafeSkipSnapshotCheck: "true"})), "fastccs")
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		if res.RotRounds["2"] > 0 {
+		if res.TCC().RotRounds["2"] > 0 {
 			t.Fatalf("seed %d: a ROT took a second round with the check skipped", seed)
 		}
 		if res.Checker.Counts["C2"] > 0 {
@@ -68,11 +68,11 @@ func TestDeterministic(t *testing.T) {
 			if name == "fastccs-geo" {
 				o.Topology, _ = topology.Preset("aws-mf")
 			}
-			res, err := bench.RunTCC(o, name)
+			res, err := bench.Run(o, name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs[i] = fmt.Sprintf("%+v %v %d", res.RotRounds, res.Sim, res.Checker.Committed)
+			runs[i] = fmt.Sprintf("%+v %v %d", res.TCC().RotRounds, res.Sim, res.Checker.Committed)
 		}
 		if runs[0] != runs[1] {
 			t.Errorf("%s: two runs of one seed differ:\n%s\n%s", name, runs[0], runs[1])

@@ -58,7 +58,7 @@ func wantValues(t *testing.T, h *tccscript.Handle, want ...string) {
 // checkTCC runs the TCC checker (C1–C5, rounds ≤ 2, and C6 for final) on the world's history.
 func checkTCC(t *testing.T, w *tccscript.World, final ...txn.ID) {
 	t.Helper()
-	if r := checker.CheckTCC(w.History(), checker.TCCOptions{MaxRounds: 2, Final: final}); !r.OK {
+	if r := checker.Check(w.History(), checker.Options{Model: checker.Causal, MaxRounds: 2, Final: final}); !r.OK {
 		t.Fatal(r)
 	}
 }

@@ -79,6 +79,7 @@ import (
 
 func init() {
 	registry.Register("wren", registry.Entry{
+		Family:        registry.Causal,
 		Description:   "Wren: HLC commit times, stable-time snapshots, 2-round non-blocking ROTs, client write cache (one datacenter)",
 		New:           New,
 		Codec:         Codec,

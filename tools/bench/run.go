@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/protocols/tcc"
+	"github.com/meridian-kv/meridian/topology/lowerbound"
+	"github.com/meridian-kv/meridian/verify/checker"
+	"github.com/meridian-kv/meridian/verify/history"
+	"github.com/meridian-kv/meridian/workload"
+)
+
+// maxQuiesceUs bounds how long a run waits, after its clients stop, for them to finish and for
+// replicas to converge.
+const maxQuiesceUs = 120_000_000
+
+// settleUs is how long a run lets the protocol work after quiescence before the workload's
+// final checks (stabilization making the last writes visible, straggling log records).
+const settleUs = 1_000_000
+
+// errorBackoffUs is how long a client waits after a failed request before its next transaction.
+const errorBackoffUs = 100_000
+
+// runState is what one run's workers share, whatever the driver. In the simulator they all run
+// on one goroutine; against a real cluster on their connections' goroutines, hence the lock.
+type runState struct {
+	opts     *Options
+	entry    registry.Entry
+	layout   *tcc.Layout
+	wl       workload.Run
+	workers  []*worker
+	originUs int64 // the clients' clock reading at time 0 of the run (cluster drivers)
+
+	mu    sync.Mutex
+	txns  []history.Txn
+	stats *collector
+}
+
+// newRun validates opts for protocol e deployed as layout, and prepares the state the workers
+// share.
+func newRun(opts *Options, e registry.Entry, layout *tcc.Layout) (*runState, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := fits(opts.Workload, e); err != nil {
+		return nil, err
+	}
+	boundMs := make([]float64, opts.Topology.N())
+	if e.Promises() == registry.Serializable {
+		bound, err := lowerbound.MAO(opts.Topology.RTTMs)
+		if err != nil {
+			return nil, fmt.Errorf("bench: lower bound: %w", err)
+		}
+		boundMs = bound.LatencyMs
+	}
+	r := &runState{opts: opts, entry: e, layout: layout,
+		stats: newCollector(boundMs, opts.WarmupUs, opts.DurationUs-opts.CooldownUs, opts.LatencyIncludesAborts, opts.ClientHopUs)}
+	wl, err := opts.Workload.NewRun(workload.RunInfo{Protocol: e, Topology: opts.Topology, Layout: layout, Seed: opts.Seed,
+		Params: opts.Params, WindowUs: [2]int64{opts.WarmupUs, opts.DurationUs - opts.CooldownUs}, Record: r.record})
+	if err != nil {
+		return nil, err
+	}
+	r.wl = wl
+	return r, nil
+}
+
+func (r *runState) record(t history.Txn) {
+	r.mu.Lock()
+	r.txns = append(r.txns, t)
+	r.mu.Unlock()
+}
+
+// hasClients reports whether datacenter dc runs clients.
+func (r *runState) hasClients(dc int) bool {
+	return r.opts.ClientDCs == nil || slices.Contains(r.opts.ClientDCs, r.opts.Topology.DCs[dc])
+}
+
+// clientName names client number i of datacenter dc.
+func (r *runState) clientName(dc, i int) string {
+	return fmt.Sprintf("%s/%d", r.opts.Topology.DCs[dc], i)
+}
+
+// addWorker adds the client ci to the run.
+func (r *runState) addWorker(ci workload.ClientInfo) error {
+	cl, err := r.wl.NewClient(ci)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(r.opts.Seed, r.opts.Workload.ClientStream(ci.ID)))
+	r.workers = append(r.workers, &worker{run: r, dc: ci.DC, conn: ci.Conn, client: cl, rng: rng})
+	return nil
+}
+
+// start starts every worker on its connection's loop, at time 0 of the run.
+func (r *runState) start() {
+	for _, w := range r.workers {
+		w.busy.Store(true)
+		// Open-loop clients start at random phases of their pacing slot: started together they
+		// would stay in lockstep, phase-locked to anything periodic (MF's sends).
+		startUs := int64(0)
+		if rate := r.opts.RatePerClient; rate > 0 {
+			startUs = w.rng.Int64N(int64(1e6/rate) + 1)
+		}
+		w.conn.After(startUs, w.next)
+	}
+}
+
+func (r *runState) idle() bool {
+	for _, w := range r.workers {
+		if w.busy.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// finish accounts for the workers still busy at nowUs (abandon runs f on a worker's loop),
+// summarises the run and checks the history: the recorded transactions and replicas, the
+// replicas' final version orders, with the workload's final reads.
+func (r *runState) finish(res *Result, replicas []history.Replica, final []txn.ID) {
+	opts := r.opts
+	res.Protocol, res.Workload, res.Topology, res.Seed = r.entry.Name, opts.Workload.Name(), opts.Topology.Name, opts.Seed
+	res.Partitions, res.Consistency = r.layout.Partitions(), r.entry.Promises()
+	res.Metrics = r.wl.Metrics()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res.DCs = r.stats.summarise(opts.Topology)
+	h := &history.History{Txns: r.txns, Replicas: replicas}
+	model := checker.Serializable
+	if res.Consistency != registry.Serializable {
+		model = checker.Causal
+	}
+	res.Checker = checker.Check(h, checker.Options{Model: model, MaxRounds: r.entry.MaxReadRounds, Final: final})
+	if opts.KeepHistory {
+		res.History = h
+	}
+}
+
+// abandonBusy counts the workers whose last transaction never finished and lets the workload
+// account for them at nowUs; on runs f on a worker's connection loop.
+func (r *runState) abandonBusy(nowUs int64, on func(workload.Conn, func())) int {
+	n := 0
+	for _, w := range r.workers {
+		if w.busy.Load() {
+			n++
+			on(w.conn, func() { w.client.Abandon(nowUs) })
+		}
+	}
+	return n
+}
+
+// worker paces one client: it starts the client's transactions one at a time until the run's
+// duration is over, back to back (closed loop) or at a rate (open loop).
+type worker struct {
+	run        *runState
+	dc         int
+	conn       workload.Conn
+	client     workload.Client
+	rng        *rand.Rand
+	busy       atomic.Bool
+	started    bool  // it has started a transaction
+	startUs    int64 // when the current transaction started, in run time
+	nextSlotUs int64 // open loop: the earliest start of the next transaction, in run time
+}
+
+// next starts the next transaction: at once (closed loop), or at the start of the next pacing
+// slot, or at once if the last transaction overran its slot (open loop, spec GAP-E13).
+func (w *worker) next() {
+	now := w.conn.NowUs()
+	if now >= w.run.opts.DurationUs {
+		w.busy.Store(false)
+		return
+	}
+	if w.started && w.nextSlotUs > now {
+		w.busy.Store(false)
+		w.conn.After(w.nextSlotUs-now, w.next)
+		return
+	}
+	w.busy.Store(true)
+	w.started, w.startUs = true, now
+	if rate := w.run.opts.RatePerClient; rate > 0 {
+		// Slots last 1/rate on average, each drawn from [0.5, 1.5)/rate: exactly periodic
+		// clients would stay phase-locked to anything periodic in the system (MF's sends).
+		w.nextSlotUs = now + int64((0.5+w.rng.Float64())*1e6/rate)
+	}
+	w.client.Next(w.rng, w.done)
+}
+
+// done records a transaction's outcome and starts the next one: at once, or after a pause when
+// a request failed (an unreachable node), so that the client does not spin.
+func (w *worker) done(o workload.Outcome) {
+	w.run.mu.Lock()
+	w.run.stats.add(w.dc, w.startUs, w.conn.NowUs(), o)
+	w.run.mu.Unlock()
+	if o.Err != nil {
+		w.conn.After(errorBackoffUs, w.next)
+		return
+	}
+	w.next()
+}
+
+// replicaName names a replica in the history: "V" for a full replica of datacenter V,
+// "V/p2" for partition 2 of a partitioned store.
+func replicaName(topoDCs []string, nd protocol.Node, partitioned bool) string {
+	if partitioned {
+		return fmt.Sprintf("%s/p%d", topoDCs[nd.DC], nd.Partition)
+	}
+	return topoDCs[nd.DC]
+}
+
+// describe renders the run's configuration, for replaying it.
+func describe(opts *Options, protocolName string) string {
+	return fmt.Sprintf("protocol=%s workload=%s topology=%s partitions=%d seed=%d clients-per-dc=%d duration=%s window=[%s,%s) rate=%g jitter=%g jitter-correlation=%s clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v client-hop-us=%d intra-dc-us=%d lan=%+v workload-config=%+v",
+		protocolName, opts.Workload.Name(), opts.Topology.Name, opts.Partitions, opts.Seed, opts.ClientsPerDC,
+		time.Duration(opts.DurationUs)*time.Microsecond, time.Duration(opts.WarmupUs)*time.Microsecond,
+		time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond, opts.RatePerClient, opts.Jitter,
+		time.Duration(opts.JitterCorrelationUs)*time.Microsecond, opts.ClockOffsetUs, opts.ClockDriftPPM,
+		opts.Faults, opts.Chaos, opts.Params, opts.Service, opts.ClientHopUs, opts.IntraDCUs, opts.LAN, opts.Workload)
+}

@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/protocols/tcc"
+	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/verify/history"
+	"github.com/meridian-kv/meridian/workload"
+)
+
+// Run runs one protocol with opts in the simulator and checks the history: the simulator
+// driver of the run path. The protocol's family decides the deployment: one replica per
+// datacenter, or opts.Partitions partition servers per datacenter.
+func Run(opts Options, protocolName string) (*Result, error) {
+	entry, err := registry.Lookup(protocolName)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Topology == nil {
+		opts.Topology = singleDC()
+	}
+	partitioned := entry.Family.Partitioned()
+	var nodes []protocol.Node // nil: one replica per datacenter
+	if partitioned {
+		nodes = tcc.PartitionedNodes(opts.Topology.N(), opts.Partitions)
+	} else {
+		opts.Partitions = 1
+	}
+	cfg := sim.Config{Topology: opts.Topology, Nodes: nodes, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
+		Jitter: opts.Jitter, JitterCorrelationUs: opts.JitterCorrelationUs, ClockOffsetUs: opts.ClockOffsetUs,
+		ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, LAN: opts.LAN,
+		Faults: opts.Faults, Service: opts.Service, Chaos: opts.Chaos}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	layout, err := tcc.NewLayout(s.Nodes(), opts.Topology.N())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	run, err := newRun(&opts, entry, layout)
+	if err != nil {
+		return nil, err
+	}
+	d := &simDriver{s: s, run: run, nextID: txn.ClientID(opts.Topology.N()*opts.ClientsPerDC + 1)}
+	wallStart := time.Now()
+	d.tick()
+	for dc := range opts.Topology.N() {
+		if !run.hasClients(dc) {
+			continue
+		}
+		for i := range opts.ClientsPerDC {
+			id := txn.ClientID(dc*opts.ClientsPerDC + i + 1)
+			conn, err := s.Connect(id, layout.Node[dc][i%layout.Partitions()])
+			if err != nil {
+				return nil, err
+			}
+			if err := run.addWorker(workload.ClientInfo{ID: id, DC: dc, Name: run.clientName(dc, i), Conn: conn}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	run.start()
+	for t := int64(0); t < opts.DurationUs; {
+		t = min(t+1_000_000, opts.DurationUs)
+		s.RunUntil(t)
+		d.tick()
+		if opts.Progress != nil {
+			opts.Progress(protocolName, t, opts.DurationUs)
+		}
+	}
+	d.quiesce()
+	res := &Result{Unfinished: run.abandonBusy(s.NowUs(), func(_ workload.Conn, f func()) { f() })}
+	final, err := run.wl.Final(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	var replicas []history.Replica
+	for _, nd := range s.Nodes() {
+		order := s.Store(nd.ID).VersionOrder()
+		if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
+			order = vo.VersionOrder()
+		}
+		replicas = append(replicas, history.Replica{Name: replicaName(opts.Topology.DCs, nd, partitioned), VersionOrder: order})
+	}
+	run.finish(res, replicas, final)
+	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(&opts, protocolName)
+	res.WallTime = time.Since(wallStart)
+	return res, nil
+}
+
+// simDriver is the simulator's side of a run: virtual time, the replicas, and fresh clients at
+// quiescence (workload.Settler).
+type simDriver struct {
+	s      *sim.Sim
+	run    *runState
+	nextID txn.ClientID // the next client id for Connect, after every worker's
+}
+
+// tick hands the replicas to the workload (in node order).
+func (d *simDriver) tick() {
+	nodes := d.s.Nodes()
+	replicas := make([]protocol.Replica, len(nodes))
+	for i, nd := range nodes {
+		replicas[i] = d.s.Replica(nd.ID)
+	}
+	d.run.wl.Tick(replicas, d.s.NowUs())
+}
+
+// quiesce lets outstanding transactions finish and the replicas settle after the clients stop
+// starting new transactions: it runs until every client is idle and the replicas of every
+// partition have installed the same number of versions, then settleUs more, or gives up after
+// maxQuiesceUs (a datacenter that never returns blocks Helios-0 and MF forever).
+func (d *simDriver) quiesce() {
+	for deadline := d.s.NowUs() + maxQuiesceUs; d.s.NowUs() < deadline; {
+		d.s.RunUntil(d.s.NowUs() + 100_000)
+		d.tick()
+		if d.run.idle() && d.converged() {
+			break
+		}
+	}
+	d.s.RunUntil(d.s.NowUs() + settleUs)
+	d.tick()
+}
+
+// converged reports whether the replicas of each partition hold the same number of versions.
+func (d *simDriver) converged() bool {
+	seq := map[int]uint64{}
+	for _, nd := range d.s.Nodes() {
+		n := d.s.Store(nd.ID).Seq()
+		if want, ok := seq[nd.Partition]; ok && want != n {
+			return false
+		}
+		seq[nd.Partition] = n
+	}
+	return true
+}
+
+// Connect implements workload.Settler: a new simulated client.
+func (d *simDriver) Connect(dc int, home protocol.NodeID, name string) (workload.ClientInfo, error) {
+	id := d.nextID
+	d.nextID++
+	conn, err := d.s.Connect(id, home)
+	if err != nil {
+		return workload.ClientInfo{}, err
+	}
+	return workload.ClientInfo{ID: id, DC: dc, Name: name, Conn: conn}, nil
+}
+
+// errNotFinished is Await's error when a transaction takes longer than maxQuiesceUs.
+var errNotFinished = errors.New("not finished within " + (time.Duration(maxQuiesceUs) * time.Microsecond).String())
+
+// Await implements workload.Settler: it starts the transaction and runs virtual time in 10 ms
+// steps until it finishes.
+func (d *simDriver) Await(_ workload.ClientInfo, start func(done func(error))) error {
+	finished := false
+	var err error
+	start(func(e error) { finished, err = true, e })
+	for deadline := d.s.NowUs() + maxQuiesceUs; !finished && d.s.NowUs() < deadline; {
+		d.s.RunUntil(d.s.NowUs() + 10_000)
+	}
+	if !finished {
+		return errNotFinished
+	}
+	return err
+}
