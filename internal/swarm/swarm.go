@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
@@ -30,7 +31,11 @@ const SeedsPerProtocol = 200
 // for half the seeds a chaotic network (random loss, duplication, reordering, extra delay).
 func Options(proto string, seed uint64) bench.Options {
 	r := rand.New(rand.NewPCG(seed, 0x737761726d))
-	f := map[string]int{"helios-1": 1, "helios-2": 2}[proto]
+	entry, err := registry.Lookup(proto)
+	if err != nil {
+		panic(fmt.Sprintf("swarm: %v", err))
+	}
+	f := entry.ToleratesOutages
 	var topo *topology.Topology
 	choices := topologiesFor(f)
 	switch pick := choices[r.IntN(len(choices))]; pick {

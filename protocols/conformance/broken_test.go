@@ -6,9 +6,7 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
-	_ "github.com/meridian-kv/meridian/protocols/baseline/paxos" // the baselines register themselves
-	_ "github.com/meridian-kv/meridian/protocols/baseline/rc"
-	_ "github.com/meridian-kv/meridian/protocols/baseline/twopc"
+	_ "github.com/meridian-kv/meridian/protocols/all" // the tests name protocols
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/verify/history"
 	"github.com/meridian-kv/meridian/workload"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
+	_ "github.com/meridian-kv/meridian/protocols/all"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/topology"

@@ -2,12 +2,8 @@ package e2e
 
 import (
 	"testing"
-
 	// The cluster file names the protocol, which the test process validates against the
 	// registry: register the baselines (the binary itself imports every protocol).
-	_ "github.com/meridian-kv/meridian/protocols/baseline/paxos"
-	_ "github.com/meridian-kv/meridian/protocols/baseline/rc"
-	_ "github.com/meridian-kv/meridian/protocols/baseline/twopc"
 )
 
 // TestBaselinesEndToEnd starts a three-datacenter cluster (table4.1, emulated WAN) of each

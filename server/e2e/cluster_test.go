@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
+	_ "github.com/meridian-kv/meridian/protocols/all" // the tests name protocols
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
@@ -212,8 +213,10 @@ func TestClusterCrashRestart(t *testing.T) {
 	whileDown := 0
 	for _, tx := range o.res.History.Txns {
 		for _, out := range outages {
-			// Started after the crash (plus the grace time) and decided before the restart.
-			if tx.Status == txn.Committed && tx.DC != out.node && tx.StartUs > out.fromUs+500_000 && tx.EndUs < out.toUs {
+			// Started after the crash (plus the grace time) and decided before the restart; the
+			// history's times count from the run's origin.
+			startUs, endUs := o.res.OriginUnixUs+tx.StartUs, o.res.OriginUnixUs+tx.EndUs
+			if tx.Status == txn.Committed && tx.DC != out.node && startUs > out.fromUs+500_000 && endUs < out.toUs {
 				whileDown++
 			}
 		}

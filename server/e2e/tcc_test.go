@@ -15,11 +15,6 @@ import (
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/verify/checker"
 	"github.com/meridian-kv/meridian/workload"
-
-	_ "github.com/meridian-kv/meridian/protocols/tcc/ec"
-	_ "github.com/meridian-kv/meridian/protocols/tcc/eiger"
-	_ "github.com/meridian-kv/meridian/protocols/tcc/fastccs"
-	_ "github.com/meridian-kv/meridian/protocols/tcc/wren"
 )
 
 // tccPartitions is the number of partitions of the test clusters.

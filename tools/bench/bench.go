@@ -199,12 +199,15 @@ type Result struct {
 	Checker     checker.Report
 	Unfinished  int // transactions still waiting for a decision when the run stopped
 	// Metrics are the workload's own figures (workload.TCCMetrics for the TCC workload).
-	Metrics   workload.Metrics
-	Sim       sim.Stats
-	WallTime  time.Duration
-	VirtualUs int64
-	History   *history.History // only with Options.KeepHistory
-	Replay    string           // the run's configuration, for reproducing it
+	Metrics workload.Metrics
+	Sim     sim.Stats
+	// OriginUnixUs is the wall-clock time (Unix µs) of the run's time 0 on a real cluster, to
+	// which the history's times are relative; 0 for a simulated run.
+	OriginUnixUs int64
+	WallTime     time.Duration
+	VirtualUs    int64
+	History      *history.History // only with Options.KeepHistory
+	Replay       string           // the run's configuration, for reproducing it
 }
 
 // Problem is the one decision of whether a run is good: nil if the checker found nothing the

@@ -120,7 +120,7 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts
 		return nil, err
 	}
 	run.finish(res, replicas, final)
-	res.WallTime = time.Since(wallStart)
+	res.WallTime, res.OriginUnixUs = time.Since(wallStart), d.clock.originUs
 	res.VirtualUs = res.WallTime.Microseconds()
 	res.Replay = fmt.Sprintf("cluster=%s %s", cfg.Path, describe(&opts, cfg.Protocol))
 	return res, nil
@@ -209,7 +209,7 @@ func (d *clusterDriver) close() {
 }
 
 // runClock puts clients' connections on the run's clock: NowUs counts from the start of the
-// run (originUs on the real clock), as the simulator's does, so that the measurement window and
+// run (originUs on the real clock, in Unix µs), as the simulator's does, so that the measurement window and
 // the history's times mean the same as in the simulator.
 type runClock struct{ originUs int64 }
 

@@ -25,6 +25,7 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	if opts.Topology == nil {
 		opts.Topology = singleDC()
 	}
+	opts.Protocols = []string{protocolName}
 	partitioned := entry.Family.Partitioned()
 	var nodes []protocol.Node // nil: one replica per datacenter
 	if partitioned {

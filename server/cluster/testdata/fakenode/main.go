@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	_ "github.com/meridian-kv/meridian/protocols/all"
 	"github.com/meridian-kv/meridian/server/cluster"
 )
 
