@@ -9,10 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
-	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
@@ -65,30 +63,12 @@ func Options(proto string, seed uint64) bench.Options {
 		opts.ClockOffsetUs[dc] = r.Int64N(200_001) - 100_000
 		opts.ClockDriftPPM[dc] = r.Float64()*200 - 100
 	}
-	// Parameters for the protocols that take them; others (the baselines) run with defaults.
-	interval := fmt.Sprintf("%dms", 1+r.IntN(20))
-	switch {
-	case proto == "mf":
-		opts.Params = protocol.Params{"interval": interval}
-		for _, dc := range topo.DCs {
-			if r.IntN(3) == 0 {
-				opts.Params["interval."+dc] = fmt.Sprintf("%dms", 1+r.IntN(200))
-			}
-		}
-	case proto == "helios-b":
-		opts.Params = protocol.Params{"interval": interval}
-	case strings.HasPrefix(proto, "helios-"):
-		opts.Params = protocol.Params{"interval": interval}
-		opts.Params["latency_ms"] = randomLatencies(r, topo)
-		if f > 0 {
-			// Around the largest one-way delay: mostly long enough to acknowledge, sometimes
-			// too short, so both acknowledgements and NACKs get exercised.
-			maxOneWayMs := 0
-			for dc := range n {
-				maxOneWayMs = max(maxOneWayMs, int(topo.MaxRTTMs(dc)/2))
-			}
-			opts.Params["gt"] = fmt.Sprintf("%dms", max(20, maxOneWayMs-50+r.IntN(450)))
-		}
+	// Parameters for the protocols that take them (registry.Entry.RandomParams); others (the
+	// baselines) run with defaults. The interval is drawn for every protocol, so that each
+	// protocol's later draws stay where they were.
+	intervalMs := 1 + r.IntN(20)
+	if entry.RandomParams != nil {
+		opts.Params = entry.RandomParams(r, topo, intervalMs)
 	}
 	opts.Faults = randomFaults(r, topo, max(f, 1), opts.DurationUs)
 	if r.IntN(2) == 0 { // spec §7.3: loss, duplication up to 20%, reordering, delays up to 5×RTT
@@ -118,33 +98,6 @@ func preset(name string) *topology.Topology {
 		panic("no preset " + name)
 	}
 	return t
-}
-
-// randomLatencies draws target latencies from [0, maxRTT] and raises the smaller of every
-// violated pair until L_A + L_B ≥ RTT(A,B), so Rule 1 holds for the derived offsets while the
-// offsets themselves range over large positive and negative values (spec §7.3).
-func randomLatencies(r *rand.Rand, topo *topology.Topology) string {
-	n := topo.N()
-	l := make([]float64, n)
-	for a := range n {
-		l[a] = float64(r.IntN(int(topo.MaxRTTMs(a)) + 1))
-	}
-	for a := range n {
-		for b := range n {
-			if a != b && l[a]+l[b] < topo.RTTMs[a][b] {
-				if l[a] < l[b] {
-					l[a] = topo.RTTMs[a][b] - l[b]
-				} else {
-					l[b] = topo.RTTMs[a][b] - l[a]
-				}
-			}
-		}
-	}
-	parts := make([]string, n)
-	for i, v := range l {
-		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return strings.Join(parts, ",")
 }
 
 func randomFaults(r *rand.Rand, topo *topology.Topology, maxDown int, durationUs int64) []sim.Fault {

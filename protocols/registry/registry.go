@@ -11,12 +11,14 @@ package registry
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/tcc"
+	"github.com/meridian-kv/meridian/topology"
 )
 
 // Family is the client interface a protocol serves. A workload runs on the protocols of its
@@ -80,6 +82,11 @@ type Entry struct {
 	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
 	// (Helios-1: 1, Helios-2: 2); 0 for the others.
 	ToleratesOutages int
+	// RandomParams draws valid random parameters for property tests (the swarms), from r, for
+	// a run on topo: the protocol knows which of its parameters (timers, grace times, commit
+	// latencies) matter and which values are valid. intervalMs is a log-propagation period the
+	// caller drew from [1, 20] ms for the protocols that have one. nil: the defaults.
+	RandomParams func(r *rand.Rand, topo *topology.Topology, intervalMs int) protocol.Params
 }
 
 // Promises returns the consistency the protocol promises, with the family's default filled in.

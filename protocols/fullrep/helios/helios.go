@@ -52,7 +52,7 @@ func init() {
 		{"helios-b", "Helios-0 with every commit offset 0 (no RTT estimates, no linear program)", 0, true},
 	} {
 		registry.Register(p.name, registry.Entry{Description: p.description, New: New(p.f, p.zeroOffsets), Codec: Codec,
-			Family: registry.ReadWrite, ToleratesOutages: p.f})
+			Family: registry.ReadWrite, ToleratesOutages: p.f, RandomParams: randomParams(p.f, p.zeroOffsets)})
 	}
 }
 

@@ -31,7 +31,7 @@ import (
 
 func init() {
 	registry.Register("mf", registry.Entry{Description: "Message Futures: commit once every datacenter has heard the last send",
-		New: New, Codec: Codec, Family: registry.ReadWrite})
+		New: New, Codec: Codec, Family: registry.ReadWrite, RandomParams: randomParams})
 }
 
 const timerPropagate protocol.TimerID = 1
