@@ -9,7 +9,9 @@
 package workload
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -147,4 +149,37 @@ type Metrics interface {
 	// value is not what its version's writer wrote); empty if there are none. Any violation
 	// makes the run fail, whatever the protocol's consistency.
 	Violations() []string
+}
+
+// defaults lists every workload with its default settings: the one list a new workload joins.
+var defaults = []Workload{DefaultTYCSB(), DefaultTCC()}
+
+// Names lists the workloads' names.
+func Names() []string {
+	names := make([]string, len(defaults))
+	for i, w := range defaults {
+		names[i] = w.Name()
+	}
+	return names
+}
+
+// Lookup returns the workload called name, with its default settings.
+func Lookup(name string) (Workload, error) {
+	for _, w := range defaults {
+		if w.Name() == name {
+			return w, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// ForFamily returns the workload the protocols of family f run by default, with its default
+// settings.
+func ForFamily(f registry.Family) (Workload, error) {
+	for _, w := range defaults {
+		if w.Family() == f {
+			return w, nil
+		}
+	}
+	return nil, fmt.Errorf("no workload runs %s protocols", f)
 }

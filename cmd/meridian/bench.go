@@ -94,7 +94,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.topology, "topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (tcc: one datacenter)")
 	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
-	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions) or tcc (read-only and write-only transactions on a partitioned store)")
+	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions) or tcc (read-only and write-only transactions on a partitioned store); default: the one the protocols' family runs")
 	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
 	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter")
 	fs.DurationVar(&f.duration, "duration", time.Duration(def.DurationUs)*time.Microsecond, "how long clients start transactions, virtual time in the simulator (tcc: 20s)")
@@ -132,7 +132,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	_ = cmd.RegisterFlagCompletionFunc("protocols", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 	})
-	_ = cmd.RegisterFlagCompletionFunc("workload", cobra.FixedCompletions([]string{"tycsb", "tcc"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("workload", cobra.FixedCompletions(workload.Names(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -242,12 +242,12 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// pickWorkload returns the workload of the run: --workload if given, else the one the
+// pickWorkload returns the name of the run's workload: --workload if given, else the one the
 // protocols' family runs.
 func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, error) {
 	if fs.Changed("workload") || len(protocols) == 0 {
-		if _, ok := workloadOnlyFlags[name]; !ok {
-			return "", usagef("bench: --workload must be tycsb or tcc, got %q", name)
+		if _, err := workload.Lookup(name); err != nil {
+			return "", usagef("bench: --workload: %v", err)
 		}
 		return name, nil
 	}
@@ -262,12 +262,14 @@ func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, e
 		}
 		family = e.Family
 	}
-	if family == registry.Causal {
-		return "tcc", nil
+	w, err := workload.ForFamily(family)
+	if err != nil {
+		return "", usagef("bench: %v", err)
 	}
-	return "tycsb", nil
+	return w.Name(), nil
 }
 
+// otherWorkload names the workload whose own flags do not apply to workload name.
 func otherWorkload(name string) string {
 	if name == "tcc" {
 		return "tycsb"

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -74,5 +75,19 @@ func TestTCCVisibilityLag(t *testing.T) {
 	}
 	if m := res.TCC(); !m.VisibleOnCommit || m.VisibilityMeasured != 0 || m.VisibilityLag != (workload.TCCLatency{}) {
 		t.Fatalf("ec: visible on commit %v, %d lags %+v", m.VisibleOnCommit, m.VisibilityMeasured, m.VisibilityLag)
+	}
+}
+
+// TestRunRefusesAnotherFamily: a workload runs only on the protocols of its family, and the
+// refusal names both.
+func TestRunRefusesAnotherFamily(t *testing.T) {
+	for _, tc := range []struct {
+		opts  Options
+		proto string
+	}{{shortTCC(), "helios-0"}, {Defaults(), "fastccs"}} {
+		_, err := Run(tc.opts, tc.proto)
+		if err == nil || !strings.Contains(err.Error(), tc.proto) || !strings.Contains(err.Error(), tc.opts.Workload.Name()) {
+			t.Errorf("%s on %s: %v", tc.opts.Workload.Name(), tc.proto, err)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // The FastCCS thesis's evaluation (seed 001, Chapter 4; spec fastccs-tcc.md §4): FastCCS, Eiger,
 // Wren and an eventually consistent baseline (EC) on one datacenter of partitions, closed-loop
-// clients running the thesis's ROT/WOT workload (bench.RunTCC), experiments tcc-e1 … tcc-e10.
+// clients running the thesis's ROT/WOT workload (bench.Run with workload.TCC), experiments tcc-e1 … tcc-e10.
 // The thesis gives no absolute numbers (spec WL9), so every claim is about a shape: an
 // ordering, a trend, a crossover or a percentage, with throughput normalized to EC.
 

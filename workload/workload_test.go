@@ -1,0 +1,47 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/registry"
+)
+
+// TestLookupAndFamilies: every workload is found by its name and is the default of its family,
+// and an unknown name is refused with the known ones listed.
+func TestLookupAndFamilies(t *testing.T) {
+	for _, name := range Names() {
+		w, err := Lookup(name)
+		if err != nil || w.Name() != name {
+			t.Fatalf("Lookup(%q) = %v, %v", name, w, err)
+		}
+		if err := w.Validate(); err != nil {
+			t.Errorf("%s: default settings invalid: %v", name, err)
+		}
+		byFamily, err := ForFamily(w.Family())
+		if err != nil || byFamily.Name() != name {
+			t.Errorf("ForFamily(%s) = %v, %v; want %s", w.Family(), byFamily, err, name)
+		}
+	}
+	if _, err := Lookup("ycsb"); err == nil {
+		t.Error("Lookup of an unknown workload succeeded")
+	}
+	if _, err := ForFamily(registry.Family("log")); err == nil {
+		t.Error("ForFamily of a family no workload runs succeeded")
+	}
+}
+
+// TestClientStreamsDiffer: clients of one run draw from distinct streams, and the TCC workload
+// keeps the stream of its client library (2·id) apart from its clients' (2·id+1).
+func TestClientStreamsDiffer(t *testing.T) {
+	for _, w := range []Workload{DefaultTYCSB(), DefaultTCC()} {
+		seen := map[uint64]bool{}
+		for id := range 1000 {
+			s := w.ClientStream(txn.ClientID(id + 1))
+			if seen[s] || (w.Name() == "tcc" && s%2 == 0) {
+				t.Fatalf("%s: stream %d of client %d collides", w.Name(), s, id+1)
+			}
+			seen[s] = true
+		}
+	}
+}
