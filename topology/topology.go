@@ -80,8 +80,11 @@ func (t *Topology) Validate() (warnings []string, err error) {
 // validateNames checks the datacenter list; it is shared with the file loader, which needs unique
 // names before it can resolve rtt_ms keys.
 func validateNames(dcs []string) error {
-	if len(dcs) == 0 {
+	switch {
+	case len(dcs) == 0:
 		return errors.New("datacenters: no datacenters")
+	case len(dcs) > MaxDatacenters:
+		return fmt.Errorf("datacenters: %d datacenters, at most %d", len(dcs), MaxDatacenters)
 	}
 	seen := make(map[string]bool, len(dcs))
 	for i, dc := range dcs {
@@ -124,9 +127,9 @@ func (t *Topology) validateMatrix(m matrix, values [][]float64) error {
 		for j := i + 1; j < n; j++ {
 			a, b := t.DCs[i], t.DCs[j]
 			for _, v := range []float64{values[i][j], values[j][i]} {
-				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("%s: %s between %s and %s is %g, want a finite number ≥ 0",
-						m.key, m.what, a, b, v)
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > MaxRTTMs {
+					return fmt.Errorf("%s: %s between %s and %s is %g, want a number in [0, %d] (ms)",
+						m.key, m.what, a, b, v, MaxRTTMs)
 				}
 			}
 			if values[i][j] != values[j][i] {
@@ -137,6 +140,15 @@ func (t *Topology) validateMatrix(m matrix, values [][]float64) error {
 	}
 	return nil
 }
+
+// Limits of a topology. MaxDatacenters keeps the lower bound's linear program (one constraint
+// per pair of datacenters) within memory: 64 datacenters are more regions than any one cloud
+// provider runs. MaxRTTMs, one minute, is far beyond any real round trip, and keeps every delay
+// in microseconds, and sums of them, far from overflowing int64.
+const (
+	MaxDatacenters = 64
+	MaxRTTMs       = 60_000
+)
 
 // triangleEpsilon absorbs floating-point noise in the triangle-inequality check.
 const triangleEpsilon = 1e-9

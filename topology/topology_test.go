@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -184,7 +185,7 @@ func TestValidateInMemory(t *testing.T) {
 		{"short row", func(t *Topology) { t.StdDevMs[1] = []float64{1} }, "stddev_ms: row B has 1 entries for 2 datacenters"},
 		{"diagonal", func(t *Topology) { t.RTTMs[1][1] = 3 }, "rtt_ms: B→B is 3, want 0"},
 		{"asymmetric", func(t *Topology) { t.RTTMs[1][0] = 11 }, "rtt_ms: asymmetric RTT A→B 10 vs B→A 11"},
-		{"negative", func(t *Topology) { t.RTTMs[1][0] = -1 }, "rtt_ms: RTT between A and B is -1, want a finite number ≥ 0"},
+		{"negative", func(t *Topology) { t.RTTMs[1][0] = -1 }, "rtt_ms: RTT between A and B is -1, want a number in [0, 60000] (ms)"},
 		{"NaN std dev", func(t *Topology) { t.StdDevMs[0][1] = math.NaN() }, "stddev_ms: std dev between A and B is NaN"},
 	} {
 		topo := valid()
@@ -269,4 +270,39 @@ func TestSubset(t *testing.T) {
 	if _, err := Subset(broken, []string{"A"}); err == nil || !strings.HasPrefix(err.Error(), "subset of table4.1: rtt_ms:") {
 		t.Errorf("Subset of an invalid topology: error = %v", err)
 	}
+}
+
+// TestLimits: too many datacenters (the lower bound's linear program would not fit in memory)
+// and RTTs beyond a minute (which overflow as microseconds) are refused with the limit named.
+func TestLimits(t *testing.T) {
+	many := &Topology{Name: "many"}
+	for i := range MaxDatacenters + 1 {
+		many.DCs = append(many.DCs, fmt.Sprintf("d%d", i))
+	}
+	many.RTTMs, many.StdDevMs = square(len(many.DCs), 10), square(len(many.DCs), 0)
+	if _, err := many.Validate(); err == nil || !strings.Contains(err.Error(), "at most 64") {
+		t.Errorf("%d datacenters: %v", len(many.DCs), err)
+	}
+	far := &Topology{Name: "far", DCs: []string{"A", "B"}, RTTMs: [][]float64{{0, 1e17}, {1e17, 0}}, StdDevMs: square(2, 0)}
+	if _, err := far.Validate(); err == nil || !strings.Contains(err.Error(), "60000") {
+		t.Errorf("an RTT of 1e17 ms: %v", err)
+	}
+	ok := &Topology{Name: "ok", DCs: []string{"A", "B"}, RTTMs: [][]float64{{0, MaxRTTMs}, {MaxRTTMs, 0}}, StdDevMs: square(2, 0)}
+	if _, err := ok.Validate(); err != nil {
+		t.Errorf("an RTT of exactly the limit: %v", err)
+	}
+}
+
+// square is an n×n matrix with v off the diagonal.
+func square(n int, v float64) [][]float64 {
+	m := make([][]float64, n)
+	for i := range m {
+		m[i] = make([]float64, n)
+		for j := range m[i] {
+			if i != j {
+				m[i][j] = v
+			}
+		}
+	}
+	return m
 }
