@@ -431,8 +431,8 @@ func printResult(w io.Writer, r *bench.Result, opts bench.Options, real bool) {
 	fmt.Fprintf(tw, "avg/total\t%.1f\t\t\t%.1f\t%.1f\t%.0f\t%.1f%%\t\n", sum.Latency.Mean/n, sum.LowerBoundMs/n, sum.CommittedTPS, sum.OpsPerSec, 100*abortRate)
 	tw.Flush()
 	verdict := "checker: " + r.Checker.Summary()
-	if r.Unfinished > 0 {
-		verdict += fmt.Sprintf("; %d transactions never finished", r.Unfinished)
+	for _, warning := range r.Warnings() {
+		verdict += "; " + warning
 	}
 	fmt.Fprintf(w, "%s\n\n", verdict)
 }
@@ -473,8 +473,8 @@ func printTCCResults(w io.Writer, results []*bench.Result, opts bench.Options, r
 			return fmt.Sprintf("%.1f%%", 100*float64(m.RotRounds[k])/float64(m.ROTs))
 		}
 		verdict := r.Checker.Summary()
-		if r.Unfinished > 0 {
-			verdict += fmt.Sprintf("; %d unfinished", r.Unfinished)
+		for _, warning := range r.Warnings() {
+			verdict += "; " + warning
 		}
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Protocol, m.ThroughputTPS, rel,
 			m.ROTLatency.P50, m.ROTLatency.P99, m.WOTLatency.P50, m.WOTLatency.P99, visibleCell(m), pct("1"), pct("2"), pct("3"), m.CommitChecks,

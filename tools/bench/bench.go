@@ -225,6 +225,29 @@ func (r *Result) Problem() error {
 	return nil
 }
 
+// lowCommitFraction is the committed share of decided transactions below which a run's verdict
+// says that the checker had little to check.
+const lowCommitFraction = 0.01
+
+// Warnings lists what makes a good run's figures and verdict weak: so few commits that the
+// checker had almost nothing to check (a contended key space: 23 of 302,922 transactions
+// committed with --keys 40), transactions that never finished.
+func (r *Result) Warnings() []string {
+	out := []string{}
+	if decided := r.Checker.Committed + r.Checker.Aborted + r.Checker.ROTs; decided > 0 {
+		if committed := r.Checker.Committed + r.Checker.ROTs; float64(committed) < lowCommitFraction*float64(decided) {
+			out = append(out, fmt.Sprintf("only %d of %d decided transactions committed (%.2f%%): the checker had little to check",
+				committed, decided, 100*float64(committed)/float64(decided)))
+		}
+	} else {
+		out = append(out, "no transaction was decided: the checker had nothing to check")
+	}
+	if r.Unfinished > 0 {
+		out = append(out, fmt.Sprintf("%d transactions never finished", r.Unfinished))
+	}
+	return out
+}
+
 // ExpectedAnomalies counts the checker's findings that the protocol's consistency allows (C2 and
 // C3 for an eventually consistent protocol; none otherwise).
 func (r *Result) ExpectedAnomalies() int {

@@ -13,7 +13,7 @@ import (
 //	  "datacenters":[{"name","commit_latency_ms":{"mean","p50","p99"},"lower_bound_ms",
 //	    "committed_tps","ops_per_s","abort_rate","committed","aborted"}],
 //	  "checker":{"ok","model","anomalies","expected_anomalies","summary"},
-//	  "unfinished","workload_metrics":{...},"replay"}]}
+//	  "unfinished","warnings":[...],"workload_metrics":{...},"replay"}]}
 
 // RunJSON is one run in the JSON form of results.
 type RunJSON struct {
@@ -26,6 +26,7 @@ type RunJSON struct {
 	Datacenters []DCJSON         `json:"datacenters"`
 	Checker     CheckerJSON      `json:"checker"`
 	Unfinished  int              `json:"unfinished"`
+	Warnings    []string         `json:"warnings"`
 	Metrics     workload.Metrics `json:"workload_metrics"`
 	Replay      string           `json:"replay"`
 }
@@ -63,7 +64,7 @@ type CheckerJSON struct {
 // JSON returns r in the JSON form of results.
 func (r *Result) JSON() RunJSON {
 	out := RunJSON{Protocol: r.Protocol, Workload: r.Workload, Topology: r.Topology, Partitions: r.Partitions, Seed: r.Seed,
-		Consistency: string(r.Consistency), Datacenters: make([]DCJSON, len(r.DCs)), Unfinished: r.Unfinished, Metrics: r.Metrics,
+		Consistency: string(r.Consistency), Datacenters: make([]DCJSON, len(r.DCs)), Unfinished: r.Unfinished, Warnings: r.Warnings(), Metrics: r.Metrics,
 		Replay: r.Replay, Checker: CheckerJSON{OK: r.Checker.OK, Model: r.Checker.Model.String(), Anomalies: len(r.Checker.Anomalies),
 			ExpectedAnomalies: r.ExpectedAnomalies(), Summary: r.Checker.Summary()}}
 	for i, d := range r.DCs {

@@ -2,10 +2,12 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/verify/checker"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -38,5 +40,20 @@ func TestLatencyCDF(t *testing.T) {
 	}
 	if len(dcs[1].LatencyCDF) != 0 {
 		t.Errorf("a DC without measurements has a CDF: %+v", dcs[1].LatencyCDF)
+	}
+}
+
+// TestWarnings: a run that commits almost nothing, or leaves transactions unfinished, says so.
+func TestWarnings(t *testing.T) {
+	low := &Result{Checker: checker.Report{OK: true, Committed: 23, Aborted: 302_899}}
+	if w := low.Warnings(); len(w) != 1 || !strings.Contains(w[0], "only 23 of 302922") {
+		t.Errorf("23 of 302,922 committed: %q", w)
+	}
+	fine := &Result{Checker: checker.Report{OK: true, Committed: 500, Aborted: 500}, Unfinished: 2}
+	if w := fine.Warnings(); len(w) != 1 || !strings.Contains(w[0], "2 transactions never finished") {
+		t.Errorf("half committed, 2 unfinished: %q", w)
+	}
+	if w := (&Result{}).Warnings(); len(w) != 1 || !strings.Contains(w[0], "nothing to check") {
+		t.Errorf("nothing decided: %q", w)
 	}
 }
