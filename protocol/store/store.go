@@ -79,6 +79,10 @@ func (s *Store) GetAt(key string, seq uint64) Version {
 // installed so far.
 func (s *Store) Seq() uint64 { return s.seq }
 
+// Versions returns how many versions the store holds: its size, unlike Seq, which read-only
+// transactions advance too. Replicas that installed the same writes hold as many versions.
+func (s *Store) Versions() int { return int(s.n) }
+
 // Apply installs all of writer's writes atomically at one new position.
 func (s *Store) Apply(writer txn.ID, writes []txn.Write) {
 	s.seq++

@@ -189,3 +189,16 @@ func TestGetAtMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionsIgnoresReadOnly: a read-only commit advances Seq but adds no version, so two
+// replicas with the same writes hold as many versions whatever read-only work each did.
+func TestVersionsIgnoresReadOnly(t *testing.T) {
+	a, b := New(), New()
+	w := []txn.Write{{Key: "k", Value: []byte("v")}, {Key: "j", Value: []byte("w")}}
+	a.Apply(txn.NewID(1, 1), w)
+	b.Apply(txn.NewID(1, 1), w)
+	b.Apply(txn.NewID(2, 1), nil) // read-only
+	if a.Versions() != 2 || b.Versions() != 2 || a.Seq() == b.Seq() {
+		t.Fatalf("versions %d and %d, seqs %d and %d", a.Versions(), b.Versions(), a.Seq(), b.Seq())
+	}
+}

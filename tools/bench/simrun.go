@@ -133,15 +133,16 @@ func (d *simDriver) quiesce() {
 	d.tick()
 }
 
-// converged reports whether the replicas of each partition hold the same number of versions.
+// converged reports whether the replicas of each partition hold the same number of versions
+// (the checker then compares their version orders in full).
 func (d *simDriver) converged() bool {
-	seq := map[int]uint64{}
+	versions := map[int]int{}
 	for _, nd := range d.s.Nodes() {
-		n := d.s.Store(nd.ID).Seq()
-		if want, ok := seq[nd.Partition]; ok && want != n {
+		n := d.s.Store(nd.ID).Versions()
+		if want, ok := versions[nd.Partition]; ok && want != n {
 			return false
 		}
-		seq[nd.Partition] = n
+		versions[nd.Partition] = n
 	}
 	return true
 }
