@@ -60,6 +60,10 @@ type Tx struct {
 	// transaction is large: small ones, the common case, are searched linearly.
 	index    map[string]int
 	finished bool
+	// attempt and first record a re-run of an aborted transaction (BeginRetry): its attempt
+	// number (0 for a first attempt) and the first attempt's id.
+	attempt int
+	first   txn.ID
 }
 
 // indexFrom is the number of keys from which a Tx keeps an index instead of searching.
@@ -115,6 +119,17 @@ func (t *Tx) remember(key string, i int) {
 func (s *Session) Begin() *Tx {
 	s.nextTxn++
 	return &Tx{s: s, id: txn.NewID(s.id, s.nextTxn), startUs: s.tr.NowUs()}
+}
+
+// BeginRetry starts a transaction that re-runs prev, which aborted: it has an id of its own, and
+// the history records its attempt number and the id of the first attempt.
+func (s *Session) BeginRetry(prev *Tx) *Tx {
+	t := s.Begin()
+	t.attempt, t.first = max(prev.attempt, 1)+1, prev.id
+	if prev.first != txn.None {
+		t.first = prev.first
+	}
+	return t
 }
 
 // ID returns the transaction's id.
@@ -222,7 +237,7 @@ func (s *Session) recordTxn(t *Tx, res Result) {
 		keys[i] = w.Key
 	}
 	s.record(history.Txn{ID: t.id, DC: s.dc, Client: s.name, Status: res.Status, Reason: res.Reason,
-		StartUs: t.startUs, EndUs: s.tr.NowUs(), Reads: t.reads, Writes: keys})
+		StartUs: t.startUs, EndUs: s.tr.NowUs(), Reads: t.reads, Writes: keys, Attempt: t.attempt, First: t.first})
 }
 
 // ReadSnapshot reads keys from one consistent snapshot of the local replica: the opt-in

@@ -243,14 +243,25 @@ type tccClient struct {
 	conn Conn
 	dc   string
 	sess *tcc.Session
+	last TCCTxn // the last transaction, for Retry
 	// writing is the WOT in flight, recorded with an unknown outcome if the run ends first.
 	writing *history.Txn
 }
 
 func (c *tccClient) Next(rng *rand.Rand, done func(Outcome)) {
+	c.last = c.run.gen.Next(rng)
+	c.start(c.last, done)
+}
+
+// Retry re-runs the last transaction on the same keys. The TCC protocols do not abort ROTs or
+// WOTs (a lost answer is an unknown outcome, which is never retried: a WOT could apply twice,
+// spec A17), so a run calls it only if one someday does.
+func (c *tccClient) Retry(done func(Outcome)) { c.start(c.last, done) }
+
+// start runs t.
+func (c *tccClient) start(t TCCTxn, done func(Outcome)) {
 	r := c.run
 	startUs := c.conn.NowUs()
-	t := r.gen.Next(rng)
 	if !t.Write {
 		c.sess.Read(t.Keys, func(res tcc.ReadResult) {
 			end := c.conn.NowUs()

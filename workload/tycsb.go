@@ -58,18 +58,26 @@ func (tycsbMetrics) Violations() []string { return nil }
 type tycsbClient struct {
 	gen  *Generator
 	sess *client.Session
+	last []Op       // the last transaction's operations, for Retry
+	tx   *client.Tx // the last transaction
 }
 
 func (c *tycsbClient) Next(rng *rand.Rand, done func(Outcome)) {
-	spec := c.gen.Next(rng)
-	c.step(c.sess.Begin(), spec.Ops, len(spec.Ops), done)
+	c.last = c.gen.Next(rng).Ops
+	c.tx = c.sess.Begin()
+	c.step(c.tx, c.last, len(c.last), done)
+}
+
+func (c *tycsbClient) Retry(done func(Outcome)) {
+	c.tx = c.sess.BeginRetry(c.tx)
+	c.step(c.tx, c.last, len(c.last), done)
 }
 
 // step issues ops in order, then commits.
 func (c *tycsbClient) step(tx *client.Tx, ops []Op, n int, done func(Outcome)) {
 	if len(ops) == 0 {
 		tx.Commit(func(res client.Result) {
-			done(Outcome{Status: res.Status, LatencyUs: res.CommitLatencyUs, Ops: n, Err: res.Err})
+			done(Outcome{Status: res.Status, Reason: res.Reason, LatencyUs: res.CommitLatencyUs, Ops: n, Err: res.Err})
 		})
 		return
 	}

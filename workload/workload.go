@@ -111,6 +111,9 @@ type Client interface {
 	// Next starts the client's next transaction, drawing from rng, and calls done with its
 	// outcome on the connection's loop.
 	Next(rng *rand.Rand, done func(Outcome))
+	// Retry re-runs the client's last transaction, which aborted: the same operations on the
+	// same keys, as a new attempt (bench --retry); it calls done like Next.
+	Retry(done func(Outcome))
 	// Abandon is called at the end of the run, at time nowUs, if the client's last
 	// transaction never finished: a workload that must account for it (a write that may have
 	// been applied) records it.
@@ -122,6 +125,8 @@ type Outcome struct {
 	// Status is Committed, Aborted, or Unknown when the client lost the answer; an unknown
 	// outcome counts neither as committed nor as aborted.
 	Status txn.Status
+	// Reason says why an aborted transaction aborted.
+	Reason txn.AbortReason
 	// LatencyUs is the latency the per-datacenter figures measure: the commit request's round
 	// trip for T-YCSB (Chapters 3 and 4), the whole transaction for the TCC workload.
 	LatencyUs int64

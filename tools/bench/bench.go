@@ -41,6 +41,12 @@ type Options struct {
 	// 1/RatePerClient seconds, or at once when the previous one overran its slot (spec
 	// GAP-E13). 0 means closed loop, back to back.
 	RatePerClient float64
+	// Retry makes a client re-run an aborted transaction (the same operations on the same keys,
+	// as a new attempt) until it commits or the run's duration is over, after an exponential
+	// backoff with full jitter from RetryBackoffUs (0: at once; see worker.backoffUs). Off by
+	// default: T-YCSB's clients move on (spec GAP-E4).
+	Retry          bool
+	RetryBackoffUs int64
 	// DurationUs is how long clients start transactions; the measurement window is [WarmupUs,
 	// DurationUs-CooldownUs): a transaction is measured if it starts and ends inside it.
 	DurationUs, WarmupUs, CooldownUs int64
@@ -124,6 +130,8 @@ func (o *Options) Validate() error {
 		return errors.New("bench: warm-up and cool-down must not be negative and must leave a measurement window")
 	case o.RatePerClient < 0:
 		return errors.New("bench: rate must not be negative")
+	case o.RetryBackoffUs < 0:
+		return errors.New("bench: the retry backoff must not be negative")
 	case o.Jitter < 0:
 		return errors.New("bench: jitter must not be negative")
 	case o.JitterCorrelationUs < 0:
@@ -182,6 +190,14 @@ type DCResult struct {
 	// LatencyCDF samples the distribution of the latencies behind Latency (about 50 points,
 	// finer in the tail), read from the run's histogram; empty when nothing was measured.
 	LatencyCDF []workload.CDFPoint
+	// EndToEnd is the latency of committed transactions from the start of their first attempt
+	// to the commit (StdDev unset), and AttemptsPerCommit their mean number of attempts: with
+	// Options.Retry an aborted transaction is re-run until it commits; without, every committed
+	// transaction took one attempt and EndToEnd is its whole run, reads included.
+	EndToEnd          Latency
+	AttemptsPerCommit float64
+	// AbortReasons counts the measured aborted attempts by reason (txn.AbortReason).
+	AbortReasons map[string]int
 }
 
 // Result is one protocol's run.

@@ -11,7 +11,8 @@ import (
 //
 //	{"runs":[{"protocol","workload","topology","partitions","seed","consistency",
 //	  "datacenters":[{"name","commit_latency_ms":{"mean","p50","p99"},"lower_bound_ms",
-//	    "committed_tps","ops_per_s","abort_rate","committed","aborted"}],
+//	    "committed_tps","ops_per_s","abort_rate","committed","aborted","aborts_by_reason":{...},
+//	    "end_to_end_latency_ms":{"mean","p50","p99"},"attempts_per_commit"}],
 //	  "checker":{"ok","model","anomalies","expected_anomalies","summary"},
 //	  "unfinished","warnings":[...],"workload_metrics":{...},"replay"}]}
 
@@ -41,6 +42,11 @@ type DCJSON struct {
 	AbortRate     float64     `json:"abort_rate"`
 	Committed     int         `json:"committed"`
 	Aborted       int         `json:"aborted"`
+	// AbortsByReason counts the aborted attempts by reason.
+	AbortsByReason map[string]int `json:"aborts_by_reason"`
+	// EndToEndLatency runs from a transaction's first attempt to its commit (bench --retry).
+	EndToEndLatency   LatencyJSON `json:"end_to_end_latency_ms"`
+	AttemptsPerCommit float64     `json:"attempts_per_commit"`
 }
 
 // LatencyJSON is a latency summary in milliseconds.
@@ -70,7 +76,9 @@ func (r *Result) JSON() RunJSON {
 	for i, d := range r.DCs {
 		out.Datacenters[i] = DCJSON{Name: d.Name, CommitLatency: LatencyJSON{Mean: d.Latency.Mean, P50: d.Latency.P50, P99: d.Latency.P99},
 			LowerBoundMs: d.LowerBoundMs, CommittedTPS: d.CommittedTPS, OpsPerSec: d.OpsPerSec, AbortRate: d.AbortRate,
-			Committed: d.Committed, Aborted: d.Aborted}
+			Committed: d.Committed, Aborted: d.Aborted, AbortsByReason: d.AbortReasons,
+			EndToEndLatency:   LatencyJSON{Mean: d.EndToEnd.Mean, P50: d.EndToEnd.P50, P99: d.EndToEnd.P99},
+			AttemptsPerCommit: d.AttemptsPerCommit}
 	}
 	return out
 }

@@ -160,15 +160,17 @@ func (r *runState) abandonBusy(nowUs int64, on func(workload.Conn, func())) int 
 // worker paces one client: it starts the client's transactions one at a time until the run's
 // duration is over, back to back (closed loop) or at a rate (open loop).
 type worker struct {
-	run        *runState
-	dc         int
-	conn       workload.Conn
-	client     workload.Client
-	rng        *rand.Rand
-	busy       atomic.Bool
-	started    bool  // it has started a transaction
-	startUs    int64 // when the current transaction started, in run time
-	nextSlotUs int64 // open loop: the earliest start of the next transaction, in run time
+	run          *runState
+	dc           int
+	conn         workload.Conn
+	client       workload.Client
+	rng          *rand.Rand
+	busy         atomic.Bool
+	started      bool  // it has started a transaction
+	startUs      int64 // when the current attempt started, in run time
+	firstStartUs int64 // when the current transaction's first attempt started
+	attempt      int   // the current attempt, from 1
+	nextSlotUs   int64 // open loop: the earliest start of the next transaction, in run time
 }
 
 // next starts the next transaction: at once (closed loop), or at the start of the next pacing
@@ -185,7 +187,7 @@ func (w *worker) next() {
 		return
 	}
 	w.busy.Store(true)
-	w.started, w.startUs = true, now
+	w.started, w.startUs, w.firstStartUs, w.attempt = true, now, now, 1
 	if rate := w.run.opts.RatePerClient; rate > 0 {
 		// Slots last 1/rate on average, each drawn from [0.5, 1.5)/rate: exactly periodic
 		// clients would stay phase-locked to anything periodic in the system (MF's sends).
@@ -194,17 +196,52 @@ func (w *worker) next() {
 	w.client.Next(w.rng, w.done)
 }
 
-// done records a transaction's outcome and starts the next one: at once, or after a pause when
-// a request failed (an unreachable node), so that the client does not spin.
+// done records an attempt's outcome and starts the next transaction: at once, or after a pause
+// when a request failed (an unreachable node), so that the client does not spin. With retries,
+// an aborted transaction runs again instead, until the run's duration is over.
 func (w *worker) done(o workload.Outcome) {
+	now := w.conn.NowUs()
 	w.run.mu.Lock()
-	w.run.stats.add(w.dc, w.startUs, w.conn.NowUs(), o)
+	w.run.stats.add(w.dc, w.startUs, now, o)
+	if o.Status == txn.Committed {
+		w.run.stats.addCommitted(w.dc, w.firstStartUs, now, w.attempt)
+	}
 	w.run.mu.Unlock()
+	if o.Status == txn.Aborted && o.Err == nil && w.run.opts.Retry && now < w.run.opts.DurationUs {
+		w.conn.After(w.backoffUs(), w.retry)
+		w.attempt++
+		return
+	}
 	if o.Err != nil {
 		w.conn.After(errorBackoffUs, w.next)
 		return
 	}
 	w.next()
+}
+
+// maxRetryBackoffUs caps the exponential growth of a retry's backoff.
+const maxRetryBackoffUs = 10_000_000
+
+// backoffUs is the pause before the next attempt of a transaction whose attempt w.attempt just
+// aborted: exponential backoff with full jitter (uniform in [0, min(RetryBackoffUs·2^(n-1),
+// 10 s)] after the n-th abort), so that transactions that abort each other do not retry in
+// lockstep; 0 without a backoff.
+func (w *worker) backoffUs() int64 {
+	base := w.run.opts.RetryBackoffUs
+	if base == 0 {
+		return 0
+	}
+	ceiling := base << min(w.attempt-1, 20)
+	if ceiling <= 0 || ceiling > maxRetryBackoffUs {
+		ceiling = maxRetryBackoffUs
+	}
+	return w.rng.Int64N(ceiling + 1)
+}
+
+// retry starts the next attempt of the current transaction.
+func (w *worker) retry() {
+	w.startUs = w.conn.NowUs()
+	w.client.Retry(w.done)
 }
 
 // replicaName names a replica in the history: "V" for a full replica of datacenter V,
@@ -218,10 +255,11 @@ func replicaName(topoDCs []string, nd protocol.Node, partitioned bool) string {
 
 // describe renders the run's configuration, for replaying it.
 func describe(opts *Options, protocolName string) string {
-	return fmt.Sprintf("protocol=%s workload=%s topology=%s partitions=%d seed=%d clients-per-dc=%d duration=%s window=[%s,%s) rate=%g jitter=%g jitter-correlation=%s clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v client-hop-us=%d intra-dc-us=%d lan=%+v workload-config=%+v",
+	return fmt.Sprintf("protocol=%s workload=%s topology=%s partitions=%d seed=%d clients-per-dc=%d duration=%s window=[%s,%s) rate=%g retry=%t retry-backoff=%s jitter=%g jitter-correlation=%s clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v client-hop-us=%d intra-dc-us=%d lan=%+v workload-config=%+v",
 		protocolName, opts.Workload.Name(), opts.Topology.Name, opts.Partitions, opts.Seed, opts.ClientsPerDC,
 		time.Duration(opts.DurationUs)*time.Microsecond, time.Duration(opts.WarmupUs)*time.Microsecond,
-		time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond, opts.RatePerClient, opts.Jitter,
+		time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond, opts.RatePerClient, opts.Retry,
+		time.Duration(opts.RetryBackoffUs)*time.Microsecond, opts.Jitter,
 		time.Duration(opts.JitterCorrelationUs)*time.Microsecond, opts.ClockOffsetUs, opts.ClockDriftPPM,
 		opts.Faults, opts.Chaos, opts.Params, opts.Service, opts.ClientHopUs, opts.IntraDCUs, opts.LAN, opts.Workload)
 }

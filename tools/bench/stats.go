@@ -29,6 +29,12 @@ type dcStats struct {
 	immediate          int // of those, decided within 1 ms plus the client's round trip
 	committed, aborted int
 	committedOps       int // operations of the committed transactions
+	reasons            map[txn.AbortReason]int
+	// endToEnd is the latency of committed transactions from their first attempt's start to
+	// the commit, µs; attempts sums their attempts.
+	endToEnd    *hdrhistogram.Histogram
+	endToEndSum float64
+	attempts    int
 }
 
 // newCollector returns a collector for datacenters whose lower bounds are boundMs.
@@ -37,6 +43,8 @@ func newCollector(boundMs []float64, warmupUs, endUs int64, withAborts bool, cli
 		immediateUs: 2*clientHopUs + 1000, boundMs: boundMs, dcs: make([]dcStats, len(boundMs))}
 	for i := range c.dcs {
 		c.dcs[i].hist = hdrhistogram.New(1, 3_600_000_000, 3)
+		c.dcs[i].endToEnd = hdrhistogram.New(1, 3_600_000_000, 3)
+		c.dcs[i].reasons = map[txn.AbortReason]int{}
 	}
 	return c
 }
@@ -55,6 +63,7 @@ func (c *collector) add(dc int, startUs, endUs int64, o workload.Outcome) {
 		d.committedOps += o.Ops
 	} else {
 		d.aborted++
+		d.reasons[o.Reason]++
 		if !c.withAborts {
 			return
 		}
@@ -67,6 +76,19 @@ func (c *collector) add(dc int, startUs, endUs int64, o workload.Outcome) {
 	if lat < c.immediateUs {
 		d.immediate++
 	}
+}
+
+// addCommitted records a transaction of datacenter dc that committed at endUs after attempts
+// attempts, the first of which started at firstStartUs.
+func (c *collector) addCommitted(dc int, firstStartUs, endUs int64, attempts int) {
+	if firstStartUs < c.warmupUs || endUs > c.endUs {
+		return
+	}
+	d := &c.dcs[dc]
+	lat := endUs - firstStartUs
+	_ = d.endToEnd.RecordValue(max(lat, 1)) // in range: latencies are below an hour
+	d.endToEndSum += float64(lat)
+	d.attempts += attempts
 }
 
 // summarise returns the per-datacenter figures.
@@ -89,6 +111,15 @@ func (c *collector) summarise(topo *topology.Topology) []DCResult {
 		}
 		if total := d.committed + d.aborted; total > 0 {
 			r.AbortRate = float64(d.aborted) / float64(total)
+		}
+		if n := d.endToEnd.TotalCount(); n > 0 {
+			r.EndToEnd = Latency{Mean: d.endToEndSum / float64(n) / 1000, P50: float64(d.endToEnd.ValueAtQuantile(50)) / 1000,
+				P99: float64(d.endToEnd.ValueAtQuantile(99)) / 1000}
+			r.AttemptsPerCommit = float64(d.attempts) / float64(n)
+		}
+		r.AbortReasons = make(map[string]int, len(d.reasons))
+		for reason, n := range d.reasons {
+			r.AbortReasons[string(reason)] = n
 		}
 		r.CommittedTPS = float64(d.committed) / windowS
 		if d.committed > 0 {

@@ -19,6 +19,10 @@ type Txn struct {
 	EndUs   int64 // client's time when the outcome arrived
 	Reads   []txn.Read
 	Writes  []string
+	// Attempt numbers a transaction the client re-ran after aborts (bench --retry): 1 for the
+	// first run (0 means 1 too), and First is the first attempt's id (txn.None: this one).
+	Attempt int
+	First   txn.ID
 	// Rounds is the number of client-server rounds a read-only transaction of the
 	// transactional-causal protocols took (package tcc); 0 elsewhere. It is white-box data for
 	// the round-bound oracle, not part of the JSON Lines contract.

@@ -13,8 +13,8 @@ import (
 
 // The JSON Lines format is a contract with external checkers; field order is part of it.
 //
-//	{"id":"t3.1","dc":"V","client":"V/3","status":"committed","start_us":0,"end_us":0,"reads":[{"key":"k1","writer":"t1.7"}],"writes":["k1","k9"]}
-//	{"id":"t3.2","dc":"V","client":"V/3","status":"aborted","reason":"stale-read","start_us":5,"end_us":9,"reads":[{"key":"k2","writer":null}],"writes":[]}
+//	{"id":"t3.1","dc":"V","client":"V/3","status":"committed","start_us":0,"end_us":0,"reads":[{"key":"k1","writer":"t1.7"}],"writes":["k1","k9"],"attempt":1,"first":"t3.1"}
+//	{"id":"t3.2","dc":"V","client":"V/3","status":"aborted","reason":"stale-read","start_us":5,"end_us":9,"reads":[{"key":"k2","writer":null}],"writes":[],"attempt":1,"first":"t3.2"}
 //	{"version_order":{"k1":["t1.7","t3.1"],"k9":["t3.1"]}}
 //
 // One line per transaction, then at most one version_order line, which must be last.
@@ -30,6 +30,10 @@ type jsonTxn struct {
 	EndUs   int64      `json:"end_us"`
 	Reads   []jsonRead `json:"reads"`
 	Writes  []string   `json:"writes"`
+	// Attempt and First are optional on input (1 and the transaction's own id), for files
+	// written before retries existed.
+	Attempt int    `json:"attempt,omitzero"`
+	First   string `json:"first,omitzero"`
 }
 
 type jsonRead struct {
@@ -105,6 +109,11 @@ func WriteJSONL(w io.Writer, h *History) error {
 			StartUs: t.StartUs,
 			EndUs:   t.EndUs,
 			Writes:  t.Writes,
+			Attempt: max(t.Attempt, 1),
+			First:   t.ID.String(),
+		}
+		if t.First != txn.None {
+			line.First = t.First.String()
 		}
 		switch t.Status {
 		case txn.Committed, txn.Unknown:
@@ -225,6 +234,17 @@ func parseTxn(l *jsonTxn) (Txn, error) {
 		return Txn{}, fmt.Errorf("transaction id %q names the initial version", l.ID)
 	}
 	t := Txn{ID: id, DC: l.DC, Client: l.Client, StartUs: l.StartUs, EndUs: l.EndUs}
+	switch {
+	case l.Attempt < 0:
+		return Txn{}, fmt.Errorf("transaction %v: attempt %d, want at least 1", id, l.Attempt)
+	case l.Attempt > 1:
+		t.Attempt = l.Attempt
+	}
+	if l.First != "" && l.First != l.ID {
+		if t.First, err = txn.ParseID(l.First); err != nil {
+			return Txn{}, fmt.Errorf("transaction %v: first: %w", id, err)
+		}
+	}
 	switch l.Status {
 	case "committed":
 		t.Status = txn.Committed

@@ -25,6 +25,8 @@ func smallHistory() *History {
 				Writes: []string{"k1", "k9"}},
 			{ID: t32, DC: "V", Client: "V/3", Status: txn.Aborted, Reason: txn.ReasonStaleRead,
 				StartUs: 200, EndUs: 260, Reads: []txn.Read{{Key: "k9", Version: txn.None}}},
+			{ID: txn.NewID(3, 3), DC: "V", Client: "V/3", Status: txn.Committed, StartUs: 260, EndUs: 330,
+				Reads: []txn.Read{{Key: "k9", Version: t31}}, Attempt: 2, First: t32},
 		},
 		Replicas: []Replica{{Name: "history", VersionOrder: map[string][]txn.ID{
 			"k9": {t31},
@@ -34,10 +36,12 @@ func smallHistory() *History {
 }
 
 // The exact bytes are the contract with external tools: field order, null for the initial
-// version, [] for empty lists, reason only on aborted lines, no HTML escaping, sorted keys.
-const smallGolden = `{"id":"t1.1","dc":"O","client":"O/1","status":"committed","start_us":1,"end_us":70,"reads":[],"writes":["k1"]}
-{"id":"t3.1","dc":"V","client":"V/3","status":"committed","start_us":100,"end_us":180,"reads":[{"key":"k1","writer":"t1.1"},{"key":"k<&>","writer":null}],"writes":["k1","k9"]}
-{"id":"t3.2","dc":"V","client":"V/3","status":"aborted","reason":"stale-read","start_us":200,"end_us":260,"reads":[{"key":"k9","writer":null}],"writes":[]}
+// version, [] for empty lists, reason only on aborted lines, the attempt and its first
+// attempt's id on every line, no HTML escaping, sorted keys.
+const smallGolden = `{"id":"t1.1","dc":"O","client":"O/1","status":"committed","start_us":1,"end_us":70,"reads":[],"writes":["k1"],"attempt":1,"first":"t1.1"}
+{"id":"t3.1","dc":"V","client":"V/3","status":"committed","start_us":100,"end_us":180,"reads":[{"key":"k1","writer":"t1.1"},{"key":"k<&>","writer":null}],"writes":["k1","k9"],"attempt":1,"first":"t3.1"}
+{"id":"t3.2","dc":"V","client":"V/3","status":"aborted","reason":"stale-read","start_us":200,"end_us":260,"reads":[{"key":"k9","writer":null}],"writes":[],"attempt":1,"first":"t3.2"}
+{"id":"t3.3","dc":"V","client":"V/3","status":"committed","start_us":260,"end_us":330,"reads":[{"key":"k9","writer":"t3.1"}],"writes":[],"attempt":2,"first":"t3.2"}
 {"version_order":{"k1":["t1.1","t3.1"],"k9":["t3.1"]}}
 `
 
@@ -138,5 +142,17 @@ func TestReadJSONLErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ReadJSONL(%q) error = %v, want it to contain %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// TestReadJSONLWithoutAttempts: files written before retries existed (no "attempt", no
+// "first") still read, as first attempts.
+func TestReadJSONLWithoutAttempts(t *testing.T) {
+	h, err := ReadJSONL(strings.NewReader(`{"id":"t1.1","dc":"O","client":"O/1","status":"committed","start_us":1,"end_us":70,"reads":[],"writes":["k1"]}` + "\n"))
+	if err != nil || len(h.Txns) != 1 || h.Txns[0].Attempt != 0 || h.Txns[0].First != txn.None {
+		t.Fatalf("%+v, %v", h, err)
+	}
+	if _, err := ReadJSONL(strings.NewReader(`{"id":"t1.2","dc":"O","client":"O/1","status":"committed","start_us":1,"end_us":70,"reads":[],"writes":[],"attempt":-1}`)); err == nil {
+		t.Fatal("a negative attempt was accepted")
 	}
 }
