@@ -240,6 +240,26 @@ func (s *Session) recordTxn(t *Tx, res Result) {
 		StartUs: t.startUs, EndUs: s.tr.NowUs(), Reads: t.reads, Writes: keys, Attempt: t.attempt, First: t.first})
 }
 
+// ReadOnly runs a read-only transaction over keys through the ReadSnapshot path and records it
+// in the history as a committed snapshot transaction that only read (history.Txn.Snapshot), so
+// that the checker holds it to serializability within its datacenter. Use it only with
+// protocols whose snapshots are serializable (registry.Entry.SerializableSnapshotsPerDC: Ogre's
+// RoT-Storage). The keys must be distinct.
+func (s *Session) ReadOnly(keys []string, done func([]protocol.SnapshotRead, error)) {
+	s.nextTxn++
+	id, startUs := txn.NewID(s.id, s.nextTxn), s.tr.NowUs()
+	s.ReadSnapshot(keys, func(reads []protocol.SnapshotRead, err error) {
+		if err == nil && s.record != nil {
+			rs := make([]txn.Read, len(reads))
+			for i, r := range reads {
+				rs[i] = txn.Read{Key: r.Key, Version: r.Version}
+			}
+			s.record(history.Txn{ID: id, DC: s.dc, Client: s.name, Status: txn.Committed, StartUs: startUs, EndUs: s.tr.NowUs(), Reads: rs, Snapshot: true})
+		}
+		done(reads, err)
+	})
+}
+
 // ReadSnapshot reads keys from one consistent snapshot of the local replica: the opt-in
 // "per-DC snapshot" read-only path. It is not serializable across datacenters (two datacenters
 // may apply independent transactions in different orders); use a transaction of Gets and Commit

@@ -7,6 +7,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -32,6 +33,14 @@ type TYCSB struct {
 	OpsPerTxn int
 	// ReadRatio is the probability that an operation is a read; otherwise it is a write.
 	ReadRatio float64
+	// ReadOnlyClientsPerDC read-only clients run in every datacenter besides the read-write
+	// ones (Ogre's analytics clients, spec ogre.md §7.4 E3), on protocols whose snapshots are
+	// serializable (registry.Entry.SerializableSnapshotsPerDC). Each runs read-only transactions of
+	// ReadOnlyKeys distinct keys from the same distribution, ReadOnlyRate of them per second (0:
+	// back to back).
+	ReadOnlyClientsPerDC int
+	ReadOnlyKeys         int
+	ReadOnlyRate         float64
 }
 
 // DefaultTYCSB returns the Ch. 4 (Helios) T-YCSB setting: 50,000 keys, scrambled Zipfian with
@@ -60,6 +69,14 @@ func (c TYCSB) Validate() error {
 	}
 	if !(c.ReadRatio >= 0 && c.ReadRatio <= 1) {
 		return fmt.Errorf("workload: ReadRatio must be in [0, 1], got %v", c.ReadRatio)
+	}
+	switch {
+	case c.ReadOnlyClientsPerDC < 0:
+		return fmt.Errorf("workload: ReadOnlyClientsPerDC must not be negative, got %d", c.ReadOnlyClientsPerDC)
+	case c.ReadOnlyClientsPerDC > 0 && (c.ReadOnlyKeys < 1 || c.ReadOnlyKeys > c.Keys):
+		return fmt.Errorf("workload: ReadOnlyKeys must be in [1, Keys=%d], got %d", c.Keys, c.ReadOnlyKeys)
+	case !(c.ReadOnlyRate >= 0) || math.IsInf(c.ReadOnlyRate, 0):
+		return fmt.Errorf("workload: ReadOnlyRate must be a finite rate ≥ 0, got %v", c.ReadOnlyRate)
 	}
 	switch c.Distribution {
 	case DistUniform:
@@ -131,6 +148,26 @@ func NewGenerator(cfg TYCSB) (*Generator, error) {
 		keys[i] = KeyName(uint64(i))
 	}
 	return &Generator{keys: keys, chooser: chooser, ops: cfg.OpsPerTxn, readRatio: cfg.ReadRatio}, nil
+}
+
+// DistinctKeys draws n distinct keys (n at most the key space) as Next draws a transaction's:
+// a key already drawn is redrawn up to maxRedraws times, then replaced by the next unused one.
+func (g *Generator) DistinctKeys(r *rand.Rand, n int) []string {
+	drawn := make(map[uint64]bool, n)
+	keys := make([]string, 0, n)
+	for len(keys) < n {
+		k := g.chooser.Next(r)
+		for redraws := 0; drawn[k]; redraws++ {
+			if redraws < maxRedraws {
+				k = g.chooser.Next(r)
+			} else {
+				k = (k + 1) % uint64(len(g.keys))
+			}
+		}
+		drawn[k] = true
+		keys = append(keys, g.keys[k])
+	}
+	return keys
 }
 
 // Next draws one transaction. A key that is already in the transaction is redrawn, up to

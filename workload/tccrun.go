@@ -23,6 +23,9 @@ func (c TCC) Name() string { return "tcc" }
 // the protocol's client library.
 func (c TCC) Family() registry.Family { return registry.Causal }
 
+// ExtraClientsPerDC is 0: every TCC client runs the same mix.
+func (c TCC) ExtraClientsPerDC() int { return 0 }
+
 // ClientStream is 2·id+1; the client library of client id draws from stream 2·id.
 func (c TCC) ClientStream(id txn.ClientID) uint64 { return uint64(id)<<1 | 1 }
 
@@ -38,8 +41,7 @@ func (c TCC) NewRun(info RunInfo) (Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	hist := func() *hdrhistogram.Histogram { return hdrhistogram.New(1, 3_600_000_000, 3) }
-	r := &tccRun{cfg: c, info: info, gen: gen, rot: hist(), wot: hist(),
+	r := &tccRun{cfg: c, info: info, gen: gen, rot: newLatencyHistogram(), wot: newLatencyHistogram(),
 		m: &TCCMetrics{RotRounds: map[string]int{"1": 0, "2": 0, "3": 0}, VisibleOnCommit: info.Protocol.VisibleOnCommit}}
 	r.vis = newVisibility(info.WindowUs[0], info.WindowUs[1])
 	return r, nil
@@ -179,6 +181,9 @@ func (r *tccRun) Metrics() Metrics {
 	r.vis.summarise(m)
 	return m
 }
+
+// newLatencyHistogram returns a histogram of latencies in µs, up to an hour.
+func newLatencyHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(1, 3_600_000_000, 3) }
 
 func latencyOf(h *hdrhistogram.Histogram) TCCLatency {
 	if h.TotalCount() == 0 {

@@ -42,6 +42,9 @@ type Workload interface {
 	// id draws: its transactions and its pacing. Each workload keeps the stream its earlier
 	// releases used, so that runs stay byte-identical across releases.
 	ClientStream(id txn.ClientID) uint64
+	// ExtraClientsPerDC is how many clients the workload runs in every datacenter besides the
+	// run's ClientsPerDC (T-YCSB's read-only clients); they get the indexes after those.
+	ExtraClientsPerDC() int
 	// NewRun returns the client side of one run.
 	NewRun(info RunInfo) (Run, error)
 }
@@ -56,6 +59,8 @@ type RunInfo struct {
 	Seed   uint64
 	// Params are the protocol's parameters, which configure client libraries too.
 	Params protocol.Params
+	// ClientsPerDC is the run's number of (main) clients per datacenter, before the extra ones.
+	ClientsPerDC int
 	// WindowUs is the measurement window [start, end) in run time: a transaction is measured
 	// if it starts at or after WindowUs[0] and ends at or before WindowUs[1].
 	WindowUs [2]int64
@@ -82,10 +87,11 @@ type Conn interface {
 
 // ClientInfo names one client of a run.
 type ClientInfo struct {
-	ID   txn.ClientID
-	DC   int    // index of the client's datacenter in the topology
-	Name string // e.g. "V/3": the datacenter and the client's number there
-	Conn Conn
+	ID    txn.ClientID
+	DC    int    // index of the client's datacenter in the topology
+	Index int    // the client's number in its datacenter, from 0 (extra clients come last)
+	Name  string // e.g. "V/3": the datacenter and the client's number there
+	Conn  Conn
 }
 
 // Run is the client side of one run. NewClient is called before the run starts, Tick and
@@ -135,6 +141,9 @@ type Outcome struct {
 	// Err is set when a request failed (an unreachable node): the client pauses before it
 	// starts its next transaction.
 	Err error
+	// OwnMetrics marks a transaction the workload measures itself (T-YCSB's read-only
+	// transactions): the run's per-datacenter figures leave it out.
+	OwnMetrics bool
 }
 
 // Settler is what a driver offers a workload at quiescence (Run.Final): fresh clients, and a

@@ -40,6 +40,8 @@ type benchFlags struct {
 	duration, warmup, cooldown                  time.Duration
 	seed                                        uint64
 	keys, ops                                   int
+	roClients, roKeys                           int
+	roRate                                      float64
 	theta, readRatio                            float64
 	keysPerROT, keysPerWOT, valueBytes          int
 	writeFraction                               float64
@@ -58,7 +60,7 @@ type benchFlags struct {
 
 // workloadOnlyFlags are the flags that mean something for one workload only.
 var workloadOnlyFlags = map[string][]string{
-	"tycsb": {"keys", "theta", "ops", "read-ratio"},
+	"tycsb": {"keys", "theta", "ops", "read-ratio", "ro-clients-per-dc", "ro-keys", "ro-rate"},
 	"tcc":   {"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition"},
 }
 
@@ -111,6 +113,9 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.Float64Var(&f.theta, "theta", tycsb.Theta, "tycsb: Zipfian skew in (0,1)")
 	fs.IntVar(&f.ops, "ops", tycsb.OpsPerTxn, "tycsb: operations per transaction (distinct keys)")
 	fs.Float64Var(&f.readRatio, "read-ratio", tycsb.ReadRatio, "tycsb: probability that an operation is a read")
+	fs.IntVar(&f.roClients, "ro-clients-per-dc", 0, "tycsb: read-only clients per datacenter besides the read-write ones, on protocols with serializable snapshots (ogre)")
+	fs.IntVar(&f.roKeys, "ro-keys", 50, "tycsb: distinct keys per read-only transaction")
+	fs.Float64Var(&f.roRate, "ro-rate", 0, "tycsb: read-only transactions per second per read-only client (0: back to back)")
 	fs.IntVar(&f.keysPerROT, "keys-per-rot", tcc.KeysPerROT, "tcc: keys per read-only transaction")
 	fs.IntVar(&f.keysPerWOT, "keys-per-wot", tcc.KeysPerWOT, "tcc: keys per write-only transaction")
 	fs.IntVar(&f.valueBytes, "value-size", tcc.ValueBytes, "tcc: value size in bytes")
@@ -296,7 +301,8 @@ func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []strin
 		}
 		opts.Workload, opts.Partitions = w, f.partitions
 	} else {
-		opts.Workload = workload.TYCSB{Keys: f.keys, Distribution: f.distribution, Theta: f.theta, OpsPerTxn: f.ops, ReadRatio: f.readRatio}
+		opts.Workload = workload.TYCSB{Keys: f.keys, Distribution: f.distribution, Theta: f.theta, OpsPerTxn: f.ops, ReadRatio: f.readRatio,
+			ReadOnlyClientsPerDC: f.roClients, ReadOnlyKeys: f.roKeys, ReadOnlyRate: f.roRate}
 	}
 	if fs.Changed("protocols") || fs.Changed("cluster") || !fs.Changed("workload") {
 		opts.Protocols = protocols

@@ -37,7 +37,12 @@ type World struct {
 	inflight []delivery
 	linkLast map[[2]int]int64
 	// DelayMs gives the one-way delay of a message sent from → to at sendMs; by default RTT/2.
-	DelayMs  func(from, to int, sendMs int64) int64
+	DelayMs func(from, to int, sendMs int64) int64
+	// Hold, if set, may hold message m from → to sent at sendMs until the time it returns (0:
+	// not held). A held message stands outside its link's FIFO order, like a message of a
+	// separate channel (the seed's client-to-replica messages, which Meridian's coordinators
+	// send over the replica link): later messages on the link do not wait for it.
+	Hold     func(from, to int, sendMs int64, m protocol.Message) int64
 	Outcomes map[txn.ID]Outcome
 	names    map[string]txn.ID
 	Log      []string // every event, for failure messages
@@ -169,6 +174,13 @@ func (e *env) SetTimer(int64, protocol.TimerID) {}
 
 func (e *env) Send(to protocol.NodeID, m protocol.Message) {
 	w := e.w
+	if w.Hold != nil {
+		if atMs := w.Hold(e.dc, int(to), w.nowMs, m); atMs > 0 {
+			w.seq++
+			w.inflight = append(w.inflight, delivery{atMs: atMs, seq: w.seq, from: e.dc, to: int(to), msg: m})
+			return
+		}
+	}
 	link := [2]int{e.dc, int(to)}
 	at := max(w.nowMs+w.DelayMs(e.dc, int(to), w.nowMs), w.linkLast[link]) // FIFO links
 	w.linkLast[link] = at

@@ -79,7 +79,19 @@ func Options(proto string, seed uint64) bench.Options {
 		opts.Chaos = sim.Chaos{LossProb: 0.1 * r.Float64(), DuplicateProb: 0.2 * r.Float64(),
 			Reorder: r.IntN(2) == 0, ExtraDelayMaxUs: r.Int64N(5*maxRTTUs + 1)}
 	}
+	addReadOnlyClients(r, entry, &opts) // after every other draw: other protocols' seeds stay as they were
 	return opts
+}
+
+// addReadOnlyClients gives the protocols with serializable snapshots (Ogre) a read-only client
+// per datacenter, reading 1 to 8 keys per transaction at up to 200 transactions per second.
+func addReadOnlyClients(r *rand.Rand, e registry.Entry, opts *bench.Options) {
+	if !e.SerializableSnapshotsPerDC {
+		return
+	}
+	w := opts.Workload.(workload.TYCSB)
+	w.ReadOnlyClientsPerDC, w.ReadOnlyKeys, w.ReadOnlyRate = 1, 1+r.IntN(min(8, w.Keys)), float64(1+r.IntN(200))
+	opts.Workload = w
 }
 
 func topologiesFor(f int) []string {

@@ -137,3 +137,8 @@ func (r *Reader) Writes() []txn.Write {
 	}
 	return ws
 }
+
+// Txn reads a transaction written by Writer.Txn (AppendTxn).
+func (r *Reader) Txn() *txn.Txn {
+	return read(r, "transaction", func(string) (*txn.Txn, error) { return DecodeTxn(&r.d) })
+}

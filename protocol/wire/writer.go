@@ -114,3 +114,13 @@ func (w *Writer) Writes(ws []txn.Write) {
 		w.Bytes("write value", x.Value, MaxValueLen)
 	}
 }
+
+// Txn appends t as AppendTxn does: its id, reads (key, version) and writes (key, value).
+func (w *Writer) Txn(t *txn.Txn) {
+	b, err := AppendTxn(w.b, t)
+	if err != nil {
+		w.Fail("transaction", "%v", err)
+		return
+	}
+	w.b = b
+}

@@ -79,6 +79,12 @@ type Entry struct {
 	// to reads as they commit it (ec installs a write at once; Eiger's reads see a version as
 	// soon as its partition receives the commit): their visibility lag is 0 by definition.
 	VisibleOnCommit bool
+	// SerializableSnapshotsPerDC is set for the ReadWrite protocols whose ReadSnapshot answers
+	// are read-only transactions serializable with the read-write history and the other
+	// snapshots of their datacenter (Ogre's RoT-Storage): workloads may run them, and the
+	// checker checks them one datacenter at a time (checker.Options.SnapshotsPerDC). Elsewhere a
+	// snapshot is consistent within its replica only, and is not checked.
+	SerializableSnapshotsPerDC bool
 	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
 	// (Helios-1: 1, Helios-2: 2); 0 for the others.
 	ToleratesOutages int

@@ -80,11 +80,12 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts
 		if !run.hasClients(dc) {
 			continue
 		}
-		for i := range opts.ClientsPerDC {
+		for i := range opts.ClientsPerDC + opts.Workload.ExtraClientsPerDC() {
 			ci, err := d.Connect(dc, layout.Node[dc][i%layout.Partitions()], run.clientName(dc, i))
 			if err != nil {
 				return nil, err
 			}
+			ci.Index = i
 			if err := run.addWorker(ci); err != nil {
 				return nil, err
 			}

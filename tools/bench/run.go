@@ -64,7 +64,7 @@ func newRun(opts *Options, e registry.Entry, layout *tcc.Layout) (*runState, err
 	r := &runState{opts: opts, entry: e, layout: layout,
 		stats: newCollector(boundMs, opts.WarmupUs, opts.DurationUs-opts.CooldownUs, opts.LatencyIncludesAborts, opts.ClientHopUs)}
 	wl, err := opts.Workload.NewRun(workload.RunInfo{Protocol: e, Topology: opts.Topology, Layout: layout, Seed: opts.Seed,
-		Params: opts.Params, WindowUs: [2]int64{opts.WarmupUs, opts.DurationUs - opts.CooldownUs}, Record: r.record})
+		Params: opts.Params, ClientsPerDC: opts.ClientsPerDC, WindowUs: [2]int64{opts.WarmupUs, opts.DurationUs - opts.CooldownUs}, Record: r.record})
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +81,22 @@ func (r *runState) record(t history.Txn) {
 // hasClients reports whether datacenter dc runs clients.
 func (r *runState) hasClients(dc int) bool {
 	return r.opts.ClientDCs == nil || slices.Contains(r.opts.ClientDCs, r.opts.Topology.DCs[dc])
+}
+
+// clientID is the simulator's id of client number i of datacenter dc: the main clients of every
+// datacenter first (ids 1 to DCs×ClientsPerDC, as in earlier releases), then the workload's
+// extra clients; datacenter DCs (one past the last) numbers the clients connected at
+// quiescence.
+func (r *runState) clientID(dc, i int) txn.ClientID {
+	n, per := r.opts.Topology.N(), r.opts.ClientsPerDC
+	if i < per && dc < n {
+		return txn.ClientID(dc*per + i + 1)
+	}
+	extra := r.opts.Workload.ExtraClientsPerDC()
+	if dc == n {
+		return txn.ClientID(n*(per+extra) + i + 1)
+	}
+	return txn.ClientID(n*per + dc*extra + (i - per) + 1)
 }
 
 // clientName names client number i of datacenter dc.
@@ -138,7 +154,8 @@ func (r *runState) finish(res *Result, replicas []history.Replica, final []txn.I
 	if res.Consistency != registry.Serializable {
 		model = checker.Causal
 	}
-	res.Checker = checker.Check(h, checker.Options{Model: model, MaxRounds: r.entry.MaxReadRounds, Final: final})
+	res.Checker = checker.Check(h, checker.Options{Model: model, MaxRounds: r.entry.MaxReadRounds, Final: final,
+		SnapshotsPerDC: r.entry.SerializableSnapshotsPerDC})
 	if opts.KeepHistory {
 		res.History = h
 	}
@@ -201,12 +218,14 @@ func (w *worker) next() {
 // an aborted transaction runs again instead, until the run's duration is over.
 func (w *worker) done(o workload.Outcome) {
 	now := w.conn.NowUs()
-	w.run.mu.Lock()
-	w.run.stats.add(w.dc, w.startUs, now, o)
-	if o.Status == txn.Committed {
-		w.run.stats.addCommitted(w.dc, w.firstStartUs, now, w.attempt)
+	if !o.OwnMetrics {
+		w.run.mu.Lock()
+		w.run.stats.add(w.dc, w.startUs, now, o)
+		if o.Status == txn.Committed {
+			w.run.stats.addCommitted(w.dc, w.firstStartUs, now, w.attempt)
+		}
+		w.run.mu.Unlock()
 	}
-	w.run.mu.Unlock()
 	if o.Status == txn.Aborted && o.Err == nil && w.run.opts.Retry && now < w.run.opts.DurationUs {
 		w.conn.After(w.backoffUs(), w.retry)
 		w.attempt++

@@ -52,20 +52,20 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &simDriver{s: s, run: run, nextID: txn.ClientID(opts.Topology.N()*opts.ClientsPerDC + 1)}
+	d := &simDriver{s: s, run: run, nextID: run.clientID(opts.Topology.N(), 0)}
 	wallStart := time.Now()
 	d.tick()
 	for dc := range opts.Topology.N() {
 		if !run.hasClients(dc) {
 			continue
 		}
-		for i := range opts.ClientsPerDC {
-			id := txn.ClientID(dc*opts.ClientsPerDC + i + 1)
+		for i := range opts.ClientsPerDC + opts.Workload.ExtraClientsPerDC() {
+			id := run.clientID(dc, i)
 			conn, err := s.Connect(id, layout.Node[dc][i%layout.Partitions()])
 			if err != nil {
 				return nil, err
 			}
-			if err := run.addWorker(workload.ClientInfo{ID: id, DC: dc, Name: run.clientName(dc, i), Conn: conn}); err != nil {
+			if err := run.addWorker(workload.ClientInfo{ID: id, DC: dc, Index: i, Name: run.clientName(dc, i), Conn: conn}); err != nil {
 				return nil, err
 			}
 		}

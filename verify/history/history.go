@@ -23,6 +23,10 @@ type Txn struct {
 	// first run (0 means 1 too), and First is the first attempt's id (txn.None: this one).
 	Attempt int
 	First   txn.ID
+	// Snapshot marks a read-only transaction served by one datacenter's snapshot
+	// (client.Session.ReadOnly, Ogre's RoT-Storage); checker.Options.SnapshotsPerDC checks such
+	// transactions one datacenter at a time.
+	Snapshot bool
 	// Rounds is the number of client-server rounds a read-only transaction of the
 	// transactional-causal protocols took (package tcc); 0 elsewhere. It is white-box data for
 	// the round-bound oracle, not part of the JSON Lines contract.

@@ -34,6 +34,8 @@ type jsonTxn struct {
 	// written before retries existed.
 	Attempt int    `json:"attempt,omitzero"`
 	First   string `json:"first,omitzero"`
+	// Snapshot is present (true) only for snapshot read-only transactions.
+	Snapshot bool `json:"snapshot,omitzero"`
 }
 
 type jsonRead struct {
@@ -102,15 +104,16 @@ func WriteJSONL(w io.Writer, h *History) error {
 			return fmt.Errorf("history: transaction %d has id txn.None, which names the initial version", i)
 		}
 		line := jsonTxn{
-			ID:      t.ID.String(),
-			DC:      t.DC,
-			Client:  t.Client,
-			Status:  t.Status.String(),
-			StartUs: t.StartUs,
-			EndUs:   t.EndUs,
-			Writes:  t.Writes,
-			Attempt: max(t.Attempt, 1),
-			First:   t.ID.String(),
+			ID:       t.ID.String(),
+			DC:       t.DC,
+			Client:   t.Client,
+			Status:   t.Status.String(),
+			StartUs:  t.StartUs,
+			EndUs:    t.EndUs,
+			Writes:   t.Writes,
+			Attempt:  max(t.Attempt, 1),
+			First:    t.ID.String(),
+			Snapshot: t.Snapshot,
 		}
 		if t.First != txn.None {
 			line.First = t.First.String()
@@ -233,7 +236,7 @@ func parseTxn(l *jsonTxn) (Txn, error) {
 	if id == txn.None {
 		return Txn{}, fmt.Errorf("transaction id %q names the initial version", l.ID)
 	}
-	t := Txn{ID: id, DC: l.DC, Client: l.Client, StartUs: l.StartUs, EndUs: l.EndUs}
+	t := Txn{ID: id, DC: l.DC, Client: l.Client, StartUs: l.StartUs, EndUs: l.EndUs, Snapshot: l.Snapshot}
 	switch {
 	case l.Attempt < 0:
 		return Txn{}, fmt.Errorf("transaction %v: attempt %d, want at least 1", id, l.Attempt)

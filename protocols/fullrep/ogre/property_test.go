@@ -1,0 +1,20 @@
+package ogre
+
+import (
+	"testing"
+
+	"github.com/meridian-kv/meridian/internal/swarm"
+)
+
+// TestPropertySafety runs Ogre and Basic-Ogre over the swarm's random seeds (clock skew and
+// drift, jitter, contention, datacenter outages, partitions, slow links, lossy, duplicating and
+// reordering networks) and requires the checker to find no anomaly — over the current storage's
+// decisions and the RoT-Storage's version orders — and every transaction to be decided once the
+// faults end.
+func TestPropertySafety(t *testing.T) {
+	for _, proto := range []string{"ogre", "ogre-basic"} {
+		t.Run(proto, func(t *testing.T) {
+			swarm.Run(t, proto, "go test ./protocols/fullrep/ogre -run 'TestPropertySafety/"+proto+"$'")
+		})
+	}
+}
