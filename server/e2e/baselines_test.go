@@ -2,19 +2,17 @@ package e2e
 
 import (
 	"testing"
-	// The cluster file names the protocol, which the test process validates against the
-	// registry: register the baselines (the binary itself imports every protocol).
 )
 
 // TestBaselinesEndToEnd starts a three-datacenter cluster (table4.1, emulated WAN) of each
-// baseline in turn as real processes, so its messages cross the wire codec and the durable
+// baseline, and of Ogre and Basic-Ogre, in turn as real processes, so its messages cross the wire codec and the durable
 // input log, runs three seconds of the contended workload through the client library, and
 // requires commits and a clean checker verdict (serializable, replicas converged).
 func TestBaselinesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
-	for _, proto := range []string{"rc", "2pc-paxos", "paxos-commit", "paxos-cp"} {
+	for _, proto := range []string{"rc", "2pc-paxos", "paxos-commit", "paxos-cp", "ogre", "ogre-basic"} {
 		t.Run(proto, func(t *testing.T) {
 			cfg, _ := startCluster(t, "table4.1", proto)
 			res, err := runShortWorkload(cfg)
