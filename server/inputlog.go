@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,6 +28,7 @@ type inputLog struct {
 var (
 	inputPrefix     = []byte("in/")
 	clientIDKey     = []byte("meta/client-id-next")
+	clientKeyKey    = []byte("meta/client-token-key")
 	errInputCorrupt = errors.New("server: corrupt input log record")
 )
 
@@ -168,21 +171,24 @@ func (l *inputLog) allocateClientIDs(nodeIndex int, count uint32) (uint32, error
 	return uint32(nodeIndex+1)<<24 | next, nil
 }
 
-// clientIDAllocated reports whether allocateClientIDs of node nodeIndex has reserved id.
-func (l *inputLog) clientIDAllocated(nodeIndex int, id uint32) (bool, error) {
-	if id>>24 != uint32(nodeIndex+1) {
-		return false, nil
-	}
-	v, closer, err := l.db.Get(clientIDKey)
+// clientKey returns the node's secret key for client tokens, drawn and durably stored the first
+// time: a client proves the id this node allocated it with a token derived from the key, also
+// after a restart.
+func (l *inputLog) clientKey() ([]byte, error) {
+	v, closer, err := l.db.Get(clientKeyKey)
 	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
+	case err == nil:
+		defer closer.Close()
+		return bytes.Clone(v), nil
+	case !errors.Is(err, pebble.ErrNotFound):
+		return nil, err
 	}
-	defer closer.Close()
-	counter := id & (1<<24 - 1)
-	return counter >= 1 && counter < binary.BigEndian.Uint32(v), nil
+	key := make([]byte, 32)
+	rand.Read(key)
+	if err := l.db.Set(clientKeyKey, key, pebble.Sync); err != nil {
+		return nil, err
+	}
+	return key, nil
 }
 
 func (l *inputLog) close() error { return l.db.Close() }

@@ -31,7 +31,7 @@ type input struct {
 	raw   []byte // inMessage: the encoded message, as persisted
 	msg   protocol.Message
 	req   protocol.Request
-	reply func(protocol.Reply) // inRequest: where the answer goes (not persisted)
+	reply func(protocol.Reply, error) // inRequest: where the answer or refusal goes (not persisted)
 	timer protocol.TimerID
 	atUs  int64 // when the input reached the node (for latency metrics)
 	call  func()
@@ -125,11 +125,19 @@ func (n *Node) run(ctx context.Context) error {
 	}
 }
 
-// handle runs one input through the replica and records it in batch.
+// handle runs one input through the replica and records it in batch. A request naming a
+// transaction its client already submitted for commit is refused instead, and neither reaches
+// the replica nor is recorded: the replay of the recorded commits rebuilds what refuses it.
 func (n *Node) handle(b *batch, in input) error {
 	if in.kind == inCall {
 		in.call()
 		return nil
+	}
+	if in.kind == inRequest {
+		if err := n.submitted.check(in.req); err != nil {
+			in.reply(protocol.Reply{Client: in.req.Client, Seq: in.req.Seq}, err)
+			return nil
+		}
 	}
 	e := n.env
 	e.readings = e.readings[:0]
@@ -151,6 +159,7 @@ func (n *Node) dispatch(in input) {
 	case inMessage:
 		n.replica.HandleMessage(in.from, in.msg)
 	case inRequest:
+		n.submitted.record(in.req)
 		n.replica.HandleRequest(in.req)
 	case inTimer:
 		n.replica.HandleTimer(in.timer)
@@ -163,7 +172,7 @@ type replyKey struct {
 }
 
 type pendingReply struct {
-	reply  func(protocol.Reply)
+	reply  func(protocol.Reply, error)
 	atUs   int64
 	commit bool
 }
@@ -188,7 +197,7 @@ func (n *Node) flush() {
 		if p.commit {
 			n.metrics.observeCommit(r, float64(now-p.atUs)/1e6)
 		}
-		p.reply(r)
+		p.reply(r, nil)
 	}
 	clear(e.sends)
 	clear(e.replies)

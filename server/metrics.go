@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -74,18 +77,18 @@ func (m *metrics) peerSent(peer string, bytes int) {
 	m.sentBytes.WithLabelValues(peer).Add(float64(bytes))
 }
 
-// httpHandler serves /metrics, /healthz (200 once the node has recovered and runs its event
-// loop), /status (per-peer link state as JSON: the log lag towards every peer) and /versions
-// (every key's installed version order as JSON, for checking a real cluster's convergence), and
-// Go's profiler under /debug/pprof/.
+// httpHandler serves /metrics, /healthz (200 "ok" while the node is healthy, else 503 with the
+// reason; see unhealthy), /status (per-peer link state as JSON: the log lag towards every peer)
+// and /versions (every key's installed version order as JSON, for checking a real cluster's
+// convergence), and Go's profiler under /debug/pprof/.
 func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
-			http.Error(w, "recovering", http.StatusServiceUnavailable)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if reason := n.unhealthy(r.Context(), ready.Load()); reason != "" {
+			http.Error(w, reason, http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))
@@ -109,6 +112,50 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 		json.NewEncoder(w).Encode(map[string]any{"node": n.cfg.Nodes[n.self].Name, "peers": n.transport.status()})
 	})
 	return mux
+}
+
+// healthProbeTimeout is how long /healthz waits for the event loop to run a no-op input.
+const healthProbeTimeout = time.Second
+
+// unhealthy returns why the node is not healthy, or "" if it is. A node is healthy once it has
+// recovered (ready) and as long as its peer accept loop runs and its event loop runs a no-op
+// input, queued behind the inputs already waiting, within healthProbeTimeout: a loop that has
+// stopped, or is stuck in a replica call or a disk write, fails the probe.
+func (n *Node) unhealthy(ctx context.Context, ready bool) string {
+	select {
+	case <-n.stopped:
+		return "event loop stopped"
+	default:
+	}
+	switch {
+	case !ready:
+		return "recovering"
+	case n.transport.acceptStopped.Load():
+		return "not accepting peer connections: the accept loop has stopped"
+	}
+	stuck := fmt.Sprintf("event loop stuck: a probe input did not run within %s", healthProbeTimeout)
+	timeout := time.NewTimer(healthProbeTimeout)
+	defer timeout.Stop()
+	ran := make(chan struct{})
+	select {
+	case n.inputs <- input{kind: inCall, call: func() { close(ran) }}:
+	case <-n.stopped:
+		return "event loop stopped"
+	case <-timeout.C:
+		return stuck
+	case <-ctx.Done():
+		return "request cancelled"
+	}
+	select {
+	case <-ran:
+		return ""
+	case <-n.stopped:
+		return "event loop stopped"
+	case <-timeout.C:
+		return stuck
+	case <-ctx.Done():
+		return "request cancelled"
+	}
 }
 
 // versionOrder renders the replica's per-key version order (protocol.VersionOrderer if it

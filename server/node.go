@@ -43,8 +43,10 @@ type Node struct {
 	codec     protocol.Codec
 	opCodec   protocol.Codec // codec of client operations; nil unless the protocol is partitioned
 	log       *inputLog
+	clientKey []byte // the secret of client tokens (rpc.Backend.ClientKey), kept in the log's store
 	inputs    chan input
 	pending   map[replyKey]pendingReply
+	submitted submissions // the transactions handed to the replica for commit; loop goroutine only
 	transport *transport
 	metrics   *metrics
 	stopped   chan struct{}
@@ -84,6 +86,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 		codec:     entry.Codec,
 		inputs:    make(chan input, 4096),
 		pending:   map[replyKey]pendingReply{},
+		submitted: submissions{},
 		stopped:   make(chan struct{}),
 		clientHop: time.Duration(cfg.ClientHopUs) * time.Microsecond,
 	}
@@ -116,6 +119,9 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.log.close()
+	if n.clientKey, err = n.log.clientKey(); err != nil {
+		return err
+	}
 	recovered, armed, err := n.recover()
 	if err != nil {
 		return err
@@ -203,14 +209,14 @@ func (n *Node) recover() (int, map[protocol.TimerID]int, error) {
 // and those still queued for the loop.
 func (n *Node) failPending() {
 	for key, p := range n.pending {
-		p.reply(protocol.Reply{Client: key.client, Seq: key.seq, Err: "node stopped before deciding; the outcome is unknown"})
+		p.reply(protocol.Reply{Client: key.client, Seq: key.seq, Err: "node stopped before deciding; the outcome is unknown"}, nil)
 	}
 	clear(n.pending)
 	for {
 		select {
 		case in := <-n.inputs:
 			if in.kind == inRequest && in.reply != nil {
-				in.reply(protocol.Reply{Client: in.req.Client, Seq: in.req.Seq, Err: "node is shutting down"})
+				in.reply(protocol.Reply{Client: in.req.Client, Seq: in.req.Seq, Err: "node is shutting down"}, nil)
 			}
 		default:
 			return
@@ -235,25 +241,28 @@ func (n *Node) NewClientID() (txn.ClientID, error) {
 	return txn.ClientID(id), nil
 }
 
-// AdoptClientID accepts an id that a node of the cluster allocated (rpc.Backend): ids carry
-// their allocator's index (see inputLog.allocateClientIDs), and this node checks its own ids
-// against what it has reserved, so that it never hands an adopted id to another client.
+// ClientKey returns the secret key of the node's client tokens (rpc.Backend): drawn when the
+// node first ran and kept in its data directory, so that a client proves its id after a restart.
+func (n *Node) ClientKey() []byte { return n.clientKey }
+
+// AdoptClientID accepts an id that another node allocated, registered here with that node's
+// token (rpc.Backend), only where a client legitimately uses it: a client of a partitioned
+// protocol uses its home node's id at every partition of its datacenter. Ids carry their
+// allocator's index (see inputLog.allocateClientIDs). The node's own ids take the token it
+// issued, and the client of a fully replicated protocol uses only the node that registered it,
+// so that each transaction id reaches one node, whose event loop refuses it a second time.
 func (n *Node) AdoptClientID(id txn.ClientID) error {
 	owner := int(id>>24) - 1
-	if owner < 0 || owner >= len(n.cfg.Nodes) {
-		return fmt.Errorf("no node of the cluster allocates it (its allocator would be node %d of %d)", owner, len(n.cfg.Nodes))
-	}
-	if owner != int(n.self) {
-		return nil
-	}
-	n.idMu.Lock()
-	defer n.idMu.Unlock()
-	ok, err := n.log.clientIDAllocated(int(n.self), uint32(id))
 	switch {
-	case err != nil:
-		return err
-	case !ok:
-		return errors.New("this node never allocated it")
+	case owner < 0 || owner >= len(n.cfg.Nodes):
+		return fmt.Errorf("no node of the cluster allocates it (its allocator would be node %d of %d)", owner, len(n.cfg.Nodes))
+	case owner == int(n.self):
+		return errors.New("this node allocated it, and only the token it issued proves it")
+	case n.opCodec == nil:
+		return fmt.Errorf("node %s allocated it, and a client of %s uses only the node that registered it", n.cfg.Nodes[owner].Name, n.cfg.Protocol)
+	case n.cfg.Nodes[owner].DCIndex != n.cfg.Nodes[n.self].DCIndex:
+		return fmt.Errorf("node %s of datacenter %s allocated it, and a client uses only the partitions of its own datacenter",
+			n.cfg.Nodes[owner].Name, n.cfg.Nodes[owner].DC)
 	}
 	return nil
 }
@@ -262,18 +271,19 @@ func (n *Node) AdoptClientID(id txn.ClientID) error {
 // protocol.Operation requests), nil otherwise (rpc.Backend).
 func (n *Node) OpCodec() protocol.Codec { return n.opCodec }
 
-// Submit hands a client request to the event loop (rpc.Backend). With an emulated client hop
-// the request and its reply each wait that long.
-func (n *Node) Submit(req protocol.Request, reply func(protocol.Reply)) {
+// Submit hands a client request to the event loop (rpc.Backend), which refuses one naming a
+// transaction its client already submitted for commit (see submissions). With an emulated client
+// hop the request and its reply each wait that long.
+func (n *Node) Submit(req protocol.Request, reply func(protocol.Reply, error)) {
 	deliver := func() {
 		in := input{kind: inRequest, req: req, atUs: time.Now().UnixMicro(), reply: reply}
 		if n.clientHop > 0 {
-			in.reply = func(r protocol.Reply) { time.AfterFunc(n.clientHop, func() { reply(r) }) }
+			in.reply = func(r protocol.Reply, err error) { time.AfterFunc(n.clientHop, func() { reply(r, err) }) }
 		}
 		select {
 		case n.inputs <- in:
 		case <-n.stopped:
-			reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "node is shutting down"})
+			reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "node is shutting down"}, nil)
 		}
 	}
 	if n.clientHop > 0 {
@@ -284,7 +294,8 @@ func (n *Node) Submit(req protocol.Request, reply func(protocol.Reply)) {
 }
 
 // tlsConfigs builds mutual-TLS settings from the cluster file: peers must present a
-// certificate signed by the cluster CA, for the replica transport and for clients alike.
+// certificate signed by the cluster CA, for the replica transport and for clients alike. The
+// node's own certificate must name it (cluster.Config.NodeURI), as its peers will check.
 func (n *Node) tlsConfigs() (*tls.Config, credentials.TransportCredentials, error) {
 	if n.cfg.TLS == nil {
 		return nil, nil, nil
@@ -301,6 +312,9 @@ func (n *Node) tlsConfigs() (*tls.Config, credentials.TransportCredentials, erro
 	cert, err := tls.LoadX509KeyPair(me.Cert, me.Key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tls: node %s: %w", me.Name, err)
+	}
+	if err := n.cfg.CheckNodeCert(cert.Leaf, int(n.self)); err != nil {
+		return nil, nil, fmt.Errorf("tls: node %s: %s: %w", me.Name, me.Cert, err)
 	}
 	conf := &tls.Config{
 		Certificates: []tls.Certificate{cert},

@@ -20,10 +20,22 @@ import (
 // Limits of the replica transport.
 const (
 	maxFrameBytes   = 64 << 20 // a larger frame closes the connection
+	maxHelloBytes   = 4 << 10  // a larger hello closes the connection; a hello takes at most ~530 bytes
 	maxQueuedFrames = 100_000  // per peer; beyond it new messages are dropped (the log repairs)
 	helloTimeout    = 5 * time.Second
 	dialBackoffMin  = 50 * time.Millisecond
 	dialBackoffMax  = 2 * time.Second
+	// acceptBackoffMin and acceptBackoffMax bound the pause after a failed Accept (too many
+	// open files, say), doubling from the one to the other as net/http's server does.
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+	// inboundPerPeer sets the cap on concurrent inbound peer connections: inboundPerPeer times
+	// the number of peers. Every peer holds one connection to us, and a peer that reconnects
+	// opens its new connection before we notice that its old one died, so a few per peer leave
+	// room for reconnections; the cap bounds what connections that never send a valid hello
+	// (unauthenticated ones, until helloTimeout) can hold: a bufio.Reader and at most a hello
+	// each.
+	inboundPerPeer = 4
 )
 
 // transport carries replica messages between nodes: one outgoing TCP connection per peer
@@ -36,6 +48,9 @@ type transport struct {
 	ln      net.Listener
 	peers   []*peer // indexed by NodeID; nil for this node
 	tlsConf *tls.Config
+	inbound chan struct{} // a token per inbound connection; its capacity is the cap
+	// acceptStopped is set when the accept loop has ended: the node takes no peer connections.
+	acceptStopped atomic.Bool
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -66,6 +81,7 @@ func newTransport(n *Node, ln net.Listener, tlsConf *tls.Config) *transport {
 	cfg := n.cfg
 	selfDC := cfg.Nodes[n.self].DCIndex
 	t.peers = make([]*peer, len(cfg.Nodes))
+	t.inbound = make(chan struct{}, inboundPerPeer*(len(cfg.Nodes)-1))
 	for i, nd := range cfg.Nodes {
 		if protocol.NodeID(i) == n.self {
 			continue
@@ -172,6 +188,10 @@ func (t *transport) dial(ctx context.Context, p *peer) (net.Conn, error) {
 	if t.tlsConf != nil {
 		conf := t.tlsConf.Clone()
 		conf.ServerName, _, _ = net.SplitHostPort(p.addr)
+		// Beyond the address, the certificate must name the node we mean to reach.
+		conf.VerifyConnection = func(cs tls.ConnectionState) error {
+			return t.n.cfg.CheckNodeCert(cs.PeerCertificates[0], int(p.id))
+		}
 		td := tls.Dialer{NetDialer: &d, Config: conf}
 		conn, err = td.DialContext(ctx, "tcp", p.addr)
 	} else {
@@ -237,20 +257,48 @@ func (t *transport) writeFrames(ctx context.Context, p *peer, conn net.Conn) err
 	}
 }
 
-// accept takes peer connections until the listener closes.
+// accept takes peer connections until the listener is closed. A failed Accept (too many open
+// files, say) is logged and retried after a pause (acceptBackoffMin doubling to
+// acceptBackoffMax); a connection beyond the cap on inbound connections (inbound) is closed at
+// once and logged. When the loop ends, acceptStopped is set (and /healthz fails).
 func (t *transport) accept(ctx context.Context) {
+	defer t.acceptStopped.Store(true)
+	var backoff time.Duration
 	for {
 		conn, err := t.ln.Accept()
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				t.n.logger.Warn("accepting peer connection", "err", err)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case errors.Is(err, net.ErrClosed):
+				t.n.logger.Error("peer listener closed: no longer accepting peer connections")
+				return
 			}
-			return
+			backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+			t.n.logger.Warn("accepting peer connection failed; retrying", "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		select {
+		case t.inbound <- struct{}{}:
+		default:
+			t.n.logger.Warn("refusing peer connection: too many inbound connections",
+				"remote", conn.RemoteAddr().String(), "limit", cap(t.inbound))
+			conn.Close()
+			continue
 		}
 		if t.tlsConf != nil {
 			conn = tls.Server(conn, t.tlsConf)
 		}
-		go t.receive(ctx, conn)
+		go func() {
+			defer func() { <-t.inbound }()
+			t.receive(ctx, conn)
+		}()
 	}
 }
 
@@ -259,7 +307,7 @@ func (t *transport) accept(ctx context.Context) {
 func (t *transport) receive(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	r := bufio.NewReaderSize(conn, 64<<10)
-	from, err := t.readHello(conn, r)
+	from, err := t.handshake(conn, r)
 	if err != nil {
 		t.n.logger.Warn("refusing peer connection", "remote", conn.RemoteAddr().String(), "err", err)
 		return
@@ -291,10 +339,33 @@ func (t *transport) receive(ctx context.Context, conn net.Conn) {
 	}
 }
 
-func (t *transport) readHello(conn net.Conn, r *bufio.Reader) (protocol.NodeID, error) {
-	conn.SetReadDeadline(time.Now().Add(helloTimeout))
-	defer conn.SetReadDeadline(time.Time{})
-	kind, payload, err := wire.ReadFrame(r, maxFrameBytes)
+// handshake authenticates a peer connection within helloTimeout: the TLS handshake (with mutual
+// TLS), then the peer's hello, whose node the peer's certificate must name. It returns the peer.
+func (t *transport) handshake(conn net.Conn, r *bufio.Reader) (protocol.NodeID, error) {
+	conn.SetDeadline(time.Now().Add(helloTimeout))
+	defer conn.SetDeadline(time.Time{})
+	tc, isTLS := conn.(*tls.Conn)
+	if isTLS {
+		if err := tc.Handshake(); err != nil {
+			return 0, err
+		}
+	}
+	from, err := t.readHello(r)
+	if err != nil || !isTLS {
+		return from, err
+	}
+	// The handshake verified the chain (tls.RequireAndVerifyClientCert): PeerCertificates[0]
+	// is the peer's own certificate.
+	if err := t.n.cfg.CheckNodeCert(tc.ConnectionState().PeerCertificates[0], int(from)); err != nil {
+		return 0, fmt.Errorf("peer claims to be node %s, but its %w", t.peers[from].name, err)
+	}
+	return from, nil
+}
+
+// readHello reads and checks the peer's hello, refusing one above maxHelloBytes before reading
+// it, and returns the node the peer claims to be.
+func (t *transport) readHello(r *bufio.Reader) (protocol.NodeID, error) {
+	kind, payload, err := wire.ReadFrame(r, maxHelloBytes)
 	if err != nil {
 		return 0, err
 	}

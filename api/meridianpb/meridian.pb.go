@@ -83,12 +83,20 @@ func (CommitStatus) EnumDescriptor() ([]byte, []int) {
 
 type RegisterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// 0 allocates a new id. Otherwise the node adopts client_id, an id a node of the same cluster
-	// allocated: a client of a partitioned protocol talks to every partition of its datacenter
-	// under one id, and registers it again with a node that restarted. A node refuses
-	// (INVALID_ARGUMENT) an id in its own range that it never allocated, and one no node of the
-	// cluster can have allocated.
-	ClientId      uint32 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// 0 allocates a new id. Otherwise the node registers client_id again, proven by token: after
+	// it restarted or reclaimed the registration, or at another partition of the client's
+	// datacenter (a client of a partitioned protocol talks to every partition of its datacenter
+	// under the id and token its home node issued). A node accepts the token it issued for the
+	// id; for an id another node allocated, it binds the id to the token of the first
+	// registration and accepts only that token while it holds the registration. It refuses
+	// (INVALID_ARGUMENT) any other id: one it allocated without the token it issued, one of a
+	// fully replicated protocol that another node allocated (such a client uses only the node
+	// that registered it), one another datacenter's node allocated, and one no node of the
+	// cluster can have allocated; and (UNAUTHENTICATED) an id registered there with another
+	// token.
+	ClientId uint32 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The token RegisterResponse returned for client_id; empty when allocating.
+	Token         []byte `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -130,9 +138,19 @@ func (x *RegisterRequest) GetClientId() uint32 {
 	return 0
 }
 
+func (x *RegisterRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
 type RegisterResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClientId      uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ClientId uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The secret that proves client_id: every request carries it, and so does registering the
+	// id again.
+	Token         []byte `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -174,15 +192,25 @@ func (x *RegisterResponse) GetClientId() uint32 {
 	return 0
 }
 
-// Every request carries the caller's client id and a sequence number. Sequence numbers need not
-// be consecutive, but two requests of one client may not be outstanding with the same one.
+func (x *RegisterResponse) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+// Every request carries the caller's client id, its token (RegisterResponse.token) and a sequence
+// number. Sequence numbers need not be consecutive, but two requests of one client may not be
+// outstanding with the same one.
 type GetRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ClientId uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	Seq      uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	Key      []byte                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
-	// The transaction the read belongs to; protocols that lock on reads (rc, 2pc-paxos) use it.
+	// The transaction the read belongs to (0, or one of client_id's); protocols that lock on reads
+	// (rc, 2pc-paxos) use it.
 	TxnId         uint64 `protobuf:"varint,4,opt,name=txn_id,json=txnId,proto3" json:"txn_id,omitempty"`
+	Token         []byte `protobuf:"bytes,5,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -243,6 +271,13 @@ func (x *GetRequest) GetTxnId() uint64 {
 		return x.TxnId
 	}
 	return 0
+}
+
+func (x *GetRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
 }
 
 type GetResponse struct {
@@ -469,6 +504,7 @@ type CommitRequest struct {
 	ClientId      uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	Txn           *Txn                   `protobuf:"bytes,3,opt,name=txn,proto3" json:"txn,omitempty"`
+	Token         []byte                 `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -520,6 +556,13 @@ func (x *CommitRequest) GetSeq() uint64 {
 func (x *CommitRequest) GetTxn() *Txn {
 	if x != nil {
 		return x.Txn
+	}
+	return nil
+}
+
+func (x *CommitRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
 	}
 	return nil
 }
@@ -582,6 +625,7 @@ type ReadSnapshotRequest struct {
 	ClientId      uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	Keys          [][]byte               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	Token         []byte                 `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -633,6 +677,13 @@ func (x *ReadSnapshotRequest) GetSeq() uint64 {
 func (x *ReadSnapshotRequest) GetKeys() [][]byte {
 	if x != nil {
 		return x.Keys
+	}
+	return nil
+}
+
+func (x *ReadSnapshotRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
 	}
 	return nil
 }
@@ -748,6 +799,7 @@ type OperateRequest struct {
 	Seq      uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	// The operation, encoded by the protocol's codec.
 	Op            []byte `protobuf:"bytes,3,opt,name=op,proto3" json:"op,omitempty"`
+	Token         []byte `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -803,6 +855,13 @@ func (x *OperateRequest) GetOp() []byte {
 	return nil
 }
 
+func (x *OperateRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
 type OperateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The protocol's answer, encoded by its codec.
@@ -852,17 +911,20 @@ var File_meridian_v1_meridian_proto protoreflect.FileDescriptor
 
 const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\n" +
-	"\x1ameridian/v1/meridian.proto\x12\vmeridian.v1\".\n" +
+	"\x1ameridian/v1/meridian.proto\x12\vmeridian.v1\"D\n" +
 	"\x0fRegisterRequest\x12\x1b\n" +
-	"\tclient_id\x18\x01 \x01(\rR\bclientId\"/\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\fR\x05token\"E\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
-	"\tclient_id\x18\x01 \x01(\rR\bclientId\"d\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\fR\x05token\"z\n" +
 	"\n" +
 	"GetRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\fR\x03key\x12\x15\n" +
-	"\x06txn_id\x18\x04 \x01(\x04R\x05txnId\"=\n" +
+	"\x06txn_id\x18\x04 \x01(\x04R\x05txnId\x12\x14\n" +
+	"\x05token\x18\x05 \x01(\fR\x05token\"=\n" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\"2\n" +
@@ -875,28 +937,31 @@ const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\x03Txn\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12'\n" +
 	"\x05reads\x18\x02 \x03(\v2\x11.meridian.v1.ReadR\x05reads\x12*\n" +
-	"\x06writes\x18\x03 \x03(\v2\x12.meridian.v1.WriteR\x06writes\"b\n" +
+	"\x06writes\x18\x03 \x03(\v2\x12.meridian.v1.WriteR\x06writes\"x\n" +
 	"\rCommitRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\"\n" +
-	"\x03txn\x18\x03 \x01(\v2\x10.meridian.v1.TxnR\x03txn\"[\n" +
+	"\x03txn\x18\x03 \x01(\v2\x10.meridian.v1.TxnR\x03txn\x12\x14\n" +
+	"\x05token\x18\x04 \x01(\fR\x05token\"[\n" +
 	"\x0eCommitResponse\x121\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x19.meridian.v1.CommitStatusR\x06status\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"X\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"n\n" +
 	"\x13ReadSnapshotRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x12\n" +
-	"\x04keys\x18\x03 \x03(\fR\x04keys\"P\n" +
+	"\x04keys\x18\x03 \x03(\fR\x04keys\x12\x14\n" +
+	"\x05token\x18\x04 \x01(\fR\x05token\"P\n" +
 	"\fSnapshotRead\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\x04R\aversion\"G\n" +
 	"\x14ReadSnapshotResponse\x12/\n" +
-	"\x05reads\x18\x01 \x03(\v2\x19.meridian.v1.SnapshotReadR\x05reads\"O\n" +
+	"\x05reads\x18\x01 \x03(\v2\x19.meridian.v1.SnapshotReadR\x05reads\"e\n" +
 	"\x0eOperateRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
-	"\x02op\x18\x03 \x01(\fR\x02op\"!\n" +
+	"\x02op\x18\x03 \x01(\fR\x02op\x12\x14\n" +
+	"\x05token\x18\x04 \x01(\fR\x05token\"!\n" +
 	"\x0fOperateResponse\x12\x0e\n" +
 	"\x02op\x18\x01 \x01(\fR\x02op*e\n" +
 	"\fCommitStatus\x12\x1d\n" +

@@ -43,18 +43,26 @@ const (
 //
 // Meridian is served by every node to the clients of its datacenter.
 type MeridianClient interface {
-	// Register allocates a cluster-unique client id, or adopts one another node allocated (see
-	// RegisterRequest). Every other RPC names it in client_id, and the caller builds its
-	// transaction ids from it. An id is known only to the nodes it was registered with, and only
-	// until they restart: then the other RPCs fail with FAILED_PRECONDITION and the client
-	// registers again (a client of a partitioned protocol re-registers the same id).
+	// Register allocates a cluster-unique client id and the token that proves it, or registers an
+	// id again (see RegisterRequest). Every other RPC names the id in client_id and carries the
+	// token; the caller builds its transaction ids from the id. An id is known only to the nodes
+	// it was registered with, and only until they restart or reclaim it (a node reclaims the
+	// registrations of clients idle for a long time when it needs room): then the other RPCs fail
+	// with FAILED_PRECONDITION, which no other failure uses, and the client registers the same id
+	// again with its token. A request whose token is not the one its id was registered with fails
+	// with UNAUTHENTICATED. A node bounds the clients registered over one connection and in total:
+	// past either bound Register fails with RESOURCE_EXHAUSTED.
 	Register(ctx context.Context, in *RegisterRequest, opts ...grpc.CallOption) (*RegisterResponse, error)
 	// Get reads the latest version of a key at the node, as one read of a read-write
 	// transaction: the caller records the version and submits it with Commit.
 	Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error)
 	// Commit submits a transaction and waits for its decision. If the call fails (CANCELED,
 	// DEADLINE_EXCEEDED, UNAVAILABLE) the transaction may still commit: its outcome is then
-	// unknown to the caller.
+	// unknown to the caller. A transaction id is submitted once: a node refuses, with
+	// ALREADY_EXISTS, a commit (or a Get) naming a transaction its client already submitted for
+	// commit there, in flight or decided, even across restarts (the transaction's outcome is the
+	// first submission's), and with OUT_OF_RANGE one more than 64 transactions older than the
+	// newest its client submitted there, which it can no longer tell from a submitted one.
 	Commit(ctx context.Context, in *CommitRequest, opts ...grpc.CallOption) (*CommitResponse, error)
 	// ReadSnapshot reads keys from one consistent snapshot of the node: consistent within the
 	// datacenter, not serializable across datacenters.
@@ -64,7 +72,9 @@ type MeridianClient interface {
 	// the protocol's own messages in its wire encoding (package wire, the protocol's Codec). A
 	// node whose protocol has no such requests fails with UNIMPLEMENTED; an operation that does
 	// not decode, or is too large, with INVALID_ARGUMENT. Like Commit, a failed call may still
-	// have taken effect.
+	// have taken effect. The node does not check operations for reused transaction ids: the
+	// protocols deduplicate by id themselves, since their clients resend an operation with the
+	// same id after a timeout.
 	Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*OperateResponse, error)
 }
 
@@ -132,18 +142,26 @@ func (c *meridianClient) Operate(ctx context.Context, in *OperateRequest, opts .
 //
 // Meridian is served by every node to the clients of its datacenter.
 type MeridianServer interface {
-	// Register allocates a cluster-unique client id, or adopts one another node allocated (see
-	// RegisterRequest). Every other RPC names it in client_id, and the caller builds its
-	// transaction ids from it. An id is known only to the nodes it was registered with, and only
-	// until they restart: then the other RPCs fail with FAILED_PRECONDITION and the client
-	// registers again (a client of a partitioned protocol re-registers the same id).
+	// Register allocates a cluster-unique client id and the token that proves it, or registers an
+	// id again (see RegisterRequest). Every other RPC names the id in client_id and carries the
+	// token; the caller builds its transaction ids from the id. An id is known only to the nodes
+	// it was registered with, and only until they restart or reclaim it (a node reclaims the
+	// registrations of clients idle for a long time when it needs room): then the other RPCs fail
+	// with FAILED_PRECONDITION, which no other failure uses, and the client registers the same id
+	// again with its token. A request whose token is not the one its id was registered with fails
+	// with UNAUTHENTICATED. A node bounds the clients registered over one connection and in total:
+	// past either bound Register fails with RESOURCE_EXHAUSTED.
 	Register(context.Context, *RegisterRequest) (*RegisterResponse, error)
 	// Get reads the latest version of a key at the node, as one read of a read-write
 	// transaction: the caller records the version and submits it with Commit.
 	Get(context.Context, *GetRequest) (*GetResponse, error)
 	// Commit submits a transaction and waits for its decision. If the call fails (CANCELED,
 	// DEADLINE_EXCEEDED, UNAVAILABLE) the transaction may still commit: its outcome is then
-	// unknown to the caller.
+	// unknown to the caller. A transaction id is submitted once: a node refuses, with
+	// ALREADY_EXISTS, a commit (or a Get) naming a transaction its client already submitted for
+	// commit there, in flight or decided, even across restarts (the transaction's outcome is the
+	// first submission's), and with OUT_OF_RANGE one more than 64 transactions older than the
+	// newest its client submitted there, which it can no longer tell from a submitted one.
 	Commit(context.Context, *CommitRequest) (*CommitResponse, error)
 	// ReadSnapshot reads keys from one consistent snapshot of the node: consistent within the
 	// datacenter, not serializable across datacenters.
@@ -153,7 +171,9 @@ type MeridianServer interface {
 	// the protocol's own messages in its wire encoding (package wire, the protocol's Codec). A
 	// node whose protocol has no such requests fails with UNIMPLEMENTED; an operation that does
 	// not decode, or is too large, with INVALID_ARGUMENT. Like Commit, a failed call may still
-	// have taken effect.
+	// have taken effect. The node does not check operations for reused transaction ids: the
+	// protocols deduplicate by id themselves, since their clients resend an operation with the
+	// same id after a timeout.
 	Operate(context.Context, *OperateRequest) (*OperateResponse, error)
 	mustEmbedUnimplementedMeridianServer()
 }

@@ -52,7 +52,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"client", "put", "--help"}, []string{"meridian client put K V", "--endpoint", "--timeout"}},
 		{[]string{"help", "client", "txn"}, []string{"commit     commit the current transaction"}},
 		{[]string{"client", "--help"}, []string{"Available Commands:", "session", "snapshot", "--cluster"}},
-		{[]string{"cluster", "up", "-h"}, []string{"--base-port", "--set stringArray"}},
+		{[]string{"cluster", "up", "-h"}, []string{"--base-port", "--set stringArray", "--tls"}},
 		{[]string{"help", "cluster", "status"}, []string{"--dir"}},
 		{[]string{"serve", "--help"}, []string{"--storage-log", "--log-level string", `(default "info")`}},
 		{[]string{"lowerbound", "--help"}, []string{"--throughput-overhead-ms"}},

@@ -76,6 +76,7 @@ type clusterUpOptions struct {
 	basePort, partitions    int
 	timeout                 time.Duration
 	params                  []string
+	tls                     bool
 }
 
 // newClusterUpCmd returns `meridian cluster up`.
@@ -87,7 +88,10 @@ func newClusterUpCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Start a local cluster: one server per datacenter on 127.0.0.1, with the topology's WAN delays
 emulated, and wait until every node is healthy. A partitioned protocol (fastccs, eiger, wren, ec,
 fastccs-geo) runs --partitions servers per datacenter, one per partition. DIR receives the
-cluster file (cluster.yaml), the nodes' logs (logs/), pid files (pids/) and data.`,
+cluster file (cluster.yaml), the nodes' logs (logs/), pid files (pids/) and data. With --tls the
+nodes use mutual TLS: DIR/tls receives a new certificate authority (ca.pem), a certificate per
+node naming it (node-NAME.pem, node-NAME-key.pem) and a client certificate for benches and
+clients (client.pem, client-key.pem).`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return runClusterUp(o, stdout, stderr) },
 	}
@@ -99,6 +103,7 @@ cluster file (cluster.yaml), the nodes' logs (logs/), pid files (pids/) and data
 	f.IntVar(&o.partitions, "partitions", 1, "servers per datacenter, one per key-space partition (partitioned protocols only)")
 	f.DurationVar(&o.timeout, "timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
+	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
 	_ = cmd.MarkFlagDirname("dir")
 	completeTopology(cmd, "topology")
 	_ = cmd.RegisterFlagCompletionFunc("protocol", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -148,12 +153,22 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	}
 	cfg := cluster.GeneratePartitioned(topo, o.topology, o.protocol, o.dir, o.basePort, o.partitions)
 	cfg.Params = p
+	var clientCert, clientKey string
+	if o.tls {
+		if clientCert, clientKey, err = cluster.GenerateTLS(cfg, o.dir); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	if err := cluster.Up(ctx, cfg, o.dir, binary, nil, stdout); err != nil {
 		return err
+	}
+	if o.tls {
+		fmt.Fprintf(stdout, "client certificate: --cert %s --key %s (CA %s)\n", clientCert, clientKey, cfg.TLS.CA)
+		fmt.Fprintf(stdout, "bench:  meridian bench --cluster %s --cert %s --key %s\n", cfg.Path, clientCert, clientKey)
 	}
 	fmt.Fprintf(stdout, "status: meridian cluster status --dir %s\nstop:   meridian cluster down --dir %s\n", o.dir, o.dir)
 	return nil

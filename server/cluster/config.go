@@ -252,6 +252,9 @@ func parse(path string, data []byte) (*Config, error) {
 		if f.TLS.CA == "" {
 			return nil, errors.New("tls: missing ca")
 		}
+		if err := checkTLSName(f.Name); err != nil {
+			return nil, err
+		}
 		c.TLS = &TLS{CA: p.resolve(f.TLS.CA)}
 	}
 	if len(f.Nodes) == 0 {

@@ -108,6 +108,8 @@ func TestParseErrors(t *testing.T) {
 		{"tls node lacks key", header + "tls: {ca: ca.pem}\nnodes:\n" + node("A", "A", 1, "cert: a.pem, key: a.key") + node("B", "B", 2, "cert: b.pem"),
 			"cluster.yaml: nodes[1] (B): missing key (tls is set)"},
 		{"cert without tls", header + nodesWith(node("C", "C", 3, "cert: c.pem, key: c.key")), "cluster.yaml: nodes[2] (C): cert and key need tls"},
+		{"tls with a name certificates cannot carry", "name: my demo\nprotocol: helios-0\ntopology: table4.1\ntls: {ca: ca.pem}\n" + threeNodes,
+			`cluster.yaml: tls: cluster name "my demo" cannot name nodes in certificates`},
 		{"shared data dir", header + "data_dir: d\n" + nodesWith(node("C", "C", 3, "data_dir: d/A")),
 			"cluster.yaml: nodes[2] (C): data directory " + filepath.Join("DIR", "d", "A") + " is also nodes[0] (A)'s"},
 		{"dc without node", header + "nodes:\n" + node("A", "A", 1, "") + node("C", "C", 3, "") + node("C2", "C", 4, ""),

@@ -15,7 +15,7 @@
 //	client_hop: 500us                # emulated client→node one-way delay (default 0)
 //	durability: sync                 # sync (fsync before any output leaves; the default) or none
 //	data_dir: data                   # base directory (default "data"); node data in <data_dir>/<node name>
-//	tls:                             # optional mutual TLS between nodes
+//	tls:                             # optional mutual TLS, between nodes and with clients (see below)
 //	  ca: certs/ca.pem
 //	nodes:
 //	  - name: A                      # ASCII letters, digits, '-' and '_'; unique
@@ -24,7 +24,7 @@
 //	    peer_addr: 127.0.0.1:7101    # replica-to-replica TCP
 //	    client_addr: 127.0.0.1:7201  # client gRPC service
 //	    metrics_addr: 127.0.0.1:7301 # HTTP: /metrics (Prometheus), /healthz and /status
-//	    cert: certs/A.pem            # this node's certificate and key, required when tls is set
+//	    cert: certs/A.pem            # its certificate (naming meridian://demo/A) and key; with tls
 //	    key: certs/A-key.pem
 //	    data_dir: data/A             # optional; overrides <data_dir>/<node name>
 //	  - name: B
@@ -52,23 +52,43 @@
 // a dc that is not a datacenter of the topology, a negative partition, missing or malformed
 // addresses (host:port with a port in 1..65535), an address used twice (by any nodes, for any
 // purpose), two nodes sharing a data directory, a durability other than sync or none, a negative
-// jitter, jitter_correlation or client_hop, tls without a ca, tls with a node lacking its cert or key (or a cert or
-// key without tls), a datacenter of the topology without any node, and a placement the protocol
-// cannot run: a partitioned protocol (the transactional-causal family, whose registry entry has
-// a client library) needs the same partitions 0..N-1 in every datacenter, one node each; the
-// others need exactly one node per datacenter, with partition 0.
+// jitter, jitter_correlation or client_hop, tls without a ca, tls with a node lacking its cert or
+// key (or a cert or key without tls), tls with a cluster name other than ASCII letters, digits,
+// '-' and '_', a datacenter of the topology without any node, and a placement the protocol cannot
+// run: a partitioned protocol (the transactional-causal family, whose registry entry has a client
+// library) needs the same partitions 0..N-1 in every datacenter, one node each; the others need
+// exactly one node per datacenter, with partition 0.
 // Every error is one line naming the file and the entry at fault, for example
 //
 //	cluster.yaml: nodes[2] (C): peer_addr "127.0.0.1" is not host:port
 //
 // Nodes are numbered in file order: node i of Nodes is protocol.NodeID(i) (see Placements).
 //
+// # Mutual TLS
+//
+// With tls, every node presents its certificate on the replica transport and the client port,
+// and accepts only certificates signed by the CA, from peers and clients alike. A node's
+// certificate must also name it: it carries the URI subject alternative name
+// meridian://CLUSTER/NODE (Config.NodeURI; meridian://demo/A above), besides the hosts of the
+// node's addresses (IP addresses or DNS names) that peers and clients dial. A node refuses to
+// start with a certificate that does not name it. On every accepted peer connection the node the
+// peer's hello claims to be must be the one its verified certificate names; otherwise the
+// connection is closed and logged, and nothing it sent reaches the replica. A node dialing a
+// peer likewise refuses a server whose certificate does not name the node it meant to reach. A
+// client certificate needs no name, and one that names no node cannot pose as one. The cluster
+// name goes into the certificates, hence its stricter form with tls.
+//
+// GenerateTLS (`meridian cluster up --tls`) makes such certificates for a local cluster in
+// DIR/tls: a new CA (ca.pem; its key is not kept), a certificate per node naming it
+// (node-NAME.pem, node-NAME-key.pem) and a client certificate for benches and clients
+// (client.pem, client-key.pem); ECDSA P-256, valid for a year.
+//
 // # Local clusters
 //
 // Generate makes the file of a local cluster: one node per datacenter on 127.0.0.1 with
 // consecutive ports and WAN emulation on (GeneratePartitioned: N nodes per datacenter, one per
-// partition). Up writes it to DIR/cluster.yaml and starts one detached
-// process per node (logs in DIR/logs/NAME.log, pids in DIR/pids/NAME.pid), waiting until every
-// node's /healthz answers; Status reports each node's process, health and /status report; Down
-// stops them.
+// partition; GenerateTLS adds mutual TLS). Up writes it to DIR/cluster.yaml and starts one
+// detached process per node (logs in DIR/logs/NAME.log, pids in DIR/pids/NAME.pid), waiting until
+// every node's /healthz answers; Status reports each node's process, health and /status report;
+// Down stops them.
 package cluster

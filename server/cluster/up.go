@@ -61,9 +61,8 @@ func Up(ctx context.Context, cfg *Config, dir, binary string, extraEnv []string,
 		return err
 	}
 	path := clusterFile(dir)
-	if running := runningNodes(dir); len(running) > 0 {
-		return fmt.Errorf("a cluster is already running in %s (%s); stop it with meridian cluster down --dir %s",
-			dir, strings.Join(running, ", "), dir)
+	if err := checkNotRunning(dir); err != nil {
+		return err
 	}
 	c := *cfg
 	c.Path = path
@@ -81,7 +80,7 @@ func Up(ctx context.Context, cfg *Config, dir, binary string, extraEnv []string,
 			return err
 		}
 	}
-	if err := writeFileAtomic(path, data); err != nil {
+	if err := writeFileAtomic(path, data, 0o644); err != nil {
 		return err
 	}
 	timeout := DefaultStartTimeout
@@ -320,6 +319,15 @@ func waitExit(procs []*proc, timeout time.Duration) []*proc {
 	}
 }
 
+// checkNotRunning returns an error if a node of the cluster in dir is running.
+func checkNotRunning(dir string) error {
+	if running := runningNodes(dir); len(running) > 0 {
+		return fmt.Errorf("a cluster is already running in %s (%s); stop it with meridian cluster down --dir %s",
+			dir, strings.Join(running, ", "), dir)
+	}
+	return nil
+}
+
 // runningNodes lists the nodes of dir whose recorded process still runs, as "A (pid 123)".
 func runningNodes(dir string) []string {
 	files, _ := filepath.Glob(filepath.Join(pidDir(dir), "*.pid"))
@@ -522,13 +530,27 @@ func logTail(path string, n int) string {
 	return "  " + strings.Join(lines, "\n  ")
 }
 
-// writeFileAtomic replaces path with data, so that a reader never sees a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+// writeFileAtomic replaces path with data, with permissions perm, so that a reader never sees a
+// partial file (nor, for a key, one readable by others).
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*") // mode 0600
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), perm)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // Kill stops node abruptly with SIGKILL, as a crash would (kill -9), and waits until it is gone.

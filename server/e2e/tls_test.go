@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,18 +11,27 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocol/wire"
+	"github.com/meridian-kv/meridian/protocols/fullrep/helios"
+	"github.com/meridian-kv/meridian/protocols/fullrep/rlog"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/tools/bench"
@@ -57,8 +67,10 @@ func (ca *testCA) writeCert(t *testing.T, path string) {
 	writePEM(t, path, "CERTIFICATE", ca.cert.Raw)
 }
 
-// issue writes a certificate and key for a node on 127.0.0.1, usable as server and client.
-func (ca *testCA) issue(t *testing.T, dir, name string) (certPath, keyPath string) {
+// issue writes a certificate and key called name for 127.0.0.1, usable as server and client,
+// with the URI names uris: a node's certificate carries its name in the cluster
+// (cluster.Config.NodeURI).
+func (ca *testCA) issue(t *testing.T, dir, name string, uris ...*url.URL) (certPath, keyPath string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -66,7 +78,7 @@ func (ca *testCA) issue(t *testing.T, dir, name string) (certPath, keyPath strin
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, URIs: uris, KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
@@ -108,7 +120,7 @@ func TestMutualTLSRefusesForeignCertificate(t *testing.T) {
 		if cfg.Nodes[i].Name == "C" {
 			ca = otherCA
 		}
-		cfg.Nodes[i].Cert, cfg.Nodes[i].Key = ca.issue(t, dir, cfg.Nodes[i].Name)
+		cfg.Nodes[i].Cert, cfg.Nodes[i].Key = ca.issue(t, dir, cfg.Nodes[i].Name, cfg.NodeURI(i))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -119,23 +131,7 @@ func TestMutualTLSRefusesForeignCertificate(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	want := map[string]map[string]bool{"A": {"B": true, "C": false}, "B": {"A": true, "C": false}, "C": {"A": false, "B": false}}
 	for _, nd := range cfg.Nodes {
-		var st struct {
-			Peers []struct {
-				Peer            string  `json:"peer"`
-				Connected       bool    `json:"connected"`
-				LastReceiveAgeS float64 `json:"last_receive_age_s"`
-			} `json:"peers"`
-		}
-		resp, err := http.Get("http://" + nd.MetricsAddr + "/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = json.NewDecoder(resp.Body).Decode(&st)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range st.Peers {
+		for _, p := range peerLinks(t, nd) {
 			heard := p.LastReceiveAgeS >= 0
 			// C's own dials may look connected for a moment: with TLS 1.3 the client finishes
 			// its handshake before the server has checked the client's certificate. Whether
@@ -145,6 +141,222 @@ func TestMutualTLSRefusesForeignCertificate(t *testing.T) {
 				t.Errorf("%s → %s: connected %v, heard from %v; want %v", nd.Name, p.Peer, p.Connected, heard, want[nd.Name][p.Peer])
 			}
 		}
+	}
+}
+
+// peerLink is one peer's line of a node's /status.
+type peerLink struct {
+	Peer            string  `json:"peer"`
+	Connected       bool    `json:"connected"`
+	LastReceiveAgeS float64 `json:"last_receive_age_s"`
+}
+
+// peerLinks fetches node nd's /status.
+func peerLinks(t *testing.T, nd cluster.Node) []peerLink {
+	t.Helper()
+	var st struct {
+		Peers []peerLink `json:"peers"`
+	}
+	getJSON(t, "http://"+nd.MetricsAddr+"/status", &st)
+	return st.Peers
+}
+
+// getJSON decodes the JSON answer to GET url into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+// TestMutualTLSRefusesForgedPeer runs a three-node mutual-TLS cluster whose certificates name
+// their nodes, and checks that the nodes connect to and hear from each other. Then, holding B's
+// certificate (valid, signed by the cluster CA), it connects to A's replica port claiming to be
+// C and sends a message from C committing a write: A refuses the connection, logs why, and the
+// write never reaches its replica. Holding C's own certificate, the same kind of message is
+// installed at A, so the probe is one A would act on.
+func TestMutualTLSRefusesForgedPeer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs real processes")
+	}
+	dir := t.TempDir()
+	ca := newCA(t, "meridian-test-ca")
+	caPath := filepath.Join(dir, "ca.pem")
+	ca.writeCert(t, caPath)
+	topo, _ := topology.Preset("table4.1")
+	cfg := cluster.Generate(topo, "table4.1", "helios-0", dir, freeBasePort(t, topo.N()))
+	cfg.TLS = &cluster.TLS{CA: caPath}
+	for i := range cfg.Nodes {
+		cfg.Nodes[i].Cert, cfg.Nodes[i].Key = ca.issue(t, dir, cfg.Nodes[i].Name, cfg.NodeURI(i))
+	}
+	cfg = bringUp(t, cfg, dir, meridianBinary(t))
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var missing []string
+		for _, nd := range cfg.Nodes {
+			for _, p := range peerLinks(t, nd) {
+				if !p.Connected || p.LastReceiveAgeS < 0 {
+					missing = append(missing, nd.Name+" → "+p.Peer)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("correctly named nodes not linked after 15s: %v", missing)
+		}
+	}
+
+	a := cfg.Nodes[0]
+	const c = 2 // C's node id
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	// sendAsC connects to A with node certNode's certificate, claims to be C and sends a
+	// message from C whose log record commits a write of key.
+	sendAsC := func(certNode int, key string) net.Conn {
+		cert, err := tls.LoadX509KeyPair(cfg.Nodes[certNode].Cert, cfg.Nodes[certNode].Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := tls.Dial("tcp", a.PeerAddr, &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		hello, err := wire.AppendHello(nil, wire.Hello{Version: wire.FormatVersion, Cluster: cfg.Name, Protocol: cfg.Protocol, From: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Add(time.Second).UnixMicro() // after every record of C's that A holds
+		id := txn.NewID(0xfffff0+txn.ClientID(certNode), 1)
+		tx := &txn.Txn{ID: id, Writes: []txn.Write{{Key: key, Value: []byte("v")}}}
+		msg, err := helios.Codec.Append(nil, &helios.Message{From: c, SendTS: now, Seq: 1, Full: true, Table: make([]int64, 9),
+			Records: []rlog.Record[helios.Entry]{{Host: c, TS: now, Payload: helios.Entry{Kind: helios.Finished, Committed: true, Of: id, Txn: tx}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wire.WriteFrame(conn, wire.KindHello, hello); err != nil {
+			t.Fatal(err)
+		}
+		wire.WriteFrame(conn, wire.KindMessage, msg) // may fail once A has refused the connection
+		return conn
+	}
+	installedAtA := func(key string, within time.Duration) bool {
+		for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+			var versions map[string][]string
+			getJSON(t, "http://"+a.MetricsAddr+"/versions", &versions)
+			if _, ok := versions[key]; ok {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+		}
+	}
+
+	forged := sendAsC(1, "forged-by-B")
+	if installedAtA("forged-by-B", 2*time.Second) {
+		t.Fatal("B, claiming to be C, installed a write at A")
+	}
+	forged.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var ne net.Error
+	if _, err := forged.Read(make([]byte, 1)); err == nil || errors.As(err, &ne) && ne.Timeout() {
+		t.Errorf("A kept the connection of B claiming to be C open (read: %v)", err)
+	}
+	logA, err := os.ReadFile(filepath.Join(dir, "logs", "A.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(logA, []byte("refusing peer connection")) || !bytes.Contains(logA, []byte("does not name node C")) {
+		t.Errorf("A did not log the refusal:\n%s", logA)
+	}
+
+	sendAsC(2, "sent-by-C")
+	if !installedAtA("sent-by-C", 10*time.Second) {
+		t.Fatal("C's own message did not install its write at A: the probe proves nothing")
+	}
+}
+
+// TestClusterUpTLS starts a cluster with `meridian cluster up --tls`, which makes the CA and the
+// certificates, runs `meridian bench --cluster` through it with the client certificate it made
+// (transactions commit, the checker accepts), checks that the bench without a client
+// certificate is refused, and stops the cluster.
+func TestClusterUpTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs real processes")
+	}
+	bin := meridianBinary(t)
+	dir := t.TempDir()
+	topo, _ := topology.Preset("table4.1")
+	meridian := func(args ...string) (string, error) {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := meridian("cluster", "up", "--tls", "--dir", dir, "--topology", "table4.1", "--protocol", "helios-0",
+		"--base-port", strconv.Itoa(freeBasePort(t, topo.N())))
+	if err != nil {
+		t.Fatalf("cluster up --tls: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Down(dir, io.Discard); err != nil {
+			t.Errorf("cluster down: %v", err)
+		}
+	})
+	clusterFile := filepath.Join(dir, "cluster.yaml")
+	cfg, err := cluster.Load(clusterFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsDir := filepath.Join(dir, "tls")
+	if cfg.TLS == nil || cfg.TLS.CA != filepath.Join(tlsDir, "ca.pem") {
+		t.Fatalf("cluster file's tls: %+v", cfg.TLS)
+	}
+	for _, nd := range cfg.Nodes {
+		if nd.Cert != filepath.Join(tlsDir, "node-"+nd.Name+".pem") || nd.Key != filepath.Join(tlsDir, "node-"+nd.Name+"-key.pem") {
+			t.Errorf("node %s: cert %s, key %s", nd.Name, nd.Cert, nd.Key)
+		}
+	}
+	clientCert, clientKey := filepath.Join(tlsDir, "client.pem"), filepath.Join(tlsDir, "client-key.pem")
+	if !strings.Contains(out, "--cert "+clientCert+" --key "+clientKey) {
+		t.Errorf("cluster up does not show the client certificate:\n%s", out)
+	}
+	jsonPath := filepath.Join(dir, "bench.json")
+	out, err = meridian("bench", "--cluster", clusterFile, "--cert", clientCert, "--key", clientKey,
+		"--duration", "3s", "--warmup", "0s", "--clients-per-dc", "2", "--json", jsonPath)
+	if err != nil {
+		t.Fatalf("bench over TLS: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Runs []struct {
+			Checker struct {
+				OK bool `json:"ok"`
+			} `json:"checker"`
+			DCs []struct {
+				Committed int `json:"committed"`
+			} `json:"datacenters"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil || len(res.Runs) != 1 {
+		t.Fatalf("bench JSON: %v\n%s", err, data)
+	}
+	committed := 0
+	for _, dc := range res.Runs[0].DCs {
+		committed += dc.Committed
+	}
+	if committed == 0 || !res.Runs[0].Checker.OK {
+		t.Fatalf("bench over TLS: %d committed, checker ok %v\n%s", committed, res.Runs[0].Checker.OK, out)
+	}
+	if out, err := meridian("bench", "--cluster", clusterFile, "--duration", "1s"); err == nil {
+		t.Errorf("bench without a client certificate succeeded:\n%s", out)
 	}
 }
 
@@ -164,7 +376,7 @@ func TestMutualTLSClusterCommits(t *testing.T) {
 	cfg := cluster.Generate(topo, "table4.1", "helios-0", dir, freeBasePort(t, topo.N()))
 	cfg.TLS = &cluster.TLS{CA: caPath}
 	for i := range cfg.Nodes {
-		cfg.Nodes[i].Cert, cfg.Nodes[i].Key = ca.issue(t, dir, cfg.Nodes[i].Name)
+		cfg.Nodes[i].Cert, cfg.Nodes[i].Key = ca.issue(t, dir, cfg.Nodes[i].Name, cfg.NodeURI(i))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -19,8 +19,13 @@ import (
 // callback goroutine); a Txn is used by one goroutine at a time.
 //
 // Errors that come from the node or the network are gRPC status errors (status.Code tells them
-// apart: InvalidArgument and FailedPrecondition mean the node rejected the request before
-// acting on it). If a method's context ends first, it returns ctx.Err().
+// apart: InvalidArgument, FailedPrecondition and Unauthenticated mean the node rejected the
+// request before acting on it; AlreadyExists and OutOfRange that it refused a transaction id
+// submitted for commit before, or too old to tell). If a method's context ends first, it
+// returns ctx.Err().
+//
+// A Client's transactions may be open at once and commit in any order, but the node refuses a
+// commit more than 64 transactions older than the newest its client submitted (OutOfRange).
 type Client struct {
 	conn *Conn
 	tr   *loopTransport
@@ -210,8 +215,8 @@ func (t *Txn) Put(key string, value []byte) error {
 // the Result says whether the transaction committed, and why it aborted if it did. With an
 // error, the outcome is unknown (the transaction may still commit) and Result.Status is 0,
 // unless the error says the request never took effect: a gRPC status error with code
-// InvalidArgument or FailedPrecondition (the node refused it), or a local error such as
-// client.ErrFinished or ErrClosed; then Result.Status is txn.Aborted.
+// InvalidArgument, FailedPrecondition or Unauthenticated (the node refused it), or a local error
+// such as client.ErrFinished or ErrClosed; then Result.Status is txn.Aborted.
 func (t *Txn) Commit(ctx context.Context) (client.Result, error) {
 	if t.aborted {
 		return client.Result{Status: txn.Aborted, Err: ErrAborted}, ErrAborted
@@ -237,13 +242,21 @@ func (t *Txn) Commit(ctx context.Context) (client.Result, error) {
 }
 
 // outcomeUnknown reports whether a commit that failed with err may still commit: the request
-// may have reached the node, which did not refuse it.
+// may have reached the node, which did not refuse it, or the node refused the transaction id
+// as submitted before, and its first submission may commit.
 func outcomeUnknown(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	st, ok := status.FromError(err)
-	return ok && st.Code() != codes.InvalidArgument && st.Code() != codes.FailedPrecondition
+	if !ok {
+		return false
+	}
+	switch st.Code() {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.Unauthenticated:
+		return false
+	}
+	return true
 }
 
 // Abort abandons the transaction. Nothing was sent for its writes, so this is local.

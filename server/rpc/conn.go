@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/meridian-kv/meridian/api/meridianpb"
@@ -20,13 +21,23 @@ import (
 // Conn is a client.Transport to one Meridian node over gRPC, registered there as one client
 // id. Its callbacks run one at a time, in completion order, on a goroutine the Conn owns, so a
 // client.Session driven from callbacks is never used concurrently. Back at most one Session by
-// a Conn: two Sessions with the same client id would issue the same transaction ids.
+// a Conn: two Sessions with the same client id would issue the same transaction ids, and the
+// node refuses a transaction id submitted for commit before (AlreadyExists).
+//
+// A node that restarted, or reclaimed the registration of a client idle for long, has forgotten
+// the client: it refuses its requests (FailedPrecondition) before they reach the replica. The
+// Conn then registers its id again, with the token the node issued for it, and sends the
+// refused request once more, so that the Session goes on as the same client; if the node
+// refuses the id, the request fails with Unavailable (a commit's outcome is then unknown to
+// the Session). That resend is the only one: a request the node took is never sent twice, so a
+// Conn never trips the node's refusal of a reused transaction id.
 //
 // Call and CallContext may be called from any goroutine, including from a callback.
 type Conn struct {
 	cc      *grpc.ClientConn
 	api     meridianpb.MeridianClient
 	id      txn.ClientID
+	token   []byte    // proves id to the node (RegisterResponse.token)
 	start   time.Time // carries the monotonic clock reading NowUs counts from
 	startUs int64     // start as Unix microseconds
 	timeout atomic.Int64
@@ -48,19 +59,37 @@ func Dial(ctx context.Context, target string, opts ...grpc.DialOption) (*Conn, t
 		return nil, 0, fmt.Errorf("rpc: dial %s: %w", target, err)
 	}
 	api := meridianpb.NewMeridianClient(cc)
-	resp, err := api.Register(ctx, &meridianpb.RegisterRequest{})
+	id, token, err := register(ctx, api, 0, nil)
 	if err != nil {
 		cc.Close()
 		return nil, 0, fmt.Errorf("rpc: register with %s: %w", target, err)
 	}
-	if resp.GetClientId() == 0 {
-		cc.Close()
-		return nil, 0, fmt.Errorf("rpc: register with %s: node returned the invalid client id 0", target)
-	}
 	now := time.Now()
-	c := &Conn{cc: cc, api: api, id: txn.ClientID(resp.GetClientId()), start: now, startUs: now.UnixMicro(), cb: newSerial()}
+	c := &Conn{cc: cc, api: api, id: id, token: token, start: now, startUs: now.UnixMicro(), cb: newSerial()}
 	return c, c.id, nil
 }
+
+// register registers a client with the node behind api: a new one if id is 0, otherwise id
+// again, proven by token. It returns the id and its token. Errors of the RPC are gRPC status
+// errors.
+func register(ctx context.Context, api meridianpb.MeridianClient, id txn.ClientID, token []byte) (txn.ClientID, []byte, error) {
+	resp, err := api.Register(ctx, &meridianpb.RegisterRequest{ClientId: uint32(id), Token: token})
+	switch {
+	case err != nil:
+		return 0, nil, err
+	case resp.GetClientId() == 0:
+		return 0, nil, errors.New("node returned the invalid client id 0")
+	case id != 0 && txn.ClientID(resp.GetClientId()) != id:
+		return 0, nil, fmt.Errorf("node registered client id %d instead of %d", resp.GetClientId(), id)
+	case len(resp.GetToken()) == 0:
+		return 0, nil, errors.New("node returned no token")
+	}
+	return txn.ClientID(resp.GetClientId()), resp.GetToken(), nil
+}
+
+// forgotten reports whether a call failed because the node does not know the client id (it
+// restarted, or reclaimed an idle registration): the request never reached the replica.
+func forgotten(err error) bool { return status.Code(err) == codes.FailedPrecondition }
 
 // ClientID returns the client id the node allocated to this Conn.
 func (c *Conn) ClientID() txn.ClientID { return c.id }
@@ -137,13 +166,26 @@ func (c *Conn) errReply(req protocol.Request, err error) protocol.Reply {
 	return protocol.Reply{Client: c.id, Seq: req.Seq, Err: status.Convert(err).Message()}
 }
 
-// do runs the RPC for req.
+// do runs the RPC for req, registering the client again and resending req once if the node
+// has forgotten the client.
 func (c *Conn) do(ctx context.Context, req protocol.Request) (protocol.Reply, error) {
+	r, err := c.send(ctx, req)
+	if !forgotten(err) {
+		return r, err
+	}
+	if _, _, err := register(ctx, c.api, c.id, c.token); err != nil {
+		return r, status.Errorf(codes.Unavailable, "rpc: the node forgot client %d and did not take it back: %s", c.id, status.Convert(err).Message())
+	}
+	return c.send(ctx, req)
+}
+
+// send runs the RPC for req.
+func (c *Conn) send(ctx context.Context, req protocol.Request) (protocol.Reply, error) {
 	reply := protocol.Reply{Client: c.id, Seq: req.Seq}
-	id, seq := uint32(c.id), req.Seq
+	id, seq, token := uint32(c.id), req.Seq, c.token
 	switch req.Kind {
 	case protocol.Get:
-		resp, err := c.api.Get(ctx, &meridianpb.GetRequest{ClientId: id, Seq: seq, Key: []byte(req.Key), TxnId: uint64(req.TxnID)})
+		resp, err := c.api.Get(ctx, &meridianpb.GetRequest{ClientId: id, Seq: seq, Key: []byte(req.Key), TxnId: uint64(req.TxnID), Token: token})
 		if err != nil {
 			return reply, err
 		}
@@ -161,7 +203,7 @@ func (c *Conn) do(ctx context.Context, req protocol.Request) (protocol.Reply, er
 		for i, w := range req.Txn.Writes {
 			t.Writes[i] = &meridianpb.Write{Key: []byte(w.Key), Value: w.Value}
 		}
-		resp, err := c.api.Commit(ctx, &meridianpb.CommitRequest{ClientId: id, Seq: seq, Txn: t})
+		resp, err := c.api.Commit(ctx, &meridianpb.CommitRequest{ClientId: id, Seq: seq, Txn: t, Token: token})
 		if err != nil {
 			return reply, err
 		}
@@ -178,7 +220,7 @@ func (c *Conn) do(ctx context.Context, req protocol.Request) (protocol.Reply, er
 		for i, k := range req.Keys {
 			keys[i] = []byte(k)
 		}
-		resp, err := c.api.ReadSnapshot(ctx, &meridianpb.ReadSnapshotRequest{ClientId: id, Seq: seq, Keys: keys})
+		resp, err := c.api.ReadSnapshot(ctx, &meridianpb.ReadSnapshotRequest{ClientId: id, Seq: seq, Keys: keys, Token: token})
 		if err != nil {
 			return reply, err
 		}

@@ -90,14 +90,14 @@ type holdBackend struct {
 	*rpctest.MemBackend
 	got chan protocol.Request
 	mu  sync.Mutex
-	fns []func(protocol.Reply)
+	fns []func(protocol.Reply, error)
 }
 
 func newHoldBackend() *holdBackend {
 	return &holdBackend{MemBackend: rpctest.NewMemBackend(), got: make(chan protocol.Request, 100)}
 }
 
-func (b *holdBackend) Submit(req protocol.Request, reply func(protocol.Reply)) {
+func (b *holdBackend) Submit(req protocol.Request, reply func(protocol.Reply, error)) {
 	b.mu.Lock()
 	b.fns = append(b.fns, reply)
 	b.mu.Unlock()
@@ -111,7 +111,7 @@ func (b *holdBackend) release(r protocol.Reply) {
 	b.fns = nil
 	b.mu.Unlock()
 	for _, f := range fns {
-		f(r)
+		f(r, nil)
 	}
 }
 
@@ -253,7 +253,7 @@ type countBackend struct {
 	n atomic.Int64
 }
 
-func (b *countBackend) Submit(req protocol.Request, reply func(protocol.Reply)) {
+func (b *countBackend) Submit(req protocol.Request, reply func(protocol.Reply, error)) {
 	b.n.Add(1)
 	b.MemBackend.Submit(req, reply)
 }
@@ -272,16 +272,16 @@ func TestValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := reg.GetClientId()
+	id, token := reg.GetClientId(), reg.GetToken()
 	own := uint64(txn.NewID(txn.ClientID(id), 1))
 	rd := func(k string) *meridianpb.Read { return &meridianpb.Read{Key: []byte(k)} }
 	wr := func(k, v string) *meridianpb.Write { return &meridianpb.Write{Key: []byte(k), Value: []byte(v)} }
 	commit := func(client uint32, t *meridianpb.Txn) error {
-		_, err := api.Commit(ctx, &meridianpb.CommitRequest{ClientId: client, Seq: 1, Txn: t})
+		_, err := api.Commit(ctx, &meridianpb.CommitRequest{ClientId: client, Seq: 1, Txn: t, Token: token})
 		return err
 	}
 	get := func(client uint32, key string) error {
-		_, err := api.Get(ctx, &meridianpb.GetRequest{ClientId: client, Seq: 1, Key: []byte(key)})
+		_, err := api.Get(ctx, &meridianpb.GetRequest{ClientId: client, Seq: 1, Key: []byte(key), Token: token})
 		return err
 	}
 	snapshot := func(keys ...string) error {
@@ -289,7 +289,11 @@ func TestValidation(t *testing.T) {
 		for i, k := range keys {
 			bk[i] = []byte(k)
 		}
-		_, err := api.ReadSnapshot(ctx, &meridianpb.ReadSnapshotRequest{ClientId: id, Seq: 1, Keys: bk})
+		_, err := api.ReadSnapshot(ctx, &meridianpb.ReadSnapshotRequest{ClientId: id, Seq: 1, Keys: bk, Token: token})
+		return err
+	}
+	getFor := func(txnID uint64) error {
+		_, err := api.Get(ctx, &meridianpb.GetRequest{ClientId: id, Seq: 1, Key: []byte("k"), TxnId: txnID, Token: token})
 		return err
 	}
 	for _, tc := range []struct {
@@ -303,6 +307,7 @@ func TestValidation(t *testing.T) {
 		{"get unknown client", get(999, "k"), codes.FailedPrecondition, "unknown client id 999 (call Register first)"},
 		{"get client 0", get(0, "k"), codes.FailedPrecondition, "unknown client id 0 (call Register first)"},
 		{"commit unknown client", commit(999, &meridianpb.Txn{Id: uint64(txn.NewID(999, 1))}), codes.FailedPrecondition, "unknown client id 999 (call Register first)"},
+		{"get for a foreign txn", getFor(uint64(txn.NewID(7, 1))), codes.InvalidArgument, "transaction id t7.1 does not belong to client " + itoa(id)},
 		{"commit without txn", commit(id, nil), codes.InvalidArgument, "without a transaction"},
 		{"foreign txn id", commit(id, &meridianpb.Txn{Id: uint64(txn.NewID(7, 1))}), codes.InvalidArgument, "transaction id t7.1 does not belong to client " + itoa(id)},
 		{"txn id 0", commit(id, &meridianpb.Txn{}), codes.InvalidArgument, "transaction id init does not belong to client " + itoa(id)},
@@ -351,7 +356,7 @@ func TestDefaultLimits(t *testing.T) {
 // completions race.
 type slowBackend struct{ *rpctest.MemBackend }
 
-func (b slowBackend) Submit(req protocol.Request, reply func(protocol.Reply)) {
+func (b slowBackend) Submit(req protocol.Request, reply func(protocol.Reply, error)) {
 	go func() {
 		time.Sleep(time.Duration(req.Seq%7) * 100 * time.Microsecond)
 		b.MemBackend.Submit(req, reply)
@@ -407,18 +412,18 @@ func TestServerCancellationAndOutstandingSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := reg.GetClientId()
+	id, token := reg.GetClientId(), reg.GetToken()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
 		_, err := api.Commit(ctx, &meridianpb.CommitRequest{ClientId: id, Seq: 5,
-			Txn: &meridianpb.Txn{Id: uint64(txn.NewID(txn.ClientID(id), 1))}})
+			Txn: &meridianpb.Txn{Id: uint64(txn.NewID(txn.ClientID(id), 1))}, Token: token})
 		errc <- err
 	}()
 	<-b.got // the node holds the commit
 	// A second request with the same seq is refused while the first is outstanding.
-	_, err = api.Get(ctxT(t), &meridianpb.GetRequest{ClientId: id, Seq: 5, Key: []byte("k")})
+	_, err = api.Get(ctxT(t), &meridianpb.GetRequest{ClientId: id, Seq: 5, Key: []byte("k"), Token: token})
 	if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "seq 5 of client") {
 		t.Fatalf("duplicate seq: %v", err)
 	}
@@ -429,7 +434,7 @@ func TestServerCancellationAndOutstandingSeq(t *testing.T) {
 	// The node decides later; the reply goes nowhere and frees the seq.
 	b.release(protocol.Reply{Client: txn.ClientID(id), Seq: 5, Status: txn.Committed})
 	go func() { <-b.got; b.release(protocol.Reply{Err: "node stopping"}) }()
-	_, err = api.Get(ctxT(t), &meridianpb.GetRequest{ClientId: id, Seq: 5, Key: []byte("k")})
+	_, err = api.Get(ctxT(t), &meridianpb.GetRequest{ClientId: id, Seq: 5, Key: []byte("k"), Token: token})
 	if st := status.Convert(err); st.Code() != codes.Unavailable || st.Message() != "node stopping" {
 		t.Fatalf("reply with Err: %v, want Unavailable \"node stopping\"", err)
 	}

@@ -9,13 +9,19 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/meridian-kv/meridian/api/meridianpb"
@@ -27,14 +33,20 @@ import (
 type Backend interface {
 	// NewClientID allocates a client id that no other client of the cluster holds.
 	NewClientID() (txn.ClientID, error)
-	// AdoptClientID reports why id, which a client asks to use here although another node may
-	// have allocated it (RegisterRequest.client_id), cannot be: nil if some node of the cluster
-	// may have allocated it and this node will never allocate it to another client.
+	// ClientKey returns the secret key the service derives client tokens from: known to no
+	// one else, and the same after the node restarts, so that a client proves there the id it
+	// registered before.
+	ClientKey() []byte
+	// AdoptClientID reports why id, which a client asks to register with a token this node did
+	// not issue (RegisterRequest.client_id), cannot be registered here: nil if another node of
+	// the cluster may have allocated it and its client may use it here too.
 	AdoptClientID(id txn.ClientID) error
 	// Submit hands req to the node's event loop. reply must be called exactly once, from any
-	// goroutine, with the protocol's reply to req; if the node stops before answering it still
-	// calls reply, with Reply.Err set. Submit must not block on the reply.
-	Submit(req protocol.Request, reply func(protocol.Reply))
+	// goroutine: with the protocol's reply to req; with a nil reply and an error if the node
+	// refused req before it reached the replica (a gRPC status error keeps its code, any other
+	// error fails the call with Unavailable); or, if the node stops before answering, with
+	// Reply.Err set. Submit must not block on the reply.
+	Submit(req protocol.Request, reply func(protocol.Reply, error))
 	// OpCodec returns the codec of the protocol's operations (protocol.Request.Op and
 	// protocol.Reply.Op), or nil if the protocol serves no protocol.Operation requests.
 	OpCodec() protocol.Codec
@@ -51,16 +63,38 @@ const (
 	// DefaultMaxOpBytes is the default limit on an encoded operation (OperateRequest.op): gRPC's
 	// default message size limit, which applies anyway unless raised.
 	DefaultMaxOpBytes = 4 << 20
+	// DefaultMaxClients is the default limit on the clients registered with a node at once.
+	DefaultMaxClients = 1 << 16
+	// DefaultMaxClientsPerConn is the default limit on the clients registered over one gRPC
+	// connection at once (a process running many clients over one connection per node, as
+	// NodeConns does, registers them all over it).
+	DefaultMaxClientsPerConn = 4096
+	// DefaultClientIdleTimeout is how long, by default, a client must have had no request
+	// outstanding before its registration may be reclaimed.
+	DefaultClientIdleTimeout = 10 * time.Minute
 )
 
-// Limits bounds what one request may carry. Zero fields take the defaults above. gRPC's own
-// message size limit (grpc.MaxRecvMsgSize, 4 MiB unless set) applies first: a server that
-// accepts large transactions raises it too.
+// Limits bounds what one request may carry and how many clients may be registered. Zero fields
+// take the defaults above. gRPC's own message size limit (grpc.MaxRecvMsgSize, 4 MiB unless set)
+// applies first: a server that accepts large transactions raises it too.
+//
+// Registrations are bounded so that no caller can exhaust the node's memory or client ids: once
+// a bound is reached, the service reclaims the registrations of the clients that have had no
+// request outstanding for ClientIdleTimeout (such a client registers again when it next calls,
+// as Conn and TCCTransport do by themselves), and if that frees no room Register fails with
+// ResourceExhausted.
 type Limits struct {
 	MaxKeyBytes   int // longest key
 	MaxValueBytes int // longest value
 	MaxTxnKeys    int // most keys in one transaction (reads plus writes) or one snapshot read
 	MaxOpBytes    int // longest encoded operation (Operate); wire.MaxOpLen bounds it too
+	// MaxClients bounds the clients registered at once (allocated or registered again).
+	MaxClients int
+	// MaxClientsPerConn bounds the clients registered over one gRPC connection at once.
+	MaxClientsPerConn int
+	// ClientIdleTimeout is how long a client must have had no request outstanding before its
+	// registration may be reclaimed to make room for another.
+	ClientIdleTimeout time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -76,18 +110,36 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxOpBytes <= 0 {
 		l.MaxOpBytes = DefaultMaxOpBytes
 	}
+	if l.MaxClients <= 0 {
+		l.MaxClients = DefaultMaxClients
+	}
+	if l.MaxClientsPerConn <= 0 {
+		l.MaxClientsPerConn = DefaultMaxClientsPerConn
+	}
+	if l.ClientIdleTimeout <= 0 {
+		l.ClientIdleTimeout = DefaultClientIdleTimeout
+	}
 	return l
 }
 
 // Register registers the Meridian service on s, serving requests with b.
 //
-// Requests are validated before they reach b; a malformed one fails with InvalidArgument, and
-// one naming a client id that this service never registered (for instance before a node
-// restart) with FailedPrecondition. Operate fails with Unimplemented if b.OpCodec() is nil. If the caller cancels a request or its deadline passes
-// while the node works on it, the call returns Canceled or DeadlineExceeded at once, but the
-// node still finishes the request: a cancelled Commit may commit, and its outcome is then
-// unknown to that caller. A reply with Reply.Err set (the node could not serve the request,
-// e.g. because it is stopping) fails with Unavailable.
+// Requests are validated before they reach b; a malformed one fails with InvalidArgument, one
+// naming a client id that this service does not know (never registered, or forgotten: the node
+// restarted or reclaimed an idle registration) with FailedPrecondition, and one whose token is
+// not its client id's with Unauthenticated. Operate fails with Unimplemented if b.OpCodec() is
+// nil. If the caller cancels a request or its deadline passes while the node works on it, the
+// call returns Canceled or DeadlineExceeded at once, but the node still finishes the request: a
+// cancelled Commit may commit, and its outcome is then unknown to that caller. A reply with
+// Reply.Err set (the node could not serve the request, e.g. because it is stopping) fails with
+// Unavailable, and so does a refusal of b that is not a gRPC status error.
+//
+// Client ids are bound to tokens: Register returns with each id it allocates a token, a MAC of
+// the id under b.ClientKey(), and every later request must carry it. Registering an id again
+// takes its token: the one this node issued (verified by recomputing it, so it works after a
+// restart), or, for an id that another node allocated and b.AdoptClientID accepts, the token
+// the id was first registered here with. Registrations are bounded per connection and in total
+// (Limits).
 func Register(s *grpc.Server, b Backend, limits Limits) {
 	meridianpb.RegisterMeridianServer(s, newService(b, limits))
 }
@@ -95,74 +147,195 @@ func Register(s *grpc.Server, b Backend, limits Limits) {
 // service implements meridianpb.MeridianServer.
 type service struct {
 	meridianpb.UnimplementedMeridianServer
-	b       Backend
-	lim     Limits
-	clients sync.Map // txn.ClientID -> *clientState, for every id this service allocated
+	b   Backend
+	lim Limits
+	key []byte // b.ClientKey()
+
+	mu      sync.RWMutex
+	clients map[txn.ClientID]*clientState // every registered client
+	perConn map[string]int                // how many of them registered over each connection
 }
 
 func newService(b Backend, limits Limits) *service {
-	return &service{b: b, lim: limits.withDefaults()}
+	return &service{b: b, lim: limits.withDefaults(), key: b.ClientKey(),
+		clients: map[txn.ClientID]*clientState{}, perConn: map[string]int{}}
 }
 
-// clientState tracks a registered client's requests that the node has not answered yet, so that
-// two outstanding requests never share a (client, seq) pair: the node routes replies by it.
+// clientState is a registered client: its token, the connection it registered over, and the
+// requests the node has not answered yet, so that two outstanding requests never share a
+// (client, seq) pair (the node routes replies by it).
 type clientState struct {
-	mu       sync.Mutex
-	inflight map[uint64]struct{}
+	token []byte
+	conn  string
+
+	mu        sync.Mutex
+	inflight  map[uint64]struct{}
+	idleSince time.Time // when it registered or its last request ended
+	reclaimed bool      // forgotten to make room: its requests fail as an unknown client's
 }
 
-func (c *clientState) begin(seq uint64) bool {
+func newClientState(token []byte, conn string) *clientState {
+	return &clientState{token: token, conn: conn, inflight: map[uint64]struct{}{}, idleSince: time.Now()}
+}
+
+func (c *clientState) begin(id txn.ClientID, seq uint64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.reclaimed {
+		return unknownClient(id)
+	}
 	if _, dup := c.inflight[seq]; dup {
-		return false
+		return invalid("request seq %d of client %d is already outstanding", seq, id)
 	}
 	c.inflight[seq] = struct{}{}
-	return true
+	return nil
 }
 
 func (c *clientState) end(seq uint64) {
 	c.mu.Lock()
 	delete(c.inflight, seq)
+	c.idleSince = time.Now()
 	c.mu.Unlock()
+}
+
+// touch records activity of the client other than a request (it registered again).
+func (c *clientState) touch() {
+	c.mu.Lock()
+	c.idleSince = time.Now()
+	c.mu.Unlock()
+}
+
+// reclaim marks the client reclaimed, and reports so, if it has had no request outstanding
+// since before cutoff.
+func (c *clientState) reclaim(cutoff time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.inflight) > 0 || c.idleSince.After(cutoff) {
+		return false
+	}
+	c.reclaimed = true
+	return true
 }
 
 func invalid(format string, args ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, args...)
 }
 
-// Register allocates a client id, or adopts the one the request names, and remembers it.
-// Adopting an id registered here already keeps its outstanding requests.
-func (s *service) Register(ctx context.Context, in *meridianpb.RegisterRequest) (*meridianpb.RegisterResponse, error) {
-	id := txn.ClientID(in.GetClientId())
-	if id != 0 {
-		if err := s.b.AdoptClientID(id); err != nil {
-			return nil, invalid("cannot adopt client id %d: %v", id, err)
-		}
-		s.clients.LoadOrStore(id, &clientState{inflight: map[uint64]struct{}{}})
-		return &meridianpb.RegisterResponse{ClientId: uint32(id)}, nil
+func unknownClient(id txn.ClientID) error {
+	return status.Errorf(codes.FailedPrecondition, "unknown client id %d (call Register first)", id)
+}
+
+// tokenLen is the length of a client token.
+const tokenLen = 16
+
+// token is the token this node issues for client id: a MAC of the id under the backend's key,
+// so that the node recognizes it after a restart without having stored it.
+func (s *service) token(id txn.ClientID) []byte {
+	m := hmac.New(sha256.New, s.key)
+	m.Write(binary.BigEndian.AppendUint32([]byte("meridian client token "), uint32(id)))
+	return m.Sum(nil)[:tokenLen]
+}
+
+// connOf names the gRPC connection a call arrived on by its peer's address, which no two open
+// connections share.
+func connOf(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
 	}
-	id, err := s.b.NewClientID()
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "cannot allocate a client id: %v", err)
+	return ""
+}
+
+// Register allocates a client id and its token, or registers the id the request names again
+// if its token proves it (see Register). Registering an id registered here already keeps its
+// outstanding requests.
+func (s *service) Register(ctx context.Context, in *meridianpb.RegisterRequest) (*meridianpb.RegisterResponse, error) {
+	id, token := txn.ClientID(in.GetClientId()), in.GetToken()
+	conn := connOf(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id != 0 {
+		if cs, ok := s.clients[id]; ok {
+			if !hmac.Equal(cs.token, token) {
+				return nil, status.Errorf(codes.Unauthenticated, "client id %d is registered here with another token", id)
+			}
+			cs.touch()
+			return &meridianpb.RegisterResponse{ClientId: uint32(id), Token: cs.token}, nil
+		}
+		if !hmac.Equal(token, s.token(id)) {
+			if err := s.b.AdoptClientID(id); err != nil {
+				return nil, invalid("cannot register client id %d: %v", id, err)
+			}
+			if len(token) != tokenLen {
+				return nil, invalid("registering client id %d takes the %d-byte token its node issued, not %d bytes", id, tokenLen, len(token))
+			}
+		}
+	}
+	if err := s.makeRoom(conn); err != nil {
+		return nil, err
 	}
 	if id == 0 {
-		return nil, status.Error(codes.Internal, "node allocated the invalid client id 0")
+		var err error
+		if id, err = s.b.NewClientID(); err != nil {
+			return nil, status.Errorf(codes.Unavailable, "cannot allocate a client id: %v", err)
+		}
+		if id == 0 {
+			return nil, status.Error(codes.Internal, "node allocated the invalid client id 0")
+		}
+		token = s.token(id)
 	}
-	s.clients.Store(id, &clientState{inflight: map[uint64]struct{}{}})
-	return &meridianpb.RegisterResponse{ClientId: uint32(id)}, nil
+	s.clients[id] = newClientState(bytes.Clone(token), conn) // the request's buffer is not ours to keep
+	s.perConn[conn]++
+	return &meridianpb.RegisterResponse{ClientId: uint32(id), Token: token}, nil
+}
+
+// makeRoom makes sure one more client may register over conn, reclaiming the idle clients if a
+// bound is reached, or says why none may. s.mu is held.
+func (s *service) makeRoom(conn string) error {
+	if s.perConn[conn] >= s.lim.MaxClientsPerConn || len(s.clients) >= s.lim.MaxClients {
+		s.reclaimIdle()
+	}
+	switch {
+	case s.perConn[conn] >= s.lim.MaxClientsPerConn:
+		return status.Errorf(codes.ResourceExhausted, "this connection is at the limit of %d registered clients per connection, none idle for %s",
+			s.lim.MaxClientsPerConn, s.lim.ClientIdleTimeout)
+	case len(s.clients) >= s.lim.MaxClients:
+		return status.Errorf(codes.ResourceExhausted, "the node is at its limit of %d registered clients, none idle for %s",
+			s.lim.MaxClients, s.lim.ClientIdleTimeout)
+	}
+	return nil
+}
+
+// reclaimIdle forgets every client that has had no request outstanding for the idle timeout.
+// s.mu is held.
+func (s *service) reclaimIdle() {
+	cutoff := time.Now().Add(-s.lim.ClientIdleTimeout)
+	for id, cs := range s.clients {
+		if !cs.reclaim(cutoff) {
+			continue
+		}
+		delete(s.clients, id)
+		if s.perConn[cs.conn]--; s.perConn[cs.conn] == 0 {
+			delete(s.perConn, cs.conn)
+		}
+	}
 }
 
 // Get serves one read.
 func (s *service) Get(ctx context.Context, in *meridianpb.GetRequest) (*meridianpb.GetResponse, error) {
-	cs, err := s.client(in.GetClientId())
+	cs, err := s.client(in.GetClientId(), in.GetToken())
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkKey(in.GetKey(), ""); err != nil {
 		return nil, err
 	}
-	req := protocol.Request{Client: txn.ClientID(in.GetClientId()), Seq: in.GetSeq(), Kind: protocol.Get, Key: string(in.GetKey()), TxnID: txn.ID(in.GetTxnId())}
+	client, id := txn.ClientID(in.GetClientId()), txn.ID(in.GetTxnId())
+	if id != txn.None {
+		if err := checkOwner(id, client); err != nil {
+			return nil, err
+		}
+	}
+	req := protocol.Request{Client: client, Seq: in.GetSeq(), Kind: protocol.Get, Key: string(in.GetKey()), TxnID: id}
 	r, err := s.submit(ctx, cs, req)
 	if err != nil {
 		return nil, err
@@ -172,7 +345,7 @@ func (s *service) Get(ctx context.Context, in *meridianpb.GetRequest) (*meridian
 
 // Commit submits a transaction and waits for its decision.
 func (s *service) Commit(ctx context.Context, in *meridianpb.CommitRequest) (*meridianpb.CommitResponse, error) {
-	cs, err := s.client(in.GetClientId())
+	cs, err := s.client(in.GetClientId(), in.GetToken())
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +372,7 @@ func (s *service) Commit(ctx context.Context, in *meridianpb.CommitRequest) (*me
 
 // ReadSnapshot reads keys from one snapshot of the node.
 func (s *service) ReadSnapshot(ctx context.Context, in *meridianpb.ReadSnapshotRequest) (*meridianpb.ReadSnapshotResponse, error) {
-	cs, err := s.client(in.GetClientId())
+	cs, err := s.client(in.GetClientId(), in.GetToken())
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +407,7 @@ func (s *service) Operate(ctx context.Context, in *meridianpb.OperateRequest) (*
 	if codec == nil {
 		return nil, status.Error(codes.Unimplemented, "this node's protocol serves no operations (Operate is for the partitioned transactional-causal protocols)")
 	}
-	cs, err := s.client(in.GetClientId())
+	cs, err := s.client(in.GetClientId(), in.GetToken())
 	if err != nil {
 		return nil, err
 	}
@@ -274,12 +447,26 @@ func decodeOp(codec protocol.Codec, b []byte) (op protocol.Message, err error) {
 	return codec.Decode(b)
 }
 
-// client returns the state of a registered client.
-func (s *service) client(id uint32) (*clientState, error) {
-	if cs, ok := s.clients.Load(txn.ClientID(id)); ok {
-		return cs.(*clientState), nil
+// client returns the state of a registered client, if token is its.
+func (s *service) client(id uint32, token []byte) (*clientState, error) {
+	s.mu.RLock()
+	cs, ok := s.clients[txn.ClientID(id)]
+	s.mu.RUnlock()
+	switch {
+	case !ok:
+		return nil, unknownClient(txn.ClientID(id))
+	case !hmac.Equal(cs.token, token):
+		return nil, status.Errorf(codes.Unauthenticated, "the request does not carry the token client id %d was registered with", id)
 	}
-	return nil, status.Errorf(codes.FailedPrecondition, "unknown client id %d (call Register first)", id)
+	return cs, nil
+}
+
+// checkOwner checks that transaction id is one of client's.
+func checkOwner(id txn.ID, client txn.ClientID) error {
+	if id.Client() != client {
+		return invalid("transaction id %s does not belong to client %d", id, client)
+	}
+	return nil
 }
 
 // checkKey validates one key; where says where it occurs ("" for a lone key).
@@ -299,8 +486,8 @@ func (s *service) toTxn(client txn.ClientID, in *meridianpb.Txn) (*txn.Txn, erro
 		return nil, invalid("commit request without a transaction")
 	}
 	id := txn.ID(in.GetId())
-	if id.Client() != client {
-		return nil, invalid("transaction id %s does not belong to client %d", id, client)
+	if err := checkOwner(id, client); err != nil {
+		return nil, err
 	}
 	if n := len(in.GetReads()) + len(in.GetWrites()); n > s.lim.MaxTxnKeys {
 		return nil, invalid("transaction %s has %d keys (reads plus writes), over the limit of %d keys", id, n, s.lim.MaxTxnKeys)
@@ -341,23 +528,32 @@ func (s *service) submit(ctx context.Context, cs *clientState, req protocol.Requ
 	if err := ctx.Err(); err != nil {
 		return protocol.Reply{}, status.FromContextError(err).Err() // not submitted
 	}
-	if !cs.begin(req.Seq) {
-		return protocol.Reply{}, invalid("request seq %d of client %d is already outstanding", req.Seq, req.Client)
+	if err := cs.begin(req.Client, req.Seq); err != nil {
+		return protocol.Reply{}, err
 	}
-	ch := make(chan protocol.Reply, 1)
-	s.b.Submit(req, func(r protocol.Reply) {
+	type answer struct {
+		r   protocol.Reply
+		err error
+	}
+	ch := make(chan answer, 1)
+	s.b.Submit(req, func(r protocol.Reply, err error) {
 		cs.end(req.Seq)
 		select {
-		case ch <- r:
+		case ch <- answer{r, err}:
 		default: // a second reply breaks the Backend contract; never block the node on it
 		}
 	})
 	select {
-	case r := <-ch:
-		if r.Err != "" {
-			return protocol.Reply{}, status.Error(codes.Unavailable, r.Err)
+	case a := <-ch:
+		switch _, isStatus := status.FromError(a.err); {
+		case a.err != nil && isStatus:
+			return protocol.Reply{}, a.err
+		case a.err != nil:
+			return protocol.Reply{}, status.Error(codes.Unavailable, a.err.Error())
+		case a.r.Err != "":
+			return protocol.Reply{}, status.Error(codes.Unavailable, a.r.Err)
 		}
-		return r, nil
+		return a.r, nil
 	case <-ctx.Done():
 		// The node still owns the request; for a commit, the caller will not learn the outcome.
 		return protocol.Reply{}, status.FromContextError(ctx.Err()).Err()

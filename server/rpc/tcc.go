@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/meridian-kv/meridian/api/meridianpb"
@@ -88,23 +87,22 @@ func (c *NodeConns) Close() error {
 	return first
 }
 
-// NewTransport registers a new client with node home (allocating its id) and returns its
-// transport. The client registers the same id with the other nodes the first time it calls
-// them, and again with a node that restarted and forgot it.
+// NewTransport registers a new client with node home (allocating its id and token) and returns
+// its transport. The client registers the same id, with the same token, with the other nodes
+// the first time it calls them (nodes of its datacenter, for a partitioned protocol, accept an
+// id their datacenter's nodes allocated), and again with a node that forgot it (it restarted,
+// or reclaimed the registration of the idle client): the operation the node refused for that
+// reason never reached its replica, and is sent again.
 func (c *NodeConns) NewTransport(ctx context.Context, home protocol.NodeID) (*TCCTransport, error) {
 	n, ok := c.nodes[home]
 	if !ok {
 		return nil, fmt.Errorf("rpc: no connection to node %d", home)
 	}
-	resp, err := n.api.Register(ctx, &meridianpb.RegisterRequest{})
+	id, token, err := register(ctx, n.api, 0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("rpc: register with node %d at %s: %w", home, n.target, err)
 	}
-	id := txn.ClientID(resp.GetClientId())
-	if id == 0 {
-		return nil, fmt.Errorf("rpc: register with node %d at %s: node returned the invalid client id 0", home, n.target)
-	}
-	return &TCCTransport{c: c, id: id, registered: map[protocol.NodeID]bool{home: true}}, nil
+	return &TCCTransport{c: c, id: id, token: token, registered: map[protocol.NodeID]bool{home: true}}, nil
 }
 
 // TCCTransport is one client library's tcc.Transport over a NodeConns: it calls any node of the
@@ -112,9 +110,10 @@ func (c *NodeConns) NewTransport(ctx context.Context, home protocol.NodeID) (*TC
 // NodeConns's callback goroutine. Back at most one client library by a TCCTransport: two with
 // the same client id would issue the same transaction ids.
 type TCCTransport struct {
-	c   *NodeConns
-	id  txn.ClientID
-	seq atomic.Uint64
+	c     *NodeConns
+	id    txn.ClientID
+	token []byte // proves id (issued by the home node)
+	seq   atomic.Uint64
 
 	mu         sync.Mutex
 	registered map[protocol.NodeID]bool // nodes that know the client id (as far as we know)
@@ -176,18 +175,18 @@ func (t *TCCTransport) CallNode(to protocol.NodeID, req protocol.Request, done f
 }
 
 // operate runs one Operate RPC, registering the client id with the node first if it does not
-// know it: the first call to the node, or the first since it restarted (FailedPrecondition).
+// know it: the first call to the node, or the first since it forgot the client.
 func (t *TCCTransport) operate(ctx context.Context, to protocol.NodeID, n *nodeConn, seq uint64, op []byte) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
 		if !t.known(to) {
-			if _, err := n.api.Register(ctx, &meridianpb.RegisterRequest{ClientId: uint32(t.id)}); err != nil {
+			if _, _, err := register(ctx, n.api, t.id, t.token); err != nil {
 				return nil, err
 			}
 			t.setKnown(to, true)
 		}
-		resp, err := n.api.Operate(ctx, &meridianpb.OperateRequest{ClientId: uint32(t.id), Seq: seq, Op: op})
-		if status.Code(err) == codes.FailedPrecondition && attempt == 0 {
-			t.setKnown(to, false) // the node restarted: register again, then retry once
+		resp, err := n.api.Operate(ctx, &meridianpb.OperateRequest{ClientId: uint32(t.id), Seq: seq, Op: op, Token: t.token})
+		if forgotten(err) && attempt == 0 {
+			t.setKnown(to, false) // register again, then retry once
 			continue
 		}
 		if err != nil {

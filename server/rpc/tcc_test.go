@@ -69,7 +69,7 @@ func newOpBackend(name string) *opBackend {
 func (b *opBackend) AdoptClientID(txn.ClientID) error { return nil }
 func (b *opBackend) OpCodec() protocol.Codec          { return echoCodec{} }
 
-func (b *opBackend) Submit(req protocol.Request, reply func(protocol.Reply)) {
+func (b *opBackend) Submit(req protocol.Request, reply func(protocol.Reply, error)) {
 	b.mu.Lock()
 	b.reqs = append(b.reqs, req)
 	b.mu.Unlock()
@@ -77,7 +77,7 @@ func (b *opBackend) Submit(req protocol.Request, reply func(protocol.Reply)) {
 	if op, ok := req.Op.(*echoOp); ok && req.Kind == protocol.Operation && op.S != "silent" {
 		r.Op = &echoOp{S: b.name + ":" + op.S}
 	}
-	reply(r)
+	reply(r, nil)
 }
 
 func operate(t *testing.T, addr string, in *meridianpb.OperateRequest) (*meridianpb.OperateResponse, error) {
@@ -90,15 +90,16 @@ func operate(t *testing.T, addr string, in *meridianpb.OperateRequest) (*meridia
 	return meridianpb.NewMeridianClient(cc).Operate(ctxT(t), in)
 }
 
-func register(t *testing.T, addr string, id uint32) (uint32, error) {
+// registerOn registers client id (0: a new one) with token at the node at addr, over a
+// connection of its own.
+func registerOn(t *testing.T, addr string, id uint32, token []byte) (*meridianpb.RegisterResponse, error) {
 	t.Helper()
 	cc, err := grpc.NewClient(addr, plaintext)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	resp, err := meridianpb.NewMeridianClient(cc).Register(ctxT(t), &meridianpb.RegisterRequest{ClientId: id})
-	return resp.GetClientId(), err
+	return meridianpb.NewMeridianClient(cc).Register(ctxT(t), &meridianpb.RegisterRequest{ClientId: id, Token: token})
 }
 
 func encodeEcho(s string) []byte {
@@ -109,11 +110,12 @@ func encodeEcho(s string) []byte {
 func TestOperateValidation(t *testing.T) {
 	b := newOpBackend("n0")
 	addr := startServer(t, b, Limits{MaxOpBytes: 64})
-	id, err := register(t, addr, 0)
+	reg, err := registerOn(t, addr, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := operate(t, addr, &meridianpb.OperateRequest{ClientId: id, Seq: 1, Op: encodeEcho("hi")})
+	id, token := reg.GetClientId(), reg.GetToken()
+	resp, err := operate(t, addr, &meridianpb.OperateRequest{ClientId: id, Seq: 1, Op: encodeEcho("hi"), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +131,15 @@ func TestOperateValidation(t *testing.T) {
 		code codes.Code
 		want string
 	}{
-		{"unknown client", &meridianpb.OperateRequest{ClientId: id + 1, Op: encodeEcho("x")}, codes.FailedPrecondition, "unknown client id"},
-		{"empty", &meridianpb.OperateRequest{ClientId: id}, codes.InvalidArgument, "empty operation"},
-		{"too large", &meridianpb.OperateRequest{ClientId: id, Op: encodeEcho(strings.Repeat("x", 64))}, codes.InvalidArgument,
+		{"unknown client", &meridianpb.OperateRequest{ClientId: id + 1, Op: encodeEcho("x"), Token: token}, codes.FailedPrecondition, "unknown client id"},
+		{"no token", &meridianpb.OperateRequest{ClientId: id, Op: encodeEcho("x")}, codes.Unauthenticated, "token"},
+		{"empty", &meridianpb.OperateRequest{ClientId: id, Token: token}, codes.InvalidArgument, "empty operation"},
+		{"too large", &meridianpb.OperateRequest{ClientId: id, Op: encodeEcho(strings.Repeat("x", 64)), Token: token}, codes.InvalidArgument,
 			"operation of 66 bytes exceeds the limit of 64 bytes"},
-		{"malformed", &meridianpb.OperateRequest{ClientId: id, Op: []byte("zz")}, codes.InvalidArgument, "operation does not decode: echo: bad tag"},
-		{"trailing bytes", &meridianpb.OperateRequest{ClientId: id, Op: append(encodeEcho("x"), 0)}, codes.InvalidArgument, "operation does not decode"},
-		{"codec panics", &meridianpb.OperateRequest{ClientId: id, Op: encodeEcho("panic")}, codes.InvalidArgument, "the codec panicked"},
-		{"no answer", &meridianpb.OperateRequest{ClientId: id, Op: encodeEcho("silent")}, codes.Internal, "without one"},
+		{"malformed", &meridianpb.OperateRequest{ClientId: id, Op: []byte("zz"), Token: token}, codes.InvalidArgument, "operation does not decode: echo: bad tag"},
+		{"trailing bytes", &meridianpb.OperateRequest{ClientId: id, Op: append(encodeEcho("x"), 0), Token: token}, codes.InvalidArgument, "operation does not decode"},
+		{"codec panics", &meridianpb.OperateRequest{ClientId: id, Op: encodeEcho("panic"), Token: token}, codes.InvalidArgument, "the codec panicked"},
+		{"no answer", &meridianpb.OperateRequest{ClientId: id, Op: encodeEcho("silent"), Token: token}, codes.Internal, "without one"},
 	} {
 		_, err := operate(t, addr, tc.in)
 		if st := status.Convert(err); st.Code() != tc.code || !strings.Contains(st.Message(), tc.want) {
@@ -145,23 +148,9 @@ func TestOperateValidation(t *testing.T) {
 	}
 	// A protocol without operations.
 	plain := startServer(t, rpctest.NewMemBackend(), Limits{})
-	pid, _ := register(t, plain, 0)
-	if _, err := operate(t, plain, &meridianpb.OperateRequest{ClientId: pid, Op: encodeEcho("x")}); status.Code(err) != codes.Unimplemented {
+	preg, _ := registerOn(t, plain, 0, nil)
+	if _, err := operate(t, plain, &meridianpb.OperateRequest{ClientId: preg.GetClientId(), Op: encodeEcho("x"), Token: preg.GetToken()}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("operation to a node without operations: %v", err)
-	}
-}
-
-func TestRegisterAdopts(t *testing.T) {
-	addr := startServer(t, rpctest.NewMemBackend(), Limits{})
-	id, err := register(t, addr, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := register(t, addr, id); err != nil || got != id {
-		t.Errorf("adopting an allocated id: %d, %v", got, err)
-	}
-	if _, err := register(t, addr, id+1); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "never allocated") {
-		t.Errorf("adopting an id never allocated: %v", err)
 	}
 }
 

@@ -3,7 +3,8 @@
 package rpctest
 
 import (
-	"fmt"
+	"crypto/rand"
+	"errors"
 	"sync"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -19,10 +20,11 @@ type MemBackend struct {
 	mu     sync.Mutex
 	st     *store.Store
 	nextID txn.ClientID
+	key    []byte
 }
 
-// NewMemBackend returns an empty MemBackend.
-func NewMemBackend() *MemBackend { return &MemBackend{st: store.New()} }
+// NewMemBackend returns an empty MemBackend with a random client key.
+func NewMemBackend() *MemBackend { return &MemBackend{st: store.New(), key: []byte(rand.Text())} }
 
 // NewClientID allocates the next client id, starting at 1.
 func (b *MemBackend) NewClientID() (txn.ClientID, error) {
@@ -32,22 +34,21 @@ func (b *MemBackend) NewClientID() (txn.ClientID, error) {
 	return b.nextID, nil
 }
 
-// AdoptClientID accepts the ids the backend allocated: it is the cluster's only node.
-func (b *MemBackend) AdoptClientID(id txn.ClientID) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if id == 0 || id > b.nextID {
-		return fmt.Errorf("rpctest: client id %d was never allocated", id)
-	}
-	return nil
+// ClientKey returns the backend's key, drawn when it was made.
+func (b *MemBackend) ClientKey() []byte { return b.key }
+
+// AdoptClientID refuses every id: the backend is the cluster's only node, so it allocated every
+// id a client may hold, and only the token it issued proves one.
+func (b *MemBackend) AdoptClientID(txn.ClientID) error {
+	return errors.New("rpctest: the only node allocates every id; only the token it issued proves one")
 }
 
 // OpCodec returns nil: the backend serves no protocol operations.
 func (b *MemBackend) OpCodec() protocol.Codec { return nil }
 
 // Submit serves req and calls reply with the answer.
-func (b *MemBackend) Submit(req protocol.Request, reply func(protocol.Reply)) {
-	reply(b.serve(req))
+func (b *MemBackend) Submit(req protocol.Request, reply func(protocol.Reply, error)) {
+	reply(b.serve(req), nil)
 }
 
 func (b *MemBackend) serve(req protocol.Request) protocol.Reply {
