@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// UnsafeParamPrefix starts the names of parameters that deliberately break a protocol
+// (unsafe_skip_rule1, unsafe_skip_snapshot_check, ...): the negative controls that show the
+// checker catches a broken protocol. The simulator accepts them; real clusters refuse them.
+const UnsafeParamPrefix = "unsafe_"
+
 // Params are a protocol's named parameters as the user wrote them ("gt" = "500ms"), so that
 // cluster files and command-line flags can carry any protocol's settings without the driver
 // knowing them. Each protocol parses its own and rejects unknown names.

@@ -439,6 +439,8 @@ func params(m map[string]yaml.Node) (protocol.Params, error) {
 			return nil, fmt.Errorf("params: %s: want a single value, e.g. 10ms", k)
 		case v.Tag == "!!null":
 			return nil, fmt.Errorf("params: %s: missing value", k)
+		case strings.HasPrefix(k, protocol.UnsafeParamPrefix):
+			return nil, fmt.Errorf("params: %s deliberately breaks the protocol (a test-only negative control); a real cluster refuses it", k)
 		}
 		p[k] = v.Value
 	}

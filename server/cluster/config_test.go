@@ -69,6 +69,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty nodes", header + "nodes: []\n", "cluster.yaml: missing nodes"},
 		{"params not scalar", header + "params: {interval: [1, 2]}\n" + threeNodes, "cluster.yaml: params: interval: want a single value"},
 		{"params null", header + "params: {interval: ~}\n" + threeNodes, "cluster.yaml: params: interval: missing value"},
+		{"test-only params", header + "params: {unsafe_skip_rule1: \"true\"}\n" + threeNodes, "cluster.yaml: params: unsafe_skip_rule1 deliberately breaks the protocol"},
 		{"params empty name", header + "params: {\"\": 1}\n" + threeNodes, "cluster.yaml: params: empty parameter name"},
 		{"node name empty", header + nodesWith(node("", "C", 3, "")), "cluster.yaml: nodes[2]: missing name"},
 		{"node name invalid", header + nodesWith(node("C/1", "C", 3, "")), `cluster.yaml: nodes[2]: invalid name "C/1"`},
