@@ -27,8 +27,10 @@ const e42DurationUs = 20_000_000
 // e42Point is one protocol at one client count.
 type e42Point struct {
 	clients          int
-	opsPerS, latency float64 // total committed ops/s; mean latency over the DCs
-	abortPct         float64 // aborted share of all decided transactions
+	opsPerS, latency float64       // total committed ops/s; mean commit latency over the DCs
+	txnMs            float64       // mean transaction latency (reads and commit) over the DCs
+	abortPct         float64       // aborted share of all decided transactions
+	res              *bench.Result // the run, for figures beyond these (workload metrics, history)
 }
 
 // e42Curve is one protocol's sweep.
@@ -85,7 +87,7 @@ func (c e42Curve) abortSlope() float64 {
 }
 
 func e42Summarise(clients int, res *bench.Result) e42Point {
-	p := e42Point{clients: clients}
+	p := e42Point{clients: clients, res: res}
 	committed, aborted := 0, 0
 	n := 0
 	for _, dc := range res.DCs {
@@ -94,11 +96,13 @@ func e42Summarise(clients int, res *bench.Result) e42Point {
 		aborted += dc.Aborted
 		if dc.Committed > 0 {
 			p.latency += dc.Latency.Mean
+			p.txnMs += dc.EndToEnd.Mean
 			n++
 		}
 	}
 	if n > 0 {
 		p.latency /= float64(n)
+		p.txnMs /= float64(n)
 	}
 	if committed+aborted > 0 {
 		p.abortPct = 100 * float64(aborted) / float64(committed+aborted)
@@ -106,24 +110,52 @@ func e42Summarise(clients int, res *bench.Result) e42Point {
 	return p
 }
 
-func runE42(env Env) (*Report, error) {
+// clientSweep runs every protocol at every total client count of clients, with the options
+// opts returns for that protocol and count, and returns each protocol's curve. A run the checker
+// rejects is an error.
+func clientSweep(env Env, exp string, protocols []string, clients []int, opts func(protocol string, clients int) bench.Options) (map[string]e42Curve, error) {
 	curves := map[string]e42Curve{}
-	for _, p := range e42Protocols {
-		for _, clients := range e42Clients {
-			opts := e41Options(env)
-			opts.ClientsPerDC = clients / opts.Topology.N()
-			opts.DurationUs = e42DurationUs
-			opts.Service = Calibrated
-			env.progress("e4.2: %s, %d clients, %d virtual s", p, clients, opts.DurationUs/1_000_000)
-			res, err := bench.Run(opts, p)
+	for _, p := range protocols {
+		for _, n := range clients {
+			o := opts(p, n)
+			env.progress("%s: %s, %d clients, %d virtual s", exp, p, n, o.DurationUs/1_000_000)
+			res, err := bench.Run(o, p)
 			if err != nil {
 				return nil, err
 			}
 			if !res.Checker.OK {
-				return nil, fmt.Errorf("%s at %d clients: checker: %s", p, clients, res.Checker.Summary())
+				return nil, fmt.Errorf("%s at %d clients: checker: %s", p, n, res.Checker.Summary())
 			}
-			curves[p] = append(curves[p], e42Summarise(clients, res))
+			curves[p] = append(curves[p], e42Summarise(n, res))
 		}
+	}
+	return curves, nil
+}
+
+// curveSeries is a KindXY series of y against the number of clients, one line per protocol of
+// protocols.
+func curveSeries(name, title, yLabel string, protocols []string, curves map[string]e42Curve, y func(e42Point) float64) Series {
+	s := Series{Name: name, Kind: KindXY, Title: title, XLabel: "clients (total)", YLabel: yLabel}
+	for _, p := range protocols {
+		l := Line{Label: p}
+		for _, pt := range curves[p] {
+			l.X, l.Y = append(l.X, float64(pt.clients)), append(l.Y, y(pt))
+		}
+		s.Lines = append(s.Lines, l)
+	}
+	return s
+}
+
+func runE42(env Env) (*Report, error) {
+	curves, err := clientSweep(env, "e4.2", e42Protocols, e42Clients, func(_ string, clients int) bench.Options {
+		opts := e41Options(env)
+		opts.ClientsPerDC = clients / opts.Topology.N()
+		opts.DurationUs = e42DurationUs
+		opts.Service = Calibrated
+		return opts
+	})
+	if err != nil {
+		return nil, err
 	}
 	r := &Report{Name: "e4.2", Title: experiments["e4.2"].Title}
 	heliosNames := []string{"helios-0", "helios-1", "helios-2", "helios-b"}
@@ -173,25 +205,11 @@ func runE42(env Env) (*Report, error) {
 		holds("2PC/Paxos latency rises steadily from the start (every step up, within 5%)", "rises steadily",
 			fmt.Sprintf("%.0f → %.0f ms", tpc[0].latency, tpc.at(last).latency), risesSteadily(tpc)),
 	)
-	xs := make([]float64, len(e42Clients))
-	for i, c := range e42Clients {
-		xs[i] = float64(c)
-	}
-	series := func(name, title, yLabel string, y func(e42Point) float64) Series {
-		s := Series{Name: name, Kind: KindXY, Title: title, XLabel: "clients (total)", YLabel: yLabel}
-		for _, p := range e42Protocols {
-			l := Line{Label: p, X: xs}
-			for _, pt := range curves[p] {
-				l.Y = append(l.Y, y(pt))
-			}
-			s.Lines = append(s.Lines, l)
-		}
-		return s
-	}
 	r.Series = []Series{
-		series("throughput", "Committed throughput against the number of clients", "committed ops/s", func(p e42Point) float64 { return p.opsPerS }),
-		series("latency", "Mean commit latency against the number of clients", "mean commit latency (ms)", func(p e42Point) float64 { return p.latency }),
-		series("abort-rate", "Abort rate against the number of clients", "aborted (% of decided transactions)", func(p e42Point) float64 { return p.abortPct }),
+		curveSeries("throughput", "Committed throughput against the number of clients", "committed ops/s", e42Protocols, curves, e42Ops),
+		curveSeries("latency", "Mean commit latency against the number of clients", "mean commit latency (ms)", e42Protocols, curves,
+			func(p e42Point) float64 { return p.latency }),
+		curveSeries("abort-rate", "Abort rate against the number of clients", "aborted (% of decided transactions)", e42Protocols, curves, e42AbortPct),
 	}
 	return r, nil
 }
@@ -206,3 +224,9 @@ func risesSteadily(c e42Curve) bool {
 	}
 	return c[len(c)-1].latency > c[0].latency
 }
+
+// e42Ops is a point's committed throughput in ops/s.
+func e42Ops(p e42Point) float64 { return p.opsPerS }
+
+// e42AbortPct is a point's abort rate in percent.
+func e42AbortPct(p e42Point) float64 { return p.abortPct }

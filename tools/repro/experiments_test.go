@@ -127,3 +127,35 @@ func TestListOrdersNamesNaturally(t *testing.T) {
 		t.Fatalf("natural order %v, want %v", names, want)
 	}
 }
+
+// checkReport fails t unless r is experiment name's report, well formed: its title, claims
+// with a figure and a verdict each, series with points, all written as CSV, PNG and HTML under
+// dir.
+func checkReport(t *testing.T, dir, name string, r *Report) {
+	t.Helper()
+	e, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("%s is not registered", name)
+	}
+	if r.Name != name || r.Title != e.Title || len(r.Claims) == 0 || len(r.Series) == 0 {
+		t.Fatalf("report %q %q with %d claims and %d series", r.Name, r.Title, len(r.Claims), len(r.Series))
+	}
+	for _, c := range r.Claims {
+		if c.Claim == "" || c.Paper == "" || c.Ours == "" || (c.Verdict != Matches && !strings.HasPrefix(c.Verdict, Differs)) {
+			t.Errorf("incomplete claim %+v", c)
+		}
+		if strings.Contains(c.Ours, "NaN") || strings.Contains(c.Ours, "Inf") {
+			t.Errorf("claim %q: ours %q", c.Claim, c.Ours)
+		}
+	}
+	for _, s := range r.Series {
+		for _, l := range s.Lines {
+			if len(l.Y) == 0 {
+				t.Errorf("series %s: line %q is empty", s.Name, l.Label)
+			}
+		}
+	}
+	if err := WriteExperiment(dir, r); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,7 +2,6 @@ package repro
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -24,24 +23,11 @@ func TestTCCExperimentsRun(t *testing.T) {
 	dir := t.TempDir()
 	for name, run := range tccRunners {
 		t.Run(name, func(t *testing.T) {
-			if _, ok := Lookup(name); !ok {
-				t.Fatalf("%s is not registered", name)
-			}
 			r, err := run(Env{Seed: 1}, tccTiny)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Name != name || len(r.Claims) == 0 || len(r.Series) == 0 {
-				t.Fatalf("report %q with %d claims and %d series", r.Name, len(r.Claims), len(r.Series))
-			}
-			for _, c := range r.Claims {
-				if c.Claim == "" || c.Paper == "" || c.Ours == "" || (c.Verdict != Matches && !strings.HasPrefix(c.Verdict, Differs)) {
-					t.Errorf("incomplete claim %+v", c)
-				}
-			}
-			if err := WriteExperiment(dir, r); err != nil {
-				t.Fatal(err)
-			}
+			checkReport(t, dir, name, r)
 			if name == "tcc-e10" {
 				for _, c := range r.Claims[:2] { // EC one round, Wren two
 					if c.Verdict != Matches {
