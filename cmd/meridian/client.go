@@ -36,7 +36,9 @@ func newClientCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 		Short: "talk to a running cluster (get, put, snapshot, txn; read, write, session on a partitioned TCC cluster)",
 		Long: `Talk to a running cluster.
 
-With --endpoint ADDR, to one node of a Helios, MF or baseline cluster: put, get, snapshot, txn.
+With --endpoint ADDR, to one node of a Helios, MF, Ogre or baseline cluster: put, get, snapshot,
+txn. On Ogre, snapshot is a read-only transaction of any size from the local RoT-Storage, with no
+WAN message (serializable with the other snapshots of its datacenter).
 Output, one line per result: "K = V (version t3.1)", "committed", "aborted: REASON". Keys and
 values that are not printable text are shown Go-quoted. The exit status is 1 if a transaction
 aborted (other than by an abort command) or a request failed, 2 for bad usage. The connection is
