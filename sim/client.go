@@ -75,7 +75,7 @@ func (c *Conn) CallNode(to protocol.NodeID, req protocol.Request, done func(prot
 		}
 		e.at = s.lanClientHop(&c.nic, s.nowUs, e.txNs, &c.link(to, s.nowUs).requestLastUs)
 	}
-	s.push(e)
+	s.pushHop(e)
 }
 
 // link returns the FIFO state of the client's links with node to, first forgetting the links

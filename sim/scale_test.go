@@ -107,15 +107,16 @@ func benchmarkGossip(b *testing.B, nodes int, lan LAN) {
 	b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
 }
 
-// TestEventQueuePopsByTimeThenSequence checks the heap against a sorted reference under random
-// interleavings of pushes and pops, with many ties in time.
+// TestEventQueuePopsByTimeThenSequence checks the queue against a sorted reference under random
+// interleavings of pushes and pops, with many ties in time, half of the pushes through
+// pushInOrder with a fixed delay (client hops) and some of those out of order.
 func TestEventQueuePopsByTimeThenSequence(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var q eventQueue
 	var seq uint64
 	var ref []*event // what must come out, kept sorted by (at, seq)
 	for range 200_000 {
-		if len(q) > 0 && r.IntN(3) == 0 {
+		if q.len() > 0 && r.IntN(3) == 0 {
 			got := q.pop()
 			if got != ref[0] {
 				t.Fatalf("popped (%d, %d), want (%d, %d)", got.at, got.seq, ref[0].at, ref[0].seq)
@@ -129,7 +130,15 @@ func TestEventQueuePopsByTimeThenSequence(t *testing.T) {
 			now = ref[0].at
 		}
 		e := &event{at: now + r.Int64N(50), seq: seq}
-		q.push(e)
+		switch r.IntN(4) {
+		case 0, 1:
+			q.push(e)
+		case 2:
+			e.at = now + 20
+			q.pushInOrder(e)
+		case 3:
+			q.pushInOrder(e)
+		}
 		i, _ := slices.BinarySearchFunc(ref, e, func(a, b *event) int {
 			if a.at != b.at {
 				return cmp.Compare(a.at, b.at)
@@ -138,10 +147,41 @@ func TestEventQueuePopsByTimeThenSequence(t *testing.T) {
 		})
 		ref = slices.Insert(ref, i, e)
 	}
-	for len(q) > 0 {
+	for q.len() > 0 {
 		if got := q.pop(); got != ref[0] {
 			t.Fatalf("draining: popped (%d, %d), want (%d, %d)", got.at, got.seq, ref[0].at, ref[0].seq)
 		}
 		ref = ref[1:]
+	}
+}
+
+// TestEventQueueFIFOReusesSpace: a FIFO that never empties (clients always have a hop in flight)
+// reuses the space of the entries it popped, and still pops in order.
+func TestEventQueueFIFOReusesSpace(t *testing.T) {
+	var q eventQueue
+	var seq uint64
+	push := func(at int64) {
+		seq++
+		q.pushInOrder(&event{at: at, seq: seq})
+	}
+	for i := range 3000 {
+		push(int64(i))
+	}
+	for i := range 2000 {
+		if e := q.pop(); e.at != int64(i) {
+			t.Fatalf("pop %d: at %d", i, e.at)
+		}
+	}
+	for i := range 10 {
+		push(int64(3000 + i))
+	}
+	if len(q.heap) != 0 || len(q.fifo) != 1010 || q.head != 0 {
+		t.Fatalf("after 3010 pushes and 2000 pops: heap %d, FIFO %d from %d; want the 1010 left moved to the front",
+			len(q.heap), len(q.fifo), q.head)
+	}
+	for i := range 1010 {
+		if e := q.pop(); e.at != int64(2000+i) {
+			t.Fatalf("pop %d after compaction: at %d", i, e.at)
+		}
 	}
 }

@@ -6,6 +6,8 @@
 package store
 
 import (
+	"slices"
+
 	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
@@ -20,25 +22,45 @@ type Version struct {
 // goroutine. Every version ever installed is kept: the checker needs the full order, and runs are
 // bounded. (Pruning old versions belongs to the durable store of the real servers.)
 //
-// Versions live in an append-only arena in installation order, each linked to its key's previous
-// version; a key maps to its latest version. Installing is one map lookup and a sequential
-// append, with no per-key slices to grow.
+// Keys are numbered by a Keys table, which stores may share; a number never changes, so that flat
+// slices indexed by it hold the rest of a key's state. Versions live in an append-only arena in
+// installation order, each tagged with its key's number and linked to the key's previous
+// version. Installing is one map lookup and a sequential append; reading the version orders back
+// is a sequential pass over the arena.
 type Store struct {
-	latest map[string]*int32 // arena index of each written key's latest version
-	arena  [][]entry         // fixed-size chunks, so that growing never copies
-	n      int32             // versions in the arena
+	keys   *Keys
+	latest []int32   // latest[k]: arena index of key k's latest version, -1 for none
+	arena  [][]entry // fixed-size chunks, so that growing never copies
+	n      int32     // versions in the arena
 	seq    uint64
 }
 
 type entry struct {
 	Version
+	key  int32 // the key's number
 	prev int32 // arena index of the key's previous version; -1 for none
 }
 
 const chunkBits = 12
 
-// New returns an empty store: every key holds only its initial version.
-func New() *Store { return &Store{latest: make(map[string]*int32)} }
+// Keys numbers keys, in the order they are first written, for the stores that share it. Stores
+// that hold the same keys, such as the simulator's replicas of one partition, share one: a key
+// is then found in one map, where the store that wrote it last left it, instead of in one map
+// per store. Stores that share a table must be used from one goroutine.
+type Keys struct {
+	numbers map[string]int32
+	names   []string
+}
+
+// NewKeys returns an empty key table.
+func NewKeys() *Keys { return &Keys{numbers: make(map[string]int32)} }
+
+// New returns an empty store with a key table of its own: every key holds only its initial
+// version.
+func New() *Store { return NewShared(NewKeys()) }
+
+// NewShared returns an empty store that numbers its keys in keys.
+func NewShared(keys *Keys) *Store { return &Store{keys: keys} }
 
 func (s *Store) at(i int32) *entry { return &s.arena[i>>chunkBits][i&(1<<chunkBits-1)] }
 
@@ -52,22 +74,27 @@ func (s *Store) push(e entry) int32 {
 	return i
 }
 
+// last returns the arena index of key's latest version, or -1 if the store holds none.
+func (s *Store) last(key string) int32 {
+	k, ok := s.keys.numbers[key]
+	if !ok || int(k) >= len(s.latest) {
+		return -1
+	}
+	return s.latest[k]
+}
+
 // Get returns the latest version of key.
 func (s *Store) Get(key string) Version {
-	i, ok := s.latest[key]
-	if !ok {
+	i := s.last(key)
+	if i < 0 {
 		return Version{}
 	}
-	return s.at(*i).Version
+	return s.at(i).Version
 }
 
 // GetAt returns the latest version of key installed at or before position seq.
 func (s *Store) GetAt(key string, seq uint64) Version {
-	p, ok := s.latest[key]
-	if !ok {
-		return Version{}
-	}
-	for i := *p; i >= 0; i = s.at(i).prev {
+	for i := s.last(key); i >= 0; i = s.at(i).prev {
 		if e := s.at(i); e.Seq <= seq {
 			return e.Version
 		}
@@ -87,13 +114,17 @@ func (s *Store) Versions() int { return int(s.n) }
 func (s *Store) Apply(writer txn.ID, writes []txn.Write) {
 	s.seq++
 	for _, w := range writes {
-		v := Version{Writer: writer, Value: w.Value, Seq: s.seq}
-		if p, ok := s.latest[w.Key]; ok {
-			*p = s.push(entry{Version: v, prev: *p})
-		} else {
-			i := s.push(entry{Version: v, prev: -1})
-			s.latest[w.Key] = &i
+		k, ok := s.keys.numbers[w.Key]
+		if !ok {
+			k = int32(len(s.keys.names))
+			s.keys.numbers[w.Key] = k
+			s.keys.names = append(s.keys.names, w.Key)
 		}
+		for int(k) >= len(s.latest) {
+			s.latest = append(s.latest, -1)
+		}
+		v := Version{Writer: writer, Value: w.Value, Seq: s.seq}
+		s.latest[k] = s.push(entry{Version: v, key: k, prev: s.latest[k]})
 	}
 }
 
@@ -108,20 +139,32 @@ func (s *Store) Stale(reads []txn.Read) bool {
 }
 
 // VersionOrder returns, for every key written at least once, the writers of its versions in
-// installation order.
+// installation order. The slices share one array, each capped at its own length.
 func (s *Store) VersionOrder() map[string][]txn.ID {
-	out := make(map[string][]txn.ID, len(s.latest))
-	for k, p := range s.latest {
-		n := 0
-		for i := *p; i >= 0; i = s.at(i).prev {
-			n++
+	// start[k+1] counts key k's versions, then becomes the end of its run in writers.
+	start := make([]int32, len(s.latest)+1)
+	for i := range s.n {
+		start[s.at(i).key+1]++
+	}
+	written := 0
+	for k := range s.latest {
+		if start[k+1] > 0 {
+			written++
 		}
-		ids := make([]txn.ID, n)
-		for i := *p; i >= 0; i = s.at(i).prev {
-			n--
-			ids[n] = s.at(i).Writer
+		start[k+1] += start[k]
+	}
+	writers := make([]txn.ID, s.n)
+	next := slices.Clone(start[:len(s.latest)])
+	for i := range s.n {
+		e := s.at(i)
+		writers[next[e.key]] = e.Writer
+		next[e.key]++
+	}
+	out := make(map[string][]txn.ID, written)
+	for k := range s.latest {
+		if start[k] < start[k+1] {
+			out[s.keys.names[k]] = writers[start[k]:start[k+1]:start[k+1]]
 		}
-		out[k] = ids
 	}
 	return out
 }

@@ -143,6 +143,13 @@ func TestVersionOrderListsWritersInInstallOrder(t *testing.T) {
 	if !maps.EqualFunc(got, want, slices.Equal) {
 		t.Fatalf("VersionOrder = %v, want %v", got, want)
 	}
+	// Appending to one key's order leaves the others alone.
+	for k := range got {
+		got[k] = append(got[k], txn.None)
+	}
+	if !slices.Equal(got["k"], append(want["k"], txn.None)) || !slices.Equal(got["j"], append(want["j"], txn.None)) {
+		t.Fatalf("after appending to each order: %v", got)
+	}
 	// The result is a copy.
 	got["k"][0] = txn.None
 	if s.VersionOrder()["k"][0] != t2 {
@@ -200,5 +207,51 @@ func TestVersionsIgnoresReadOnly(t *testing.T) {
 	b.Apply(txn.NewID(2, 1), nil) // read-only
 	if a.Versions() != 2 || b.Versions() != 2 || a.Seq() == b.Seq() {
 		t.Fatalf("versions %d and %d, seqs %d and %d", a.Versions(), b.Versions(), a.Seq(), b.Seq())
+	}
+}
+
+// TestStoresSharingKeysStayApart: stores that share a key table behave exactly as stores with
+// tables of their own, whatever keys the others write, including stores added to the table after
+// it numbered keys.
+func TestStoresSharingKeysStayApart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	keys := NewKeys()
+	var shared, own []*Store
+	addPair := func() {
+		shared, own = append(shared, NewShared(keys)), append(own, New())
+	}
+	addPair()
+	addPair()
+	for i := range 6000 { // more versions than one arena chunk holds
+		if i == 1000 {
+			addPair()
+		}
+		s := rng.IntN(len(shared))
+		var writes []txn.Write
+		for k := rng.IntN(300); len(writes) < 3 && k < 300; k += 1 + rng.IntN(100) {
+			writes = append(writes, txn.Write{Key: fmt.Sprint("k", k), Value: []byte(fmt.Sprint(i))})
+		}
+		id := txn.NewID(txn.ClientID(1+s), uint32(i+1))
+		shared[s].Apply(id, writes)
+		own[s].Apply(id, writes)
+	}
+	for s := range shared {
+		a, b := shared[s], own[s]
+		if a.Seq() != b.Seq() || a.Versions() != b.Versions() {
+			t.Fatalf("store %d: seq %d, %d versions; alone: seq %d, %d versions", s, a.Seq(), a.Versions(), b.Seq(), b.Versions())
+		}
+		if got, want := a.VersionOrder(), b.VersionOrder(); !maps.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("store %d: VersionOrder differs from the store with its own keys", s)
+		}
+		for k := range 310 {
+			key := fmt.Sprint("k", k)
+			at := uint64(rng.IntN(int(a.Seq()) + 1))
+			if got, want := a.GetAt(key, at), b.GetAt(key, at); got.Writer != want.Writer || got.Seq != want.Seq {
+				t.Fatalf("store %d: GetAt(%s, %d) = %+v, alone %+v", s, key, at, got, want)
+			}
+			if got, want := a.Get(key), b.Get(key); got.Writer != want.Writer || got.Seq != want.Seq {
+				t.Fatalf("store %d: Get(%s) = %+v, alone %+v", s, key, got, want)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -39,10 +40,15 @@ type runState struct {
 	workers  []*worker
 	originUs int64 // the clients' clock reading at time 0 of the run (cluster drivers)
 
-	mu    sync.Mutex
-	txns  []history.Txn
+	mu sync.Mutex
+	// txns holds the recorded transactions in chunks of txnChunk, so that recording never
+	// copies the earlier ones; finish joins them.
+	txns  [][]history.Txn
 	stats *collector
 }
+
+// txnChunk is the number of transactions in one chunk of runState.txns.
+const txnChunk = 4096
 
 // newRun validates opts for protocol e deployed as layout, and prepares the state the workers
 // share.
@@ -74,7 +80,11 @@ func newRun(opts *Options, e registry.Entry, layout *tcc.Layout) (*runState, err
 
 func (r *runState) record(t history.Txn) {
 	r.mu.Lock()
-	r.txns = append(r.txns, t)
+	if n := len(r.txns); n == 0 || len(r.txns[n-1]) == txnChunk {
+		r.txns = append(r.txns, make([]history.Txn, 0, txnChunk))
+	}
+	last := &r.txns[len(r.txns)-1]
+	*last = append(*last, t)
 	r.mu.Unlock()
 }
 
@@ -149,16 +159,39 @@ func (r *runState) finish(res *Result, replicas []history.Replica, final []txn.I
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res.DCs = r.stats.summarise(opts.Topology)
-	h := &history.History{Txns: r.txns, Replicas: replicas}
+	h := &history.History{Txns: slices.Concat(r.txns...), Replicas: replicas}
 	model := checker.Serializable
 	if res.Consistency != registry.Serializable {
 		model = checker.Causal
 	}
-	res.Checker = checker.Check(h, checker.Options{Model: model, MaxRounds: r.entry.MaxReadRounds, Final: final,
+	res.Checker = check(h, checker.Options{Model: model, MaxRounds: r.entry.MaxReadRounds, Final: final,
 		SnapshotsPerDC: r.entry.SerializableSnapshotsPerDC})
 	if opts.KeepHistory {
 		res.History = h
 	}
+}
+
+// check is checker.Check, cheaper when the replicas agree. Under Serializable a replica whose
+// version orders equal the first replica's can only repeat the first one's findings (they hold
+// the same versions in the same orders), so such a history is checked against the first replica
+// alone (on another goroutine, while the others are compared with it), and in full only if they
+// differ or that check finds an anomaly, to report it at every replica.
+func check(h *history.History, opts checker.Options) checker.Report {
+	if opts.Model != checker.Serializable || len(h.Replicas) < 2 {
+		return checker.Check(h, opts)
+	}
+	one := *h
+	one.Replicas = h.Replicas[:1]
+	firstOnly := make(chan checker.Report, 1)
+	go func() { firstOnly <- checker.Check(&one, opts) }()
+	agree := true
+	for _, rep := range h.Replicas[1:] {
+		agree = agree && maps.EqualFunc(rep.VersionOrder, one.Replicas[0].VersionOrder, slices.Equal)
+	}
+	if report := <-firstOnly; agree && report.OK {
+		return report
+	}
+	return checker.Check(h, opts)
 }
 
 // abandonBusy counts the workers whose last transaction never finished and lets the workload

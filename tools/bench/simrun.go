@@ -87,9 +87,11 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	}
 	var replicas []history.Replica
 	for _, nd := range s.Nodes() {
-		order := s.Store(nd.ID).VersionOrder()
+		var order map[string][]txn.ID
 		if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
 			order = vo.VersionOrder()
+		} else {
+			order = s.Store(nd.ID).VersionOrder()
 		}
 		replicas = append(replicas, history.Replica{Name: replicaName(opts.Topology.DCs, nd, partitioned), VersionOrder: order})
 	}

@@ -61,8 +61,7 @@ const timerPropagate protocol.TimerID = 1
 // pending is a local transaction in PTPool.
 type pending struct {
 	t      *txn.Txn
-	q      int64   // request timestamp; also its preparing record's timestamp
-	kts    []int64 // kts[B] = q + co[B]; kts[self] unused
+	q      int64 // request timestamp; also its preparing record's timestamp
 	client txn.ClientID
 	seq    uint64
 	nacks  uint64 // bitmask of datacenters that NACKed t
@@ -124,7 +123,7 @@ func (r *Replica) propagate() {
 	r.log.Broadcast(r.env.NowUs(), func(to int, m *rlog.Message[Entry]) {
 		r.env.Send(r.nodeOf[to], (*Message)(m))
 	})
-	r.log.GC()
+	r.log.Trim()
 	r.env.SetTimer(r.cfg.intervalUs, timerPropagate)
 }
 
@@ -149,10 +148,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 		return
 	}
 	rec := r.log.Append(r.env.NowUs(), Entry{Kind: Preparing, Txn: t})
-	p := &pending{t: t, q: rec.TS, kts: make([]int64, r.n), client: req.Client, seq: req.Seq}
-	for b := range r.n {
-		p.kts[b] = rec.TS + r.cfg.offsetsUs[r.self][b]
-	}
+	p := &pending{t: t, q: rec.TS, client: req.Client, seq: req.Seq}
 	r.ptPool = append(r.ptPool, p)
 	r.ptIndex.Add(t)
 	r.tryCommit()
@@ -182,11 +178,17 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 			r.log.Append(r.env.NowUs(), Entry{Kind: Nack, Of: e.Txn.ID})
 		}
 	case Finished:
+		t, prepared := r.eptPool[e.Of]
 		if e.Committed {
-			r.abortConflicting(e.Txn) // redundant after the preparing record; kept as in Alg. 4
+			// Alg. 4 aborts the conflicting local transactions again. After a preparing record
+			// with the same writes there are none: it aborted those there were, and eptIndex has
+			// kept new ones out since.
+			if !prepared || !slices.EqualFunc(t.Writes, e.Txn.Writes, func(a, b txn.Write) bool { return a.Key == b.Key }) {
+				r.abortConflicting(e.Txn)
+			}
 			r.env.Store().Apply(e.Of, e.Txn.Writes)
 		}
-		if t, ok := r.eptPool[e.Of]; ok {
+		if prepared {
 			delete(r.eptPool, e.Of)
 			r.eptIndex.RemoveWrites(t)
 		}
@@ -293,10 +295,11 @@ func (r *Replica) knowledge() []int64 {
 }
 
 // knows is Rule 2, and Rule 3's first condition: this replica has every other datacenter's log
-// up to p's knowledge timestamp for it.
+// up to p's knowledge timestamp for it, kts_B(p) = q(p) + co[B].
 func (r *Replica) knows(p *pending, known []int64) bool {
+	co := r.cfg.offsetsUs[r.self]
 	for b := range r.n {
-		if b != r.self && known[b] < p.kts[b] {
+		if b != r.self && known[b] < p.q+co[b] {
 			return false
 		}
 	}

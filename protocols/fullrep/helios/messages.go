@@ -19,12 +19,13 @@ const (
 	Nack
 )
 
-// Entry is the payload of one Helios log record.
+// Entry is the payload of one Helios log record. (The one-byte fields come last: a smaller
+// record is cheaper to copy into every message that carries it.)
 type Entry struct {
-	Kind      EntryKind
 	Txn       *txn.Txn // Preparing, and Finished when Committed
 	Of        txn.ID   // Finished, Nack
-	Committed bool     // Finished
+	Kind      EntryKind
+	Committed bool // Finished
 }
 
 // Message is the partial log one Helios replica sends another every propagation interval.

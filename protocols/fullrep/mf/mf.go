@@ -42,6 +42,9 @@ type pending struct {
 	lpt    int64 // LPT_A when t asked to commit
 	client txn.ClientID
 	seq    uint64
+	// fresh is how many versions the store held when t's reads were last found fresh: until
+	// another is installed, none of them can become stale.
+	fresh int
 }
 
 // Replica is one Message Futures instance: the state of spec §2.3.
@@ -122,7 +125,7 @@ func (r *Replica) propagate() {
 	r.lpt = r.log.Broadcast(r.env.NowUs(), func(to int, m *rlog.Message[Entry]) {
 		r.env.Send(r.nodeOf[to], (*Message)(m))
 	})
-	r.log.GC()
+	r.log.Trim()
 	r.env.SetTimer(r.intervalUs, timerPropagate)
 }
 
@@ -146,7 +149,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 		abort(txn.ReasonRemoteConflict)
 		return
 	}
-	r.pt = append(r.pt, &pending{t: t, lpt: r.lpt, client: req.Client, seq: req.Seq})
+	r.pt = append(r.pt, &pending{t: t, lpt: r.lpt, client: req.Client, seq: req.Seq, fresh: r.env.Store().Versions()})
 	r.ptIndex.Add(t)
 	r.log.Append(r.env.NowUs(), Entry{Txn: &txn.Txn{ID: t.ID, Writes: t.Writes}})
 	r.tryCommit() // Immediate Commit Zone: the condition may already hold
@@ -203,15 +206,19 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 
 // tryCommit is Algorithm 2.
 func (r *Replica) tryCommit() {
+	st := r.env.Store()
 	r.pt = slices.DeleteFunc(r.pt, func(p *pending) bool {
-		switch {
-		case r.env.Store().Stale(p.t.Reads):
-			r.finish(p, txn.Aborted, txn.ReasonStaleRead)
-		case r.everyoneHeard(p.lpt):
-			r.finish(p, txn.Committed, "")
-		default:
+		if v := st.Versions(); v != p.fresh {
+			if st.Stale(p.t.Reads) {
+				r.finish(p, txn.Aborted, txn.ReasonStaleRead)
+				return true
+			}
+			p.fresh = v
+		}
+		if !r.everyoneHeard(p.lpt) {
 			return false
 		}
+		r.finish(p, txn.Committed, "")
 		return true
 	})
 }

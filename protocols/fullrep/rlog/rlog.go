@@ -30,6 +30,7 @@ package rlog
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Record is one log entry: created at site Host with timestamp TS (unique per host, increasing).
@@ -70,6 +71,10 @@ type Log[P any] struct {
 	// to j in a message numbered up to sentSeq[j]; recvSeq[j] is the last message accepted from j.
 	known, sentTo    []int
 	sentSeq, recvSeq []uint64
+	// Scratch space of GC, and the length at which Trim next runs it.
+	floor      []int64
+	keptBefore []int
+	trimAt     int
 }
 
 // New returns site self's empty log in a system of n sites.
@@ -110,21 +115,23 @@ func (l *Log[P]) Append(nowTS int64, p P) Record[P] {
 
 // Broadcast takes one heartbeat timestamp σ (not below nowTS) and calls send once per peer with
 // that peer's partial log stamped σ. One σ serves all peers, so that "everyone has heard my send
-// at σ" is a single condition (Message Futures' LPT). It returns σ.
+// at σ" is a single condition (Message Futures' LPT). The messages share one copy of the
+// timetable: neither senders nor receivers may modify a message. It returns σ.
 func (l *Log[P]) Broadcast(nowTS int64, send func(to int, m *Message[P])) int64 {
 	sigma := l.next(nowTS)
+	table := slices.Clone(l.table)
 	for to := 0; to < l.n; to++ {
 		if to != l.self {
-			send(to, l.messageTo(to, sigma))
+			send(to, l.messageTo(to, sigma, table))
 		}
 	}
 	return sigma
 }
 
-func (l *Log[P]) messageTo(to int, sigma int64) *Message[P] {
+// messageTo returns the partial log for peer to, stamped sigma, carrying table.
+func (l *Log[P]) messageTo(to int, sigma int64, table []int64) *Message[P] {
 	l.sentSeq[to]++
-	m := &Message[P]{From: l.self, SendTS: sigma, Seq: l.sentSeq[to], Full: l.sentSeq[to]%FullEvery == 1,
-		Table: append([]int64(nil), l.table...)}
+	m := &Message[P]{From: l.self, SendTS: sigma, Seq: l.sentSeq[to], Full: l.sentSeq[to]%FullEvery == 1, Table: table}
 	row := l.table[to*l.n : (to+1)*l.n]
 	for l.known[to] < len(l.records) && row[l.records[l.known[to]].Host] >= l.records[l.known[to]].TS {
 		l.known[to]++
@@ -218,40 +225,43 @@ func (l *Log[P]) validate(m *Message[P]) error {
 
 // GC drops every record that all sites are known to hold (spec §1.6) and returns how many.
 func (l *Log[P]) GC() int {
+	// floor[k]: every site holds k's records up to floor[k].
+	floor := append(l.floor[:0], l.table[:l.n]...)
+	for j := 1; j < l.n; j++ {
+		for k, ts := range l.table[j*l.n : (j+1)*l.n] {
+			floor[k] = min(floor[k], ts)
+		}
+	}
+	l.floor = floor
+	// keptBefore[i]: how many of the records before index i are kept, the new index of a
+	// per-peer position i.
+	keptBefore := l.keptBefore[:0]
 	kept := l.records[:0]
-	for i, r := range l.records {
-		l.remap(i, len(kept))
-		if !l.everyoneHas(r) {
+	for _, r := range l.records {
+		keptBefore = append(keptBefore, len(kept))
+		if r.TS > floor[r.Host] {
 			kept = append(kept, r)
 		}
 	}
-	l.remap(len(l.records), len(kept))
+	keptBefore = append(keptBefore, len(kept))
+	l.keptBefore = keptBefore
+	for j := range l.n {
+		l.known[j], l.sentTo[j] = keptBefore[l.known[j]], keptBefore[l.sentTo[j]]
+	}
 	dropped := len(l.records) - len(kept)
 	clear(l.records[len(kept):])
 	l.records = kept
 	return dropped
 }
 
-// remap moves the per-peer positions that point at old index i to its index after GC. Positions
-// only move down (to ≤ i), so a moved position is never matched again by a later i.
-func (l *Log[P]) remap(i, newIndex int) {
-	for j := range l.n {
-		if l.known[j] == i {
-			l.known[j] = newIndex
-		}
-		if l.sentTo[j] == i {
-			l.sentTo[j] = newIndex
-		}
+// Trim is GC for callers that run it after every Broadcast: it runs GC only once the log has
+// grown to twice what the last GC left, so that its cost stays proportional to the records
+// appended. The records it leaves in place are known to every site: no message carries them.
+func (l *Log[P]) Trim() {
+	if len(l.records) >= l.trimAt {
+		l.GC()
+		l.trimAt = 2 * len(l.records)
 	}
-}
-
-func (l *Log[P]) everyoneHas(r Record[P]) bool {
-	for j := 0; j < l.n; j++ {
-		if l.table[j*l.n+r.Host] < r.TS {
-			return false
-		}
-	}
-	return true
 }
 
 // Len returns the number of records currently held.

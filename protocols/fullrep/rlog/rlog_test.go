@@ -876,3 +876,52 @@ func TestGCWaitsUntilEverySiteIsKnownToHoldARecord(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimSendsWhatGCSends runs two copies of a network through the same random appends, sends
+// and deliveries, one running GC after every send and the other Trim: they send the same
+// messages, and after a last GC hold the same records.
+func TestTrimSendsWhatGCSends(t *testing.T) {
+	const n = 4
+	rng := rand.New(rand.NewPCG(7, 11))
+	gcNet, trimNet := newLinks(t, n), newLinks(t, n)
+	trimmed, kept := 0, 0 // sends after which Trim ran GC, and after which it left records GC dropped
+	for step := range 3000 {
+		from := rng.IntN(n)
+		switch rng.IntN(3) {
+		case 0:
+			gcNet.logs[from].Append(int64(step), step)
+			trimNet.logs[from].Append(int64(step), step)
+		case 1:
+			sent, trimSent := gcNet.broadcast(from), trimNet.broadcast(from)
+			for to, m := range sent {
+				if tm := trimSent[to]; !slices.Equal(m.Records, tm.Records) || !slices.Equal(m.Table, tm.Table) ||
+					m.Seq != tm.Seq || m.Full != tm.Full {
+					t.Fatalf("step %d: %d→%d: GC network sent %+v, Trim network %+v", step, from, to, m, tm)
+				}
+			}
+			gcNet.logs[from].GC()
+			before := trimNet.logs[from].Len()
+			trimNet.logs[from].Trim()
+			if trimNet.logs[from].Len() < before {
+				trimmed++
+			}
+			if trimNet.logs[from].Len() > gcNet.logs[from].Len() {
+				kept++
+			}
+		case 2:
+			to := (from + 1 + rng.IntN(n-1)) % n
+			gcNet.deliver(from, to)
+			trimNet.deliver(from, to)
+		}
+	}
+	if trimmed == 0 || kept == 0 {
+		t.Fatalf("Trim ran GC after %d sends and skipped it, with records to drop, after %d: the test needs both", trimmed, kept)
+	}
+	for i := range n {
+		gcNet.logs[i].GC()
+		trimNet.logs[i].GC()
+		if got, want := trimNet.logs[i].Records(), gcNet.logs[i].Records(); !slices.Equal(got, want) {
+			t.Fatalf("site %d holds %v after Trim and GC, %v after GC", i, got, want)
+		}
+	}
+}
