@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -54,6 +56,7 @@ type benchFlags struct {
 	cpuPerMessage, cpuPerRequest, cpuPerCommit  time.Duration
 	jsonFile, historyFile, cpuProfile           string
 	quiet                                       bool
+	parallel                                    int
 	cluster, cert, key                          string
 	faults, params                              []string
 }
@@ -136,6 +139,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.jsonFile, "json", "", "write the results as JSON to this file (docs/RESULTS.md)")
 	fs.StringVar(&f.historyFile, "history", "", "write the recorded history as JSON Lines to this file (docs/HISTORY.md)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line (there is none unless stderr is a terminal)")
+	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "simulate up to this many protocols at once (results are the same; 1: one after the other)")
 	fs.StringVar(&f.cluster, "cluster", "", "run against the running cluster of this file instead of the simulator (its protocol, topology, partitions and parameters)")
 	fs.StringVar(&f.cert, "cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
 	fs.StringVar(&f.key, "key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
@@ -178,6 +182,9 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if f.parallel < 1 {
+		return usagef("bench: --parallel must be at least 1, got %d", f.parallel)
+	}
 	if !f.quiet && isTerminal(stderr) {
 		opts.Progress = progressPrinter(stderr, len(opts.Protocols))
 	}
@@ -211,19 +218,23 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 			return bench.RunCluster(ctx, opts, cfg, grpc.WithTransportCredentials(creds))
 		}
 	}
-	var results []*bench.Result
-	for _, p := range opts.Protocols {
-		res, err := runOne(p)
-		if err != nil {
-			return err
-		}
-		if opts.Progress != nil {
-			fmt.Fprint(stderr, "\r\033[K")
-		}
-		results = append(results, res)
-		if res.TCC() == nil {
-			printResult(stdout, res, opts, cfg != nil)
-		}
+	parallel := f.parallel
+	if cfg != nil {
+		parallel = 1 // one cluster, one run
+	}
+	results := make([]*bench.Result, 0, len(opts.Protocols))
+	err = runInOrder(len(opts.Protocols), parallel, func(i int) (*bench.Result, error) { return runOne(opts.Protocols[i]) },
+		func(res *bench.Result) {
+			if opts.Progress != nil {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			results = append(results, res)
+			if res.TCC() == nil {
+				printResult(stdout, res, opts, cfg != nil)
+			}
+		})
+	if err != nil {
+		return err
 	}
 	if results[0].TCC() != nil {
 		printTCCResults(stdout, results, opts, cfg != nil)
@@ -251,6 +262,44 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		}
 	}
 	return nil
+}
+
+// runInOrder runs run(0) … run(n-1) on up to parallel goroutines and hands each result to
+// report in index order, as soon as it and every earlier one are done. Simulated runs are
+// independent and deterministic, so running them side by side changes nothing but the wall
+// time. It returns the first error in index order.
+func runInOrder(n, parallel int, run func(i int) (*bench.Result, error), report func(*bench.Result)) error {
+	type outcome struct {
+		res *bench.Result
+		err error
+	}
+	done := make([]chan outcome, n)
+	for i := range done {
+		done[i] = make(chan outcome, 1)
+	}
+	slots := make(chan struct{}, max(parallel, 1))
+	go func() {
+		for i := range n {
+			slots <- struct{}{}
+			go func() {
+				res, err := run(i)
+				done[i] <- outcome{res, err}
+				<-slots
+			}()
+		}
+	}()
+	var first error
+	for i := range n {
+		o := <-done[i]
+		switch {
+		case first != nil:
+		case o.err != nil:
+			first = o.err
+		default:
+			report(o.res)
+		}
+	}
+	return first
 }
 
 // pickWorkload returns the name of the run's workload: --workload if given, else the one the
@@ -404,14 +453,15 @@ func parseParams(items []string) (protocol.Params, error) {
 	return p, nil
 }
 
-// progressPrinter rewrites one status line on a terminal.
+// progressPrinter rewrites one status line on a terminal; runs side by side share it.
 func progressPrinter(w io.Writer, total int) func(string, int64, int64) {
-	index, last := 0, ""
+	var mu sync.Mutex
+	started := map[string]bool{}
 	return func(p string, virtualUs, totalUs int64) {
-		if p != last {
-			index, last = index+1, p
-		}
-		fmt.Fprintf(w, "\r\033[Krunning %s [%d/%d]: %d/%d s", p, index, total, virtualUs/1e6, totalUs/1e6)
+		mu.Lock()
+		defer mu.Unlock()
+		started[p] = true
+		fmt.Fprintf(w, "\r\033[Krunning %s [%d/%d]: %d/%d s", p, len(started), total, virtualUs/1e6, totalUs/1e6)
 	}
 }
 

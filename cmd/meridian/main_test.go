@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/verify/history"
 )
 
@@ -239,6 +243,24 @@ func TestBenchTCCJSONAndHistory(t *testing.T) {
 					t.Fatalf("%s: the version order of %s lacks %s, which committed a write to it", r.Protocol, k, tx.ID)
 				}
 			}
+		}
+	}
+}
+
+// TestRunInOrder: results are reported in index order whatever order the runs finish in, and
+// the first error in index order is returned after the results before it.
+func TestRunInOrder(t *testing.T) {
+	for _, parallel := range []int{1, 2, 5} {
+		var got []string
+		err := runInOrder(5, parallel, func(i int) (*bench.Result, error) {
+			time.Sleep(time.Duration(5-i) * time.Millisecond) // later runs finish first
+			if i == 3 {
+				return nil, errors.New("run 3 failed")
+			}
+			return &bench.Result{Protocol: strconv.Itoa(i)}, nil
+		}, func(r *bench.Result) { got = append(got, r.Protocol) })
+		if err == nil || err.Error() != "run 3 failed" || strings.Join(got, ",") != "0,1,2" {
+			t.Errorf("parallel %d: reported %v, error %v; want 0,1,2 then run 3's error", parallel, got, err)
 		}
 	}
 }
