@@ -1,0 +1,131 @@
+package cop
+
+import (
+	"fmt"
+	"math"
+)
+
+// paramPlan is what Alg. 12 tracks for one parameter while planning.
+type paramPlan struct {
+	writer  TxnID  // Planned_version_list[x]: the latest planned writer
+	readers uint32 // version_readers[x]: planned readers of that writer's version so far
+}
+
+// planStep is the body of Alg. 12 for transaction id: it annotates the reads (the current
+// planned version of each parameter, counting the reader) and then the writes (the version
+// overwritten and its readers; the transaction becomes the latest writer). Planning in one
+// pass and planning during a first epoch under Locking share it.
+func planStep(params []paramPlan, id TxnID, readSet, writeSet []uint32, readVersion []TxnID, writeWords []uint64) {
+	if sameSet(readSet, writeSet) { // both steps at once: the write overwrites what was read
+		for k, x := range readSet {
+			s := &params[x]
+			readVersion[k], writeWords[k] = s.writer, packWrite(s.writer, s.readers+1)
+			s.writer, s.readers = id, 0
+		}
+		return
+	}
+	for k, x := range readSet {
+		s := &params[x]
+		readVersion[k] = s.writer
+		s.readers++
+	}
+	for k, x := range writeSet {
+		s := &params[x]
+		writeWords[k] = packWrite(s.writer, s.readers)
+		s.writer, s.readers = id, 0
+	}
+}
+
+// Planner plans transactions one at a time in plan order (Alg. 12): a single pass, O(1) work
+// per read and write, so that it can run while a dataset loads (spec §1.3 mode 3) or at a
+// collection site as its batch fills (mode 1). Its per-parameter state grows with the largest
+// parameter seen.
+type Planner struct {
+	params      []paramPlan
+	readVersion []TxnID
+	writeWords  []uint64
+	n           int
+}
+
+// NewPlanner returns a planner; numParams (0 if unknown) sizes its per-parameter state ahead.
+func NewPlanner(numParams int) *Planner {
+	return &Planner{params: make([]paramPlan, numParams)}
+}
+
+// plannerFor returns a planner with room for the annotations of txns.
+func plannerFor(txns *Txns) *Planner {
+	return &Planner{params: make([]paramPlan, txns.NumParams()), readVersion: make([]TxnID, 0, len(txns.reads)),
+		writeWords: make([]uint64, 0, len(txns.writes))}
+}
+
+// Add plans the next transaction, which reads readSet and writes writeSet (ascending and
+// distinct, as its entry in the Txns given to Plan will be).
+func (p *Planner) Add(readSet, writeSet []uint32) {
+	p.n++
+	p.cover(readSet)
+	p.cover(writeSet)
+	r, w := len(p.readVersion), len(p.writeWords)
+	p.readVersion = extend(p.readVersion, len(readSet))
+	p.writeWords = extend(p.writeWords, len(writeSet))
+	planStep(p.params, TxnID(p.n), readSet, writeSet, p.readVersion[r:], p.writeWords[w:])
+}
+
+// extend lengthens s by n elements (zero, or as planStep leaves them), doubling its capacity
+// when it must grow: append grows large slices by a quarter at a time, which would copy the
+// annotations of a dataset loaded with fused planning four times over.
+func extend[T TxnID | uint64](s []T, n int) []T {
+	if len(s)+n > cap(s) {
+		grown := make([]T, len(s), max(2*cap(s), len(s)+n, 1024))
+		copy(grown, s)
+		s = grown
+	}
+	return s[:len(s)+n]
+}
+
+// cover grows the per-parameter state to cover every parameter of set.
+func (p *Planner) cover(set []uint32) {
+	for _, x := range set {
+		if int(x) >= len(p.params) {
+			p.params = append(p.params, make([]paramPlan, int(x)+1-len(p.params))...)
+		}
+	}
+}
+
+// Len returns the number of transactions planned so far.
+func (p *Planner) Len() int { return p.n }
+
+// Summary returns, for every parameter the planned transactions touched, its latest planned
+// writer and the number of planned readers of that writer's version: what a collection site
+// ships with its batch so that the central site can transpose it (spec §4.3, A2).
+func (p *Planner) Summary() map[uint32]ParamSummary {
+	s := make(map[uint32]ParamSummary)
+	for x, st := range p.params {
+		if st.writer != 0 || st.readers != 0 {
+			s[uint32(x)] = ParamSummary{LastLocalWriter: st.writer, TailReaders: st.readers}
+		}
+	}
+	return s
+}
+
+// Plan returns the plan of txns, which must be the transactions added, in order. The planner's
+// per-parameter state is discarded (Alg. 12, line 15); it must not be used afterwards.
+func (p *Planner) Plan(txns *Txns) (*Plan, error) {
+	switch {
+	case p.n > math.MaxUint32:
+		return nil, fmt.Errorf("cop: %d transactions; a plan holds at most %d", p.n, uint32(math.MaxUint32))
+	case txns.Len() != p.n || len(txns.reads) != len(p.readVersion) || len(txns.writes) != len(p.writeWords):
+		return nil, fmt.Errorf("cop: the planner planned %d transactions (%d reads, %d writes) but %d were given (%d reads, %d writes)",
+			p.n, len(p.readVersion), len(p.writeWords), txns.Len(), len(txns.reads), len(txns.writes))
+	}
+	p.params = nil
+	return &Plan{txns: txns, readVersion: p.readVersion, writeWords: p.writeWords}, nil
+}
+
+// PlanAll plans txns in their own order in one pass (Alg. 12), as offline planning does.
+func PlanAll(txns *Txns) (*Plan, error) {
+	p := plannerFor(txns)
+	for j := range txns.Len() {
+		p.Add(txns.ReadSet(j), txns.WriteSet(j))
+	}
+	return p.Plan(txns)
+}

@@ -1,0 +1,53 @@
+package cop
+
+import "sync/atomic"
+
+// planRecording is planning during an epoch under Locking (spec §4.2, mode 4). A transaction
+// calls step while it holds the locks of every parameter it accesses: it takes the next
+// sequence number and runs the body of Alg. 12 with it on shared per-parameter state. A
+// parameter's entry is touched only under its lock, and each transaction writes only its own
+// annotations, so no further synchronization is needed. The sequence numbers order conflicting
+// transactions as their locks did, so the recorded plan is the serial order the epoch followed.
+type planRecording struct {
+	txns        *Txns
+	numParams   int
+	params      []paramPlan
+	seq         atomic.Uint64
+	order       []uint32 // sequence number-1 -> transaction index
+	readVersion []TxnID
+	writeWords  []uint64
+}
+
+func newPlanRecording(txns *Txns, numParams int) *planRecording {
+	return &planRecording{txns: txns, numParams: numParams}
+}
+
+// reset starts recording an epoch, with fresh arrays if the last plan took the old ones.
+func (r *planRecording) reset() {
+	t := r.txns
+	if r.order == nil {
+		r.params = make([]paramPlan, r.numParams)
+		r.order = make([]uint32, t.Len())
+		r.readVersion = make([]TxnID, len(t.reads))
+		r.writeWords = make([]uint64, len(t.writes))
+	} else {
+		clear(r.params)
+	}
+	r.seq.Store(0)
+}
+
+// step plans transaction j as the next one; the caller holds its locks.
+func (r *planRecording) step(j int) {
+	seq := r.seq.Add(1)
+	t := r.txns
+	rlo, rhi, wlo, whi := t.readStart[j], t.readStart[j+1], t.writeStart[j], t.writeStart[j+1]
+	planStep(r.params, TxnID(seq), t.reads[rlo:rhi], t.writes[wlo:whi], r.readVersion[rlo:rhi], r.writeWords[wlo:whi])
+	r.order[seq-1] = uint32(j)
+}
+
+// plan hands the recorded plan over; the next epoch records into new arrays.
+func (r *planRecording) plan() *Plan {
+	p := &Plan{txns: r.txns, order: r.order, readVersion: r.readVersion, writeWords: r.writeWords}
+	r.params, r.order, r.readVersion, r.writeWords = nil, nil, nil, nil
+	return p
+}

@@ -1,0 +1,126 @@
+package train
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/meridian-kv/meridian/ml/cop"
+	"github.com/meridian-kv/meridian/ml/dataset"
+	"github.com/meridian-kv/meridian/ml/svm"
+)
+
+// The benchmarks run on the generators' CI scale; MERIDIAN_ML_SCALE=full runs them on the
+// paper's sizes (kdd-like then needs about 10 GB and minutes to generate).
+func benchScale(b *testing.B) dataset.Scale {
+	s, err := dataset.ParseScale(os.Getenv("MERIDIAN_ML_SCALE"))
+	if os.Getenv("MERIDIAN_ML_SCALE") == "" {
+		return dataset.CI
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+var (
+	benchMu   sync.Mutex
+	benchSets = map[string]*Data{}
+)
+
+// benchData loads (once per process) a generated dataset, planned offline.
+func benchData(b *testing.B, name string) *Data {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if d := benchSets[name]; d != nil {
+		return d
+	}
+	d, err := Load(Input{Dataset: name, Scale: benchScale(b), Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchSets[name] = d
+	return d
+}
+
+// BenchmarkEpoch measures one SGD epoch (throughput in samples/s) of every scheme on the
+// generated datasets with 1 and 2 workers, side by side: the figures of docs/BENCHMARKS.md.
+//
+//	go test ./ml/train -run '^$' -bench Epoch -benchtime 10x -count 5
+func BenchmarkEpoch(b *testing.B) {
+	for _, name := range []string{"kdd-like", "imdb-like", "hotspot:1K", "hotspot:10K", "hotspot:100K"} {
+		for _, workers := range []int{1, 2} {
+			for _, s := range []cop.Scheme{cop.Serial, cop.COP, cop.Locking, cop.OCC, cop.Ideal} {
+				if s == cop.Serial && workers > 1 {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/workers=%d/%s", name, workers, s), func(b *testing.B) {
+					d := benchData(b, name)
+					plan := cop.Unannotated(d.Txns)
+					if s == cop.COP {
+						plan = d.Plan
+					}
+					e, err := cop.NewEngine(s, plan, d.Train.NumFeatures, cop.Options{Workers: workers})
+					if err != nil {
+						b.Fatal(err)
+					}
+					sgd := svm.New(d.Train, svm.DefaultLambda)
+					restarts := int64(0)
+					for b.Loop() {
+						restarts += e.RunEpoch(sgd).Restarts
+					}
+					b.ReportMetric(float64(b.N*plan.Len())/b.Elapsed().Seconds(), "samples/s")
+					b.ReportMetric(float64(restarts)/float64(b.N*plan.Len()), "restarts/txn")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkLoad measures reading a LIBSVM file (from memory, so that parsing is all there is:
+// the worst case for planning's share) without and with planning fused in (spec §1.3 mode 3,
+// seed Fig. 6.6), and planning in a separate pass.
+//
+//	go test ./ml/train -run '^$' -bench Load -benchtime 5x -count 5
+func BenchmarkLoad(b *testing.B) {
+	for _, name := range []string{"kdd-like", "imdb-like", "hotspot:10K"} {
+		var text []byte
+		for _, mode := range []string{"plain", "fused", "offline-plan"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				if text == nil {
+					var buf bytes.Buffer
+					if err := dataset.WriteLIBSVM(&buf, benchData(b, name).Train); err != nil {
+						b.Fatal(err)
+					}
+					text = buf.Bytes()
+				}
+				b.SetBytes(int64(len(text)))
+				switch mode {
+				case "plain":
+					for b.Loop() {
+						if _, err := dataset.ReadLIBSVM(bytes.NewReader(text), name, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+				case "fused":
+					for b.Loop() {
+						planner := cop.NewPlanner(0)
+						if _, err := dataset.ReadLIBSVM(bytes.NewReader(text), name, func(_ int, s dataset.Sample) { planner.Add(s.Features, s.Features) }); err != nil {
+							b.Fatal(err)
+						}
+					}
+				case "offline-plan":
+					b.SetBytes(0)
+					txns := benchData(b, name).Txns
+					for b.Loop() {
+						if _, err := cop.PlanAll(txns); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
