@@ -68,7 +68,7 @@ func execute(root *cobra.Command, args []string) error {
 }
 
 // commands names the root's commands in its usage errors.
-const commands = "bench, lowerbound, protocols, serve, cluster, client or repro"
+const commands = "bench, lowerbound, protocols, serve, cluster, client, repro or ml"
 
 // newRootCmd returns the meridian command with all its subcommands, reading stdin and writing
 // stdout and stderr.

@@ -37,8 +37,8 @@ COP's model is bitwise the serial one.
 
 --dataset is a generator shaped like the paper's data (kdd-like, imdb-like, hotspot:H with H
 features in the hot spot, e.g. hotspot:1K), at --scale ci (at most 100,000 samples, the
-default) or full (the paper's size), or a LIBSVM/svmlight file (--test: a held-out file; otherwise accuracy is
-measured on the training set).
+default) or full (the paper's size), or a LIBSVM/svmlight file (--test: a held-out file;
+otherwise accuracy is measured on the training set).
 
 It prints the loading and planning times, each run's throughput (samples per second over the
 epochs, loading and planning excluded) and the held-out accuracy and training loss after every
