@@ -33,12 +33,11 @@ const errorBackoffUs = 100_000
 // runState is what one run's workers share, whatever the driver. In the simulator they all run
 // on one goroutine; against a real cluster on their connections' goroutines, hence the lock.
 type runState struct {
-	opts     *Options
-	entry    registry.Entry
-	layout   *tcc.Layout
-	wl       workload.Run
-	workers  []*worker
-	originUs int64 // the clients' clock reading at time 0 of the run (cluster drivers)
+	opts    *Options
+	entry   registry.Entry
+	layout  *tcc.Layout
+	wl      workload.Run
+	workers []*worker
 
 	mu sync.Mutex
 	// txns holds the recorded transactions in chunks of txnChunk, so that recording never
@@ -53,10 +52,7 @@ const txnChunk = 4096
 // newRun validates opts for protocol e deployed as layout, and prepares the state the workers
 // share.
 func newRun(opts *Options, e registry.Entry, layout *tcc.Layout) (*runState, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	if err := fits(opts.Workload, e); err != nil {
+	if err := opts.Validate(); err != nil { // opts.Protocols names e: Validate checks the family
 		return nil, err
 	}
 	boundMs := make([]float64, opts.Topology.N())
