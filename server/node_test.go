@@ -223,8 +223,17 @@ func TestNodeRefusesReusedTxnIDs(t *testing.T) {
 	// After a restart the node knows what its clients submitted: it replayed its input log.
 	stop()
 	runNode(t, cfg, "A")
-	if _, err := api.Register(ctx, &meridianpb.RegisterRequest{ClientId: uint32(client), Token: token}, grpc.WaitForReady(true)); err != nil {
-		t.Fatalf("registering again after the restart: %v", err)
+	// The first call may still go out on the connection to the stopped node and fail with
+	// Unavailable; the client library retries such calls, and so does the test.
+	for try := 0; ; try++ {
+		_, err := api.Register(ctx, &meridianpb.RegisterRequest{ClientId: uint32(client), Token: token}, grpc.WaitForReady(true))
+		if err == nil {
+			break
+		}
+		if status.Code(err) != codes.Unavailable || try == 50 {
+			t.Fatalf("registering again after the restart: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	for _, n := range []uint32{100, 98} {
 		err = commit(n, "a")

@@ -120,7 +120,7 @@ func helloFrame(t *testing.T, cfg *cluster.Config, from uint32) []byte {
 // messageFrame is a valid, empty Helios message frame from node from of a three-node cluster.
 func messageFrame(t *testing.T, from int) []byte {
 	t.Helper()
-	payload, err := helios.Codec.Append(nil, &helios.Message{From: from, SendTS: 1, Seq: 1, Full: true, Table: make([]int64, 9)})
+	payload, err := helios.Codec.Append(nil, &helios.Message{From: from, SendTS: 1, Full: true, Table: make([]int64, 9)})
 	if err != nil {
 		t.Fatal(err)
 	}

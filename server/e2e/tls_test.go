@@ -235,7 +235,7 @@ func TestMutualTLSRefusesForgedPeer(t *testing.T) {
 		now := time.Now().Add(time.Second).UnixMicro() // after every record of C's that A holds
 		id := txn.NewID(0xfffff0+txn.ClientID(certNode), 1)
 		tx := &txn.Txn{ID: id, Writes: []txn.Write{{Key: key, Value: []byte("v")}}}
-		msg, err := helios.Codec.Append(nil, &helios.Message{From: c, SendTS: now, Seq: 1, Full: true, Table: make([]int64, 9),
+		msg, err := helios.Codec.Append(nil, &helios.Message{From: c, SendTS: now, Full: true, Table: make([]int64, 9),
 			Records: []rlog.Record[helios.Entry]{{Host: c, TS: now, Payload: helios.Entry{Kind: helios.Finished, Committed: true, Of: id, Txn: tx}}}})
 		if err != nil {
 			t.Fatal(err)

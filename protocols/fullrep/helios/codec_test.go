@@ -35,13 +35,13 @@ func sampleTxn(client txn.ClientID, seq uint32, keys int) *txn.Txn {
 func sampleMessages() map[string]*Message {
 	committed := sampleTxn(3, 9, 2)
 	return map[string]*Message{
-		"empty full":        {From: 0, SendTS: nowUs, Seq: 1, Full: true, Table: codecTable(2)},
-		"empty incremental": {From: 1, SendTS: nowUs, Seq: 2, Table: codecTable(3)},
-		"preparing": {From: 1, SendTS: nowUs, Seq: 5, Table: codecTable(3), Records: []rlog.Record[Entry]{
+		"empty full":        {From: 0, SendTS: nowUs, Full: true, Table: codecTable(2)},
+		"empty incremental": {From: 1, SendTS: nowUs, Base: make([]int64, 3), Table: codecTable(3)},
+		"preparing": {From: 1, SendTS: nowUs, Base: make([]int64, 3), Table: codecTable(3), Records: []rlog.Record[Entry]{
 			{Host: 1, TS: nowUs - 10, Payload: Entry{Kind: Preparing, Txn: sampleTxn(1, 1, 5)}},
 			{Host: 1, TS: nowUs - 5, Payload: Entry{Kind: Preparing, Txn: &txn.Txn{ID: txn.NewID(1, 2)}}},
 		}},
-		"all kinds n=5": {From: 4, SendTS: nowUs, Seq: 17, Full: true, Table: codecTable(5), Records: []rlog.Record[Entry]{
+		"all kinds n=5": {From: 4, SendTS: nowUs, Full: true, Table: codecTable(5), Records: []rlog.Record[Entry]{
 			{Host: 0, TS: nowUs - 90_000, Payload: Entry{Kind: Preparing, Txn: sampleTxn(2, 4, 3)}},
 			{Host: 2, TS: nowUs - 80_000, Payload: Entry{Kind: Finished, Txn: committed, Of: committed.ID, Committed: true}},
 			{Host: 3, TS: nowUs - 70_000, Payload: Entry{Kind: Finished, Of: txn.NewID(5, 6)}},
@@ -83,7 +83,7 @@ func TestCodecEntryShapes(t *testing.T) {
 		"kind 0":                 {Of: 1},
 		"kind 4":                 {Kind: 4, Of: 1},
 	} {
-		m := &Message{From: 0, SendTS: 1, Seq: 1, Table: codecTable(2), Records: []rlog.Record[Entry]{{Payload: e}}}
+		m := &Message{From: 0, SendTS: 1, Base: make([]int64, 2), Table: codecTable(2), Records: []rlog.Record[Entry]{{Payload: e}}}
 		if b, err := Codec.Append(nil, m); err == nil {
 			t.Errorf("%s: encoded as %x", name, b)
 		}
@@ -108,7 +108,7 @@ func FuzzHeliosDecode(f *testing.F) { codectest.Fuzz(f, Codec, messages(), wellF
 // benchMessage is a realistic full message: a 5-datacenter table and 50 records, half preparing
 // and half committed, of transactions reading and writing 5 keys each.
 func benchMessage() *Message {
-	m := &Message{From: 2, SendTS: nowUs, Seq: 33, Full: true, Table: codecTable(5)}
+	m := &Message{From: 2, SendTS: nowUs, Full: true, Table: codecTable(5)}
 	for i := range 50 {
 		tx := sampleTxn(txn.ClientID(100+i%7), uint32(5000+i), 5)
 		e := Entry{Kind: Preparing, Txn: tx}

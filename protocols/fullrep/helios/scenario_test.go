@@ -218,10 +218,10 @@ func TestHeliosIgnoresMalformedMessages(t *testing.T) {
 		msg  protocol.Message
 	}{
 		{dcB, nil},
-		{dcA, &Message{From: dcB, Seq: 1, Full: true, Table: table}}, // claims to be B, arrives from A
-		{dcB, &Message{From: dcB, Seq: 1, Full: true, Table: table, Records: []rlog.Record[Entry]{{Host: dcB, TS: 5, Payload: Entry{Kind: Preparing}}}}},
-		{dcB, &Message{From: dcB, Seq: 1, Full: true, Table: table, Records: []rlog.Record[Entry]{{Host: dcB, TS: 5, Payload: Entry{Kind: 9}}}}},
-		{dcB, &Message{From: dcB, Seq: 1, Full: true, Table: []int64{1}}},
+		{dcA, &Message{From: dcB, Full: true, Table: table}}, // claims to be B, arrives from A
+		{dcB, &Message{From: dcB, Full: true, Table: table, Records: []rlog.Record[Entry]{{Host: dcB, TS: 5, Payload: Entry{Kind: Preparing}}}}},
+		{dcB, &Message{From: dcB, Full: true, Table: table, Records: []rlog.Record[Entry]{{Host: dcB, TS: 5, Payload: Entry{Kind: 9}}}}},
+		{dcB, &Message{From: dcB, Full: true, Table: []int64{1}}},
 	} {
 		r.HandleMessage(m.from, m.msg)
 	}

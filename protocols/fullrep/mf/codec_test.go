@@ -22,9 +22,9 @@ func codecTable(n int) []int64 {
 func sampleMessages() map[string]*Message {
 	writes := []txn.Write{{Key: "k1", Value: []byte("t1.1")}, {Key: "k2", Value: []byte{0, 0xff}}, {Key: "k3"}}
 	return map[string]*Message{
-		"empty full":        {From: 1, SendTS: 1000, Seq: 1, Full: true, Table: codecTable(2)},
-		"empty incremental": {From: 0, SendTS: 1000, Seq: 2, Table: codecTable(3)},
-		"all kinds n=5": {From: 3, SendTS: 1000, Seq: 40, Table: codecTable(5), Records: []rlog.Record[Entry]{
+		"empty full":        {From: 1, SendTS: 1000, Full: true, Table: codecTable(2)},
+		"empty incremental": {From: 0, SendTS: 1000, Base: make([]int64, 3), Table: codecTable(3)},
+		"all kinds n=5": {From: 3, SendTS: 1000, Base: make([]int64, 5), Table: codecTable(5), Records: []rlog.Record[Entry]{
 			{Host: 3, TS: 990, Payload: Entry{Txn: &txn.Txn{ID: txn.NewID(1, 1), Writes: writes}}},
 			{Host: 0, TS: 991, Payload: Entry{Txn: &txn.Txn{ID: txn.NewID(1, 2)}}},
 			{Host: 1, TS: 995, Payload: Entry{Finished: true, Committed: true, Txn: &txn.Txn{ID: txn.NewID(1, 1), Writes: writes}}},
@@ -57,7 +57,7 @@ func TestCodecEntryShapes(t *testing.T) {
 		"reads":               {Txn: &txn.Txn{ID: 1, Reads: []txn.Read{{Key: "k"}}}},
 		"committed, not done": {Committed: true, Txn: &txn.Txn{ID: 1}},
 	} {
-		m := &Message{From: 0, SendTS: 1, Seq: 1, Table: codecTable(2), Records: []rlog.Record[Entry]{{Payload: e}}}
+		m := &Message{From: 0, SendTS: 1, Base: make([]int64, 2), Table: codecTable(2), Records: []rlog.Record[Entry]{{Payload: e}}}
 		if b, err := Codec.Append(nil, m); err == nil {
 			t.Errorf("%s: encoded as %x", name, b)
 		}

@@ -21,14 +21,16 @@ const (
 // all integers varints (wire's conventions):
 //
 //	n                  number of sites; len(m.Table) = n·n
-//	From, SendTS, Seq, Full
+//	From, SendTS, Full, NeedFull
+//	Base               n entries, each as SendTS − entry; only if not Full
 //	Table              n·n entries, each as SendTS − entry
 //	count              then count records: Host, SendTS − TS, payload
 //
 // Timestamps travel as differences from SendTS (wrapping, so every int64 round-trips): a table
 // entry or record is rarely far behind the sender's clock, so a microsecond timestamp takes 1–3
 // bytes instead of 8. AppendMessage fails, leaving dst's length unchanged, if the table is not
-// square, a site index is out of range, a limit is exceeded or appendPayload fails.
+// square, a site index is out of range, the base's presence or length does not match Full and
+// n, a limit is exceeded or appendPayload fails.
 func AppendMessage[P any](dst []byte, m *Message[P], appendPayload func([]byte, P) ([]byte, error)) ([]byte, error) {
 	n := 0
 	if len(m.Table) <= MaxSites*MaxSites {
@@ -39,6 +41,8 @@ func AppendMessage[P any](dst []byte, m *Message[P], appendPayload func([]byte, 
 		return dst, fmt.Errorf("rlog: cannot encode a table of %d entries (want n·n for 1 ≤ n ≤ %d)", len(m.Table), MaxSites)
 	case m.From < 0 || m.From >= n:
 		return dst, fmt.Errorf("rlog: cannot encode a message from site %d of %d", m.From, n)
+	case m.Full != (m.Base == nil) || (m.Base != nil && len(m.Base) != n):
+		return dst, fmt.Errorf("rlog: cannot encode a message (full %v) with a base of %d entries for %d sites", m.Full, len(m.Base), n)
 	case len(m.Records) > MaxRecords:
 		return dst, fmt.Errorf("rlog: cannot encode %d records (limit %d)", len(m.Records), MaxRecords)
 	}
@@ -47,8 +51,11 @@ func AppendMessage[P any](dst []byte, m *Message[P], appendPayload func([]byte, 
 	dst = binary.AppendUvarint(dst, uint64(n))
 	dst = binary.AppendUvarint(dst, uint64(m.From))
 	dst = binary.AppendVarint(dst, m.SendTS)
-	dst = binary.AppendUvarint(dst, m.Seq)
 	dst = wire.AppendBool(dst, m.Full)
+	dst = wire.AppendBool(dst, m.NeedFull)
+	for _, ts := range m.Base {
+		dst = binary.AppendVarint(dst, int64(base-uint64(ts)))
+	}
 	for _, ts := range m.Table {
 		dst = binary.AppendVarint(dst, int64(base-uint64(ts)))
 	}
@@ -70,7 +77,7 @@ func AppendMessage[P any](dst []byte, m *Message[P], appendPayload func([]byte, 
 // DecodeMessage parses a message written by AppendMessage, decoding each payload with
 // decodePayload. If n > 0 the message must be for n sites; n ≤ 0 accepts any number up to
 // MaxSites (Receive checks it against the log). From and every record's Host are checked to be
-// below the number of sites; Seq, timestamps and the table's contents are left to Receive.
+// below the number of sites; timestamps and the table's contents are left to Receive.
 // Trailing bytes are an error; an empty record list decodes as nil.
 func DecodeMessage[P any](b []byte, n int, decodePayload func(*wire.Decoder) (P, error)) (*Message[P], error) {
 	d := wire.NewDecoder(b)
@@ -90,25 +97,21 @@ func DecodeMessage[P any](b []byte, n int, decodePayload func(*wire.Decoder) (P,
 	if m.SendTS, err = d.Varint("rlog send timestamp"); err != nil {
 		return nil, err
 	}
-	if m.Seq, err = d.Uvarint("rlog seq"); err != nil {
-		return nil, err
-	}
 	if m.Full, err = d.Bool("rlog full flag"); err != nil {
 		return nil, err
 	}
-	base := uint64(m.SendTS)
-	// Each table entry takes at least one byte: check before allocating.
-	if d.Remaining() < sites*sites {
-		return nil, d.Errorf("rlog table", "%d entries cannot fit in the %d bytes left", sites*sites, d.Remaining())
+	if m.NeedFull, err = d.Bool("rlog need-full flag"); err != nil {
+		return nil, err
 	}
-	m.Table = make([]int64, sites*sites)
-	for i := range m.Table {
-		delta, err := d.Varint("rlog table entry")
-		if err != nil {
+	if !m.Full {
+		if m.Base, err = decodeTimestamps(d, "rlog base", sites, m.SendTS); err != nil {
 			return nil, err
 		}
-		m.Table[i] = int64(base - uint64(delta))
 	}
+	if m.Table, err = decodeTimestamps(d, "rlog table", sites*sites, m.SendTS); err != nil {
+		return nil, err
+	}
+	base := uint64(m.SendTS)
 	// A record takes at least 2 bytes (host, timestamp) before its payload.
 	count, err := d.Count("rlog record count", MaxRecords, 2)
 	if err != nil {
@@ -135,6 +138,23 @@ func DecodeMessage[P any](b []byte, n int, decodePayload func(*wire.Decoder) (P,
 		return nil, err
 	}
 	return m, nil
+}
+
+// decodeTimestamps decodes count timestamps written as differences from sendTS.
+func decodeTimestamps(d *wire.Decoder, what string, count int, sendTS int64) ([]int64, error) {
+	// Each entry takes at least one byte: check before allocating.
+	if d.Remaining() < count {
+		return nil, d.Errorf(what, "%d entries cannot fit in the %d bytes left", count, d.Remaining())
+	}
+	out := make([]int64, count)
+	for i := range out {
+		delta, err := d.Varint(what + " entry")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = int64(uint64(sendTS) - uint64(delta))
+	}
+	return out, nil
 }
 
 // isqrt returns ⌊√x⌋ for x ≤ MaxSites².

@@ -25,11 +25,11 @@ func table(n int, f func(j, k int) int64) []int64 {
 func sampleMessages() []*Message[string] {
 	now := int64(1_760_000_000_000_000) // a microsecond clock
 	return []*Message[string]{
-		{From: 0, SendTS: 1, Seq: 1, Full: true, Table: []int64{1}},
-		{From: 1, SendTS: now, Seq: 17, Full: true, Table: table(2, func(j, k int) int64 { return now - int64(j*1000+k) })},
-		{From: 2, SendTS: now, Seq: 18, Table: table(3, func(j, k int) int64 { return now - 5000 }),
+		{From: 0, SendTS: 1, Full: true, Table: []int64{1}},
+		{From: 1, SendTS: now, Full: true, NeedFull: true, Table: table(2, func(j, k int) int64 { return now - int64(j*1000+k) })},
+		{From: 2, SendTS: now, Base: []int64{now - 40_000, now - 9, now - 7}, Table: table(3, func(j, k int) int64 { return now - 5000 }),
 			Records: []Record[string]{{Host: 0, TS: now - 40_000, Payload: "a"}, {Host: 2, TS: now, Payload: ""}}},
-		{From: 4, SendTS: math.MaxInt64, Seq: math.MaxUint64, Full: true,
+		{From: 4, SendTS: math.MaxInt64, Full: true,
 			Table:   table(5, func(j, k int) int64 { return []int64{math.MinInt64, math.MaxInt64, 0, -1, 1}[(j+k)%5] }),
 			Records: []Record[string]{{Host: 3, TS: math.MinInt64, Payload: "extreme"}}},
 	}
@@ -72,20 +72,23 @@ func TestTimestampsCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) > 40 {
+	if len(b) > 50 {
 		t.Errorf("3-site message with 2 records takes %d bytes", len(b))
 	}
 }
 
 func TestAppendMessageRejects(t *testing.T) {
 	for name, m := range map[string]*Message[string]{
-		"empty table":   {Seq: 1},
-		"table of 3":    {Seq: 1, Table: make([]int64, 3)},
-		"too many":      {Seq: 1, Table: make([]int64, (MaxSites+1)*(MaxSites+1))},
-		"from negative": {From: -1, Table: make([]int64, 4)},
-		"from too big":  {From: 2, Table: make([]int64, 4)},
-		"host too big":  {Table: make([]int64, 4), Records: []Record[string]{{Host: 2}}},
-		"payload error": {Table: make([]int64, 4), Records: []Record[string]{{Payload: "bad"}}},
+		"empty table":        {Full: true},
+		"table of 3":         {Full: true, Table: make([]int64, 3)},
+		"too many":           {Full: true, Table: make([]int64, (MaxSites+1)*(MaxSites+1))},
+		"from negative":      {From: -1, Full: true, Table: make([]int64, 4)},
+		"from too big":       {From: 2, Full: true, Table: make([]int64, 4)},
+		"incremental nobase": {Table: make([]int64, 4)},
+		"short base":         {Base: make([]int64, 1), Table: make([]int64, 4)},
+		"full with base":     {Full: true, Base: make([]int64, 2), Table: make([]int64, 4)},
+		"host too big":       {Full: true, Table: make([]int64, 4), Records: []Record[string]{{Host: 2}}},
+		"payload error":      {Full: true, Table: make([]int64, 4), Records: []Record[string]{{Payload: "bad"}}},
 	} {
 		b, err := AppendMessage([]byte("dst"), m, func(dst []byte, s string) ([]byte, error) {
 			if s == "bad" {
@@ -107,7 +110,9 @@ func TestDecodeMessageRejects(t *testing.T) {
 		"tiny huge table": {0x80, 0x02, 0, 0, 1, 1}, // 256 sites: 65536 entries in no bytes
 		"huge count":      {1, 0, 0, 1, 1, 0, 0xff, 0xff, 0x3f},
 		"host out range":  {1, 0, 0, 1, 1, 0, 1, 1, 0, 0},
-		"bad full flag":   {1, 0, 0, 1, 2, 0, 0},
+		"bad full flag":   {1, 0, 0, 2, 0, 0, 0},
+		"bad need flag":   {1, 0, 0, 1, 2, 0, 0},
+		"base cut short":  {2, 0, 0, 0, 0, 1},
 	} {
 		if _, err := DecodeMessage(b, 0, decodeString); !errors.Is(err, wire.ErrMalformed) {
 			t.Errorf("%s: %v", name, err)

@@ -16,13 +16,17 @@
 //
 // Incremental sends. The spec's sender includes every record the receiver is not known to hold,
 // so each record travels in every message to a peer until that peer's acknowledgement returns
-// (about one round trip of periodic sends). To avoid that resending, messages on each directed
-// link are numbered. An incremental message carries only the records appended since the
-// previous message to that peer (and still not known to it); a full message carries every record
-// the peer is not known to hold, as in the spec. A receiver accepts an incremental message only
-// if it accepted the previous one on that link, so it never incorporates records past a gap; it
-// accepts full messages always. Every FullEvery-th message is full, which repairs any loss within
-// FullEvery sends. Either way an accepted message leaves the receiver holding everything the
+// (about one round trip of periodic sends). To avoid that resending, an incremental message
+// carries only the records the sender obtained since its previous message to that peer (and
+// still not known to it), with a base: for every site k, the timestamp of the newest k-record
+// the sender held at that previous message. A receiver accepts an incremental message only if
+// it holds every record up to the base (T[self][k] ≥ base[k]), so it never incorporates records
+// past a gap; a lost message that carried nothing new to the receiver (a heartbeat, or records
+// it got from a third site) leaves no gap at all. A full message carries every record the
+// receiver is not known to hold, as in the spec, and is always accepted. A receiver that rejects
+// a message asks the sender, in its own next message, for a full one (NeedFull), which repairs
+// the link one round trip after the gap; every FullEvery-th message is full anyway, in case the
+// request is lost too. Either way an accepted message leaves the receiver holding everything the
 // sender held and it lacked, which is all the invariants need. Stale, duplicated or reordered
 // messages are harmless.
 package rlog
@@ -41,24 +45,27 @@ type Record[P any] struct {
 }
 
 // Message is the partial log one site sends another, with a copy of the sender's timetable
-// (row-major n×n). Seq numbers the messages of one directed link from 1; Full says the message
-// carries every record the receiver is not known to hold, not only those since message Seq−1.
+// (row-major n×n). Full says the message carries every record the receiver is not known to
+// hold; otherwise it carries those the sender obtained since its previous message, and Base[k]
+// is the newest k-record's timestamp the sender held at that previous message (nil when Full).
+// NeedFull asks the receiver for a full message next: the sender rejected one of its messages.
 type Message[P any] struct {
-	From    int
-	SendTS  int64
-	Seq     uint64
-	Full    bool
-	Records []Record[P]
-	Table   []int64
+	From     int
+	SendTS   int64
+	Full     bool
+	NeedFull bool
+	Base     []int64
+	Records  []Record[P]
+	Table    []int64
 }
 
 // FullEvery is how often (in messages per link) a sender sends a full message; the first
 // message on every link is full.
 const FullEvery = 16
 
-// ErrGap is returned by Receive for an incremental message whose predecessor on the link was not
-// accepted (lost, reordered or sent before this site restarted). The message is ignored; the
-// next full message repairs the link.
+// ErrGap is returned by Receive for an incremental message whose base this site does not hold
+// (a message carrying records it lacks was lost or reordered). The message is ignored; this
+// site's next message asks the sender for a full one, which repairs the link.
 var ErrGap = errors.New("rlog: incremental message after a gap; waiting for a full message")
 
 // Log is one site's replica of the log. It is not safe for concurrent use.
@@ -68,9 +75,14 @@ type Log[P any] struct {
 	table   []int64
 	records []Record[P]
 	// Per peer j: every record before known[j] is known to j; every record before sentTo[j] went
-	// to j in a message numbered up to sentSeq[j]; recvSeq[j] is the last message accepted from j.
-	known, sentTo    []int
-	sentSeq, recvSeq []uint64
+	// to j in one of the sentSeq[j] messages so far; fullNext[j]: j asked for a full message;
+	// wantFull[j]: a message from j was rejected, so ask j for a full one.
+	known, sentTo      []int
+	sentSeq            []uint64
+	fullNext, wantFull []bool
+	// newest[k] is the newest k-record's timestamp this site holds (or ever held: GC keeps it);
+	// sentNewest is newest as of the previous Broadcast, the base of the next incremental messages.
+	newest, sentNewest []int64
 	// Scratch space of GC, and the length at which Trim next runs it.
 	floor      []int64
 	keptBefore []int
@@ -83,7 +95,8 @@ func New[P any](self, n int) *Log[P] {
 		panic(fmt.Sprintf("rlog: site %d out of range for %d sites", self, n))
 	}
 	return &Log[P]{self: self, n: n, table: make([]int64, n*n),
-		known: make([]int, n), sentTo: make([]int, n), sentSeq: make([]uint64, n), recvSeq: make([]uint64, n)}
+		known: make([]int, n), sentTo: make([]int, n), sentSeq: make([]uint64, n),
+		fullNext: make([]bool, n), wantFull: make([]bool, n), newest: make([]int64, n)}
 }
 
 // T returns T[j][k].
@@ -110,6 +123,7 @@ func (l *Log[P]) next(nowTS int64) int64 {
 func (l *Log[P]) Append(nowTS int64, p P) Record[P] {
 	r := Record[P]{Host: l.self, TS: l.next(nowTS), Payload: p}
 	l.records = append(l.records, r)
+	l.newest[l.self] = r.TS
 	return r
 }
 
@@ -125,13 +139,19 @@ func (l *Log[P]) Broadcast(nowTS int64, send func(to int, m *Message[P])) int64 
 			send(to, l.messageTo(to, sigma, table))
 		}
 	}
+	l.sentNewest = slices.Clone(l.newest)
 	return sigma
 }
 
 // messageTo returns the partial log for peer to, stamped sigma, carrying table.
 func (l *Log[P]) messageTo(to int, sigma int64, table []int64) *Message[P] {
 	l.sentSeq[to]++
-	m := &Message[P]{From: l.self, SendTS: sigma, Seq: l.sentSeq[to], Full: l.sentSeq[to]%FullEvery == 1, Table: table}
+	m := &Message[P]{From: l.self, SendTS: sigma, Full: l.sentSeq[to]%FullEvery == 1 || l.fullNext[to],
+		NeedFull: l.wantFull[to], Table: table}
+	l.fullNext[to], l.wantFull[to] = false, false
+	if !m.Full {
+		m.Base = l.sentNewest
+	}
 	row := l.table[to*l.n : (to+1)*l.n]
 	for l.known[to] < len(l.records) && row[l.records[l.known[to]].Host] >= l.records[l.known[to]].TS {
 		l.known[to]++
@@ -162,23 +182,31 @@ func (l *Log[P]) messageTo(to int, sigma int64, table []int64) *Message[P] {
 // Receive incorporates m: every record not yet known is appended to the log and passed to
 // incorporate (which may itself Append local records), then the sender's timetable is merged.
 // Callers evaluate commit conditions only after Receive returns (spec §1.4: records, then merge,
-// then commit check). A malformed message, or an incremental one after a gap (ErrGap), is
-// rejected whole, before any state changes.
+// then commit check). A malformed message is rejected whole, before any state changes; an
+// incremental one after a gap (ErrGap) changes no records and no table entry, and only makes
+// this site's next message to the sender ask for a full one. A valid message's NeedFull is
+// honoured either way.
 func (l *Log[P]) Receive(m *Message[P], incorporate func(Record[P])) error {
 	if err := l.validate(m); err != nil {
 		return err
 	}
-	if !m.Full && m.Seq != l.recvSeq[m.From]+1 {
-		return ErrGap
-	}
-	l.recvSeq[m.From] = max(l.recvSeq[m.From], m.Seq)
+	l.fullNext[m.From] = l.fullNext[m.From] || m.NeedFull
 	mine := l.table[l.self*l.n : (l.self+1)*l.n]
+	if !m.Full {
+		for k, ts := range m.Base {
+			if k != l.self && mine[k] < ts {
+				l.wantFull[m.From] = true
+				return ErrGap
+			}
+		}
+	}
 	for _, r := range m.Records {
 		if mine[r.Host] >= r.TS {
 			continue // already known
 		}
 		l.records = append(l.records, r)
 		mine[r.Host] = r.TS
+		l.newest[r.Host] = r.TS
 		incorporate(r)
 	}
 	theirs := m.Table[m.From*l.n : (m.From+1)*l.n]
@@ -204,8 +232,8 @@ func (l *Log[P]) validate(m *Message[P]) error {
 	if len(m.Table) != l.n*l.n {
 		return fmt.Errorf("rlog: message from site %d has %d table entries, want %d", m.From, len(m.Table), l.n*l.n)
 	}
-	if m.Seq == 0 {
-		return fmt.Errorf("rlog: message from site %d has sequence number 0", m.From)
+	if m.Full != (m.Base == nil) || (m.Base != nil && len(m.Base) != l.n) {
+		return fmt.Errorf("rlog: message from site %d (full %v) has a base of %d entries, want %d", m.From, m.Full, len(m.Base), l.n)
 	}
 	for _, r := range m.Records {
 		if r.Host < 0 || r.Host >= l.n {

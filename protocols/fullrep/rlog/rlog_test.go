@@ -21,6 +21,9 @@ type inflight struct {
 	to int
 	at int64
 	m  *Message[int]
+	// baseHave is what the sender held (records per host) at its previous message to the
+	// receiver: an incremental message is accepted exactly when the receiver holds as much.
+	baseHave []int
 }
 
 // world drives n logs over a lossy, reordering, duplicating network and checks every invariant
@@ -52,13 +55,14 @@ type world struct {
 	appendInRecv float64 // probability that incorporate itself appends a local record
 	net          []inflight
 
-	// Per directed link [from][to]: the last sequence number sent, what the sender held then,
-	// and the highest sequence number the receiver accepted.
-	sentSeq  [][]uint64
-	sentHave [][][]int
-	recvSeq  [][]uint64
-	rejected int    // incremental messages rejected after a gap
-	dirty    []bool // site i's log changed since the last check
+	// Per directed link [from][to]: the messages sent so far, what the sender held at the last
+	// one, whether the sender owes a full message (fullNext) and whether it must ask the
+	// receiver for one (wantFull, after a rejection).
+	sentSeq            [][]uint64
+	sentHave           [][][]int
+	fullNext, wantFull [][]bool
+	rejected           int    // incremental messages rejected after a gap
+	dirty              []bool // site i's log changed since the last check
 }
 
 func newWorld(t *testing.T, seed uint64, n int) *world {
@@ -85,7 +89,8 @@ func newWorld(t *testing.T, seed uint64, n int) *world {
 		w.offset = append(w.offset, rng.Int64N(101)-50)
 		w.dirty = append(w.dirty, true)
 		w.sentSeq = append(w.sentSeq, make([]uint64, n))
-		w.recvSeq = append(w.recvSeq, make([]uint64, n))
+		w.fullNext = append(w.fullNext, make([]bool, n))
+		w.wantFull = append(w.wantFull, make([]bool, n))
 		w.sentHave = append(w.sentHave, make([][]int, n))
 		for range n {
 			w.sentHave[i] = append(w.sentHave[i], make([]int, n))
@@ -177,15 +182,30 @@ func (w *world) broadcast(i int, lossy bool) {
 				}
 			}
 		}
-		// Messages on a link are numbered from 1; every FullEvery-th, starting with the first, is full.
+		// Every FullEvery-th message on a link, starting with the first, is full, and so is the
+		// first after the receiver asked for one; a site asks after it rejected a message.
 		w.sentSeq[i][to]++
-		if m.Seq != w.sentSeq[i][to] || m.Full != (m.Seq%FullEvery == 1) {
-			w.fatalf("site %d: message to %d has Seq %d Full %v, want Seq %d Full %v", i, to, m.Seq, m.Full, w.sentSeq[i][to], w.sentSeq[i][to]%FullEvery == 1)
+		seq := w.sentSeq[i][to]
+		if wantFull := seq%FullEvery == 1 || w.fullNext[i][to]; m.Full != wantFull || m.NeedFull != w.wantFull[i][to] {
+			w.fatalf("site %d: message %d to %d has Full %v NeedFull %v, want %v and %v", i, seq, to, m.Full, m.NeedFull, wantFull, w.wantFull[i][to])
+		}
+		w.fullNext[i][to], w.wantFull[i][to] = false, false
+		// An incremental message's base is the newest record per host at the previous message.
+		prev := w.sentHave[i][to]
+		if !m.Full {
+			for k, c := range prev {
+				want := int64(0)
+				if c > 0 {
+					want = w.hostTS[k][c-1]
+				}
+				if m.Base[k] != want {
+					w.fatalf("site %d: message %d to %d has base %v, want %d for site %d", i, seq, to, m.Base, want, k)
+				}
+			}
 		}
 		// The partial log: the held records the receiver is not known to hold, in log order; an
 		// incremental message only those the sender did not hold at its previous message.
 		var wantRecs []Record[int]
-		prev := w.sentHave[i][to]
 		for _, r := range l.Records() {
 			if l.T(to, r.Host) >= r.TS {
 				continue
@@ -196,28 +216,34 @@ func (w *world) broadcast(i int, lossy bool) {
 			wantRecs = append(wantRecs, r)
 		}
 		if !slices.Equal(m.Records, wantRecs) {
-			w.fatalf("site %d: message %d (full %v) to %d carries %v, want %v", i, m.Seq, m.Full, to, m.Records, wantRecs)
+			w.fatalf("site %d: message %d (full %v) to %d carries %v, want %v", i, seq, m.Full, to, m.Records, wantRecs)
 		}
 		w.sentHave[i][to] = slices.Clone(w.have[i])
 		if lossy && w.rng.Float64() < w.lossP {
 			continue
 		}
-		w.net = append(w.net, inflight{to: to, at: w.now + w.rng.Int64N(w.maxDelay+1), m: m})
+		w.net = append(w.net, inflight{to: to, at: w.now + w.rng.Int64N(w.maxDelay+1), m: m, baseHave: prev})
 		if lossy && w.rng.Float64() < w.dupP {
-			w.net = append(w.net, inflight{to: to, at: w.now + w.rng.Int64N(2*w.maxDelay+1), m: m})
+			w.net = append(w.net, inflight{to: to, at: w.now + w.rng.Int64N(2*w.maxDelay+1), m: m, baseHave: prev})
 		}
 	}
 }
 
 // deliver hands f to its receiver and reports whether it was accepted. A full message, or an
-// incremental one that follows the last accepted message on its link, must be accepted; any
-// other incremental message must be rejected with ErrGap and change nothing.
+// incremental one whose receiver holds everything its sender held at its previous message, must
+// be accepted; any other incremental message must be rejected with ErrGap and change nothing but
+// the receiver's wish for a full message.
 func (w *world) deliver(f inflight, appendsAllowed bool) bool {
 	i, m := f.to, f.m
 	l := w.logs[i]
 	table := slices.Clone(m.Table)
 	recs := slices.Clone(m.Records)
-	accept := m.Full || m.Seq == w.recvSeq[i][m.From]+1
+	accept := true
+	for k, c := range f.baseHave {
+		if !m.Full && k != i && w.have[i][k] < c {
+			accept = false
+		}
+	}
 	// Receive only appends records and raises entries, so length, clock and table capture any
 	// change a rejected message could make.
 	var before state
@@ -228,7 +254,7 @@ func (w *world) deliver(f inflight, appendsAllowed bool) bool {
 		k := recKey{r.Host, r.TS}
 		switch {
 		case !accept:
-			w.fatalf("site %d incorporated %+v from message %d of site %d, which follows a gap", i, r, m.Seq, m.From)
+			w.fatalf("site %d incorporated %+v from a message of site %d that follows a gap", i, r, m.From)
 		case r.Host == i:
 			w.fatalf("site %d incorporated its own record %+v", i, r)
 		case w.seen[i][k]:
@@ -246,20 +272,21 @@ func (w *world) deliver(f inflight, appendsAllowed bool) bool {
 	})
 	switch {
 	case accept && err != nil:
-		w.fatalf("site %d rejected message %d (full %v) from %d, last accepted %d: %v", i, m.Seq, m.Full, m.From, w.recvSeq[i][m.From], err)
+		w.fatalf("site %d rejected a message (full %v) from %d whose base it holds: %v", i, m.Full, m.From, err)
 	case !accept && !errors.Is(err, ErrGap):
-		w.fatalf("site %d: incremental message %d from %d after accepting %d returned %v, want ErrGap", i, m.Seq, m.From, w.recvSeq[i][m.From], err)
+		w.fatalf("site %d: incremental message from %d after a gap returned %v, want ErrGap", i, m.From, err)
 	case !accept && !lightSnapshot(l).equal(before):
-		w.fatalf("site %d: rejected message %d from %d changed state", i, m.Seq, m.From)
+		w.fatalf("site %d: rejected message from %d changed state", i, m.From)
 	}
+	w.fullNext[i][m.From] = w.fullNext[i][m.From] || m.NeedFull
 	if !slices.Equal(table, m.Table) || !slices.Equal(recs, m.Records) {
 		w.fatalf("site %d: Receive modified the message", i)
 	}
 	if !accept {
+		w.wantFull[i][m.From] = true
 		w.rejected++
 		return false
 	}
-	w.recvSeq[i][m.From] = max(w.recvSeq[i][m.From], m.Seq)
 	w.dirty[i] = true
 	for _, r := range m.Records {
 		if !w.seen[i][recKey{r.Host, r.TS}] {
@@ -430,10 +457,10 @@ func runRandomRlog(t *testing.T, seed uint64, n int) {
 	}
 	// Final lossless exchange: drain the network, then rounds in which every site broadcasts and
 	// every message is delivered, until three rounds in a row are accepted whole (a link that
-	// lost a message accepts again from its next full message).
+	// lost a message asks for a full one in the next round and gets it in the round after).
 	w.deliverDue(true, false)
 	for round, clean := 0, 0; clean < 3; round++ {
-		if round > FullEvery+3 {
+		if round > 8 {
 			w.fatalf("no three clean rounds in %d lossless rounds", round)
 		}
 		w.now += 10
@@ -610,7 +637,7 @@ func (nw *links) deliver(from, to int) {
 	nw.t.Helper()
 	for _, m := range nw.queue[[2]int{from, to}] {
 		if err := nw.logs[to].Receive(m, countIncorporate(&nw.calls)); err != nil {
-			nw.t.Fatalf("%d→%d message %d: %v", from, to, m.Seq, err)
+			nw.t.Fatalf("%d→%d message: %v", from, to, err)
 		}
 	}
 	delete(nw.queue, [2]int{from, to})
@@ -640,9 +667,9 @@ func TestBroadcastUsesOneSigmaAndPerPeerPartialLogs(t *testing.T) {
 		t.Fatalf("Broadcast sent to %v, want [1 2 3]", order)
 	}
 	for to, m := range msgs {
-		if m.SendTS != sigma || m.Table[0] != sigma || m.From != 0 || m.Seq != 1 || !m.Full {
-			t.Errorf("message to %d: SendTS %d, T[0][0] %d, From %d, Seq %d, Full %v; want σ=%d from 0, the first (full) message",
-				to, m.SendTS, m.Table[0], m.From, m.Seq, m.Full, sigma)
+		if m.SendTS != sigma || m.Table[0] != sigma || m.From != 0 || !m.Full || m.Base != nil {
+			t.Errorf("message to %d: SendTS %d, T[0][0] %d, From %d, Full %v, Base %v; want σ=%d from 0, the first (full) message",
+				to, m.SendTS, m.Table[0], m.From, m.Full, m.Base, sigma)
 		}
 	}
 	for to, want := range map[int][]Record[int]{1: {a}, 2: {a}, 3: {c, a}} {
@@ -657,38 +684,51 @@ func TestBroadcastUsesOneSigmaAndPerPeerPartialLogs(t *testing.T) {
 	}
 }
 
-func TestIncrementalMessagesAndFullRepair(t *testing.T) {
+// TestIncrementalMessagesAndRepair: after a lost message that carried records, the next
+// incremental message is refused, the receiver's next message asks for a full one, and the
+// sender's next message is full and repairs the link, a round trip after the gap instead of
+// FullEvery messages later.
+func TestIncrementalMessagesAndRepair(t *testing.T) {
 	l0, l1 := New[int](0, 2), New[int](1, 2)
 	var sent []*Message[int]
 	bcast := func() *Message[int] {
 		l0.Broadcast(0, func(_ int, m *Message[int]) { sent = append(sent, m) })
 		return sent[len(sent)-1]
 	}
+	reply := func() *Message[int] {
+		var m *Message[int]
+		l1.Broadcast(0, func(_ int, out *Message[int]) { m = out })
+		return m
+	}
 	r1 := l0.Append(0, 1)
-	if m := bcast(); m.Seq != 1 || !m.Full || !slices.Equal(m.Records, []Record[int]{r1}) {
-		t.Fatalf("first message %+v, want full Seq 1 with r1", m)
+	if m := bcast(); !m.Full || !slices.Equal(m.Records, []Record[int]{r1}) {
+		t.Fatalf("first message %+v, want full with r1", m)
 	}
 	// Message 1 is lost. Message 2 carries only what is new and is refused after the gap.
 	r2 := l0.Append(0, 2)
 	m2 := bcast()
-	if m2.Seq != 2 || m2.Full || !slices.Equal(m2.Records, []Record[int]{r2}) {
-		t.Fatalf("second message %+v, want incremental Seq 2 with only r2", m2)
+	if m2.Full || !slices.Equal(m2.Records, []Record[int]{r2}) || !slices.Equal(m2.Base, []int64{r1.TS, 0}) {
+		t.Fatalf("second message %+v, want incremental with only r2 and base [%d 0]", m2, r1.TS)
 	}
 	var calls int
 	before := snapshot(l1)
 	if err := l1.Receive(m2, countIncorporate(&calls)); !errors.Is(err, ErrGap) || calls != 0 || !snapshot(l1).equal(before) {
 		t.Fatalf("incremental message after a lost one: err %v, %d incorporated, changed %v; want ErrGap and nothing", err, calls, !snapshot(l1).equal(before))
 	}
-	// Messages 3..FullEvery are incremental (and empty); message FullEvery+1 is full again and
-	// repairs the link.
-	for seq := uint64(3); seq <= FullEvery; seq++ {
-		if m := bcast(); m.Seq != seq || m.Full || len(m.Records) != 0 {
-			t.Fatalf("message %d: %+v, want incremental and empty", seq, m)
-		}
+	// Site 1's next message asks for a full one, and gets it.
+	ask := reply()
+	if !ask.NeedFull {
+		t.Fatalf("message after a rejection %+v, want NeedFull", ask)
+	}
+	if err := l0.Receive(ask, countIncorporate(new(int))); err != nil {
+		t.Fatal(err)
+	}
+	if m := reply(); m.NeedFull {
+		t.Fatal("site 1 asked for a full message twice")
 	}
 	full := bcast()
-	if full.Seq != FullEvery+1 || !full.Full || !slices.Equal(full.Records, []Record[int]{r1, r2}) {
-		t.Fatalf("message %d: %+v, want full with r1 and r2", FullEvery+1, full)
+	if !full.Full || !slices.Equal(full.Records, []Record[int]{r1, r2}) {
+		t.Fatalf("message after the request: %+v, want full with r1 and r2", full)
 	}
 	if err := l1.Receive(full, countIncorporate(&calls)); err != nil || calls != 2 || l1.T(1, 0) != full.SendTS {
 		t.Fatalf("full message: err %v, %d incorporated, T[1][0]=%d; want nil, 2, %d", err, calls, l1.T(1, 0), full.SendTS)
@@ -703,19 +743,41 @@ func TestIncrementalMessagesAndFullRepair(t *testing.T) {
 	}
 	// Old messages that arrive late change nothing.
 	after := snapshot(l1)
-	for _, m := range sent[:len(sent)-1] {
+	for x, m := range sent[:len(sent)-1] {
 		err := l1.Receive(m, countIncorporate(&calls))
 		if err != nil && !errors.Is(err, ErrGap) {
-			t.Fatalf("late message %d: %v", m.Seq, err)
+			t.Fatalf("late message %d: %v", x, err)
 		}
 		if calls != 3 || !snapshot(l1).equal(after) {
-			t.Fatalf("late message %d changed state", m.Seq)
+			t.Fatalf("late message %d changed state", x)
 		}
 	}
 	// ... not even the acceptance of the link: the next message is still accepted.
 	r4 := l0.Append(0, 4)
 	if err := l1.Receive(bcast(), countIncorporate(&calls)); err != nil || calls != 4 || l1.Records()[len(l1.Records())-1] != r4 {
 		t.Fatalf("message after late ones: err %v, %d incorporated", err, calls)
+	}
+}
+
+// TestLostHeartbeatLeavesNoGap: losing a message that carried nothing new to its receiver (a
+// heartbeat) does not make the link refuse the next one, as numbering messages would.
+func TestLostHeartbeatLeavesNoGap(t *testing.T) {
+	l0, l1 := New[int](0, 2), New[int](1, 2)
+	var last *Message[int]
+	bcast := func() *Message[int] {
+		l0.Broadcast(0, func(_ int, m *Message[int]) { last = m })
+		return last
+	}
+	r1 := l0.Append(0, 1)
+	if err := l1.Receive(bcast(), countIncorporate(new(int))); err != nil {
+		t.Fatal(err)
+	}
+	bcast() // a heartbeat, lost
+	r2 := l0.Append(0, 2)
+	m := bcast()
+	var calls int
+	if err := l1.Receive(m, countIncorporate(&calls)); err != nil || calls != 1 || l1.Records()[len(l1.Records())-1] != r2 {
+		t.Fatalf("message after a lost heartbeat: err %v, %d incorporated; want r2 accepted (r1 %v)", err, calls, r1)
 	}
 }
 
@@ -781,7 +843,9 @@ func TestReceiveRejectsMalformedMessagesWithoutChangingState(t *testing.T) {
 		{"from self", func(_ *Log[int], m *Message[int]) { m.From = 0 }, "invalid site 0"},
 		{"from negative", func(_ *Log[int], m *Message[int]) { m.From = -1 }, "invalid site -1"},
 		{"from out of range", func(_ *Log[int], m *Message[int]) { m.From = n }, "invalid site 3"},
-		{"sequence number 0", func(_ *Log[int], m *Message[int]) { m.Seq = 0 }, "sequence number 0"},
+		{"full message with a base", func(_ *Log[int], m *Message[int]) { m.Base = make([]int64, n) }, "base of 3 entries"},
+		{"incremental message without a base", func(_ *Log[int], m *Message[int]) { m.Full = false }, "base of 0 entries"},
+		{"incremental message with a short base", func(_ *Log[int], m *Message[int]) { m.Full, m.Base = false, make([]int64, n-1) }, "base of 2 entries"},
 		{"record of negative host", func(_ *Log[int], m *Message[int]) {
 			m.Records = append(m.Records, Record[int]{Host: -1, TS: 1})
 		}, "invalid site -1"},
@@ -895,7 +959,7 @@ func TestTrimSendsWhatGCSends(t *testing.T) {
 			sent, trimSent := gcNet.broadcast(from), trimNet.broadcast(from)
 			for to, m := range sent {
 				if tm := trimSent[to]; !slices.Equal(m.Records, tm.Records) || !slices.Equal(m.Table, tm.Table) ||
-					m.Seq != tm.Seq || m.Full != tm.Full {
+					!slices.Equal(m.Base, tm.Base) || m.Full != tm.Full || m.NeedFull != tm.NeedFull {
 					t.Fatalf("step %d: %d→%d: GC network sent %+v, Trim network %+v", step, from, to, m, tm)
 				}
 			}
