@@ -71,3 +71,45 @@ func jsonl(t *testing.T, res *bench.Result) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestCheckerCatchesHeliosCommittingEarly proves that a Helios-f whose commit rule is slightly
+// off (every knowledge timestamp 10 ms early, which breaks Rule 1 by 20 ms on every pair with
+// tight target latencies) fails on the swarm's binding topology, where the knowledge condition
+// and not the acknowledgements decides when a transaction commits; the correct protocol passes
+// the same runs.
+func TestCheckerCatchesHeliosCommittingEarly(t *testing.T) {
+	const seeds = 10
+	for _, proto := range []string{"helios-1", "helios-2"} {
+		t.Run(proto, func(t *testing.T) {
+			caught := 0
+			for seed := uint64(1); seed <= seeds; seed++ {
+				opts := bench.Defaults()
+				opts.Topology = swarm.BindingTopology()
+				opts.Seed = seed
+				opts.ClientsPerDC = 4
+				w := opts.Workload.(workload.TYCSB)
+				w.Keys = 400 // contended, but not so much that 160 ms windows abort everything
+				opts.Workload = w
+				opts.DurationUs, opts.WarmupUs = 3_000_000, 0
+				// L_A + L_B = 160 ms = RTT across the clusters: Rule 1 holds with no slack.
+				opts.Params = protocol.Params{"latency_ms": "100,100,100,60,60,60"}
+				run(t, opts, proto) // the correct protocol passes
+				opts.Params["unsafe_commit_early"] = "10ms"
+				res, err := bench.Run(opts, proto)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.Checker.OK {
+					caught++
+					if caught == 1 {
+						t.Logf("seed %d: %s", seed, res.Checker.Summary())
+					}
+				}
+			}
+			if caught < seeds*3/4 {
+				t.Fatalf("checker caught %s committing 10 ms early on %d of %d seeds, want most", proto, caught, seeds)
+			}
+			t.Logf("caught on %d of %d seeds", caught, seeds)
+		})
+	}
+}

@@ -344,11 +344,16 @@ const (
 	// ParamUnsafeSkipRule1 accepts offsets that violate Rule 1. It exists only so that tests can
 	// show that such a Helios loses serializability and that the checker notices.
 	ParamUnsafeSkipRule1 = "unsafe_skip_rule1"
+	// ParamUnsafeCommitEarly lowers every knowledge timestamp kts_B(t) by the given duration, so
+	// that transactions commit that much before Rule 2 or Rule 3 allows. It exists only so that
+	// tests can show that the swarm's binding topology, where the knowledge condition and not the
+	// acknowledgements decides when Helios-f commits, catches a commit rule that is slightly off.
+	ParamUnsafeCommitEarly = "unsafe_commit_early"
 )
 
 func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error) {
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamInterval, ParamGrace, ParamLatencies, ParamKappa, ParamRTTEstimates, ParamUnsafeSkipRule1}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamInterval, ParamGrace, ParamLatencies, ParamKappa, ParamRTTEstimates, ParamUnsafeSkipRule1, ParamUnsafeCommitEarly}, nil); err != nil {
 		return settings{}, fmt.Errorf("helios: %w", err)
 	}
 	topo := pc.Topology
@@ -384,6 +389,10 @@ func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error
 	if err != nil {
 		return s, fmt.Errorf("helios: %w", err)
 	}
+	earlyUs, err := p.Duration(ParamUnsafeCommitEarly, 0)
+	if err != nil {
+		return s, fmt.Errorf("helios: %w", err)
+	}
 	coMs, err := offsetsMs(pc, zeroOffsets)
 	if err != nil {
 		return s, err
@@ -398,7 +407,7 @@ func parseSettings(pc protocol.Config, f int, zeroOffsets bool) (settings, error
 		s.offsetsUs[a] = make([]int64, n)
 		for b := range n {
 			if a != b {
-				s.offsetsUs[a][b] = int64(math.Round(coMs[a][b] * 1000))
+				s.offsetsUs[a][b] = int64(math.Round(coMs[a][b]*1000)) - earlyUs
 			}
 		}
 	}
