@@ -80,12 +80,14 @@ func (m *metrics) peerSent(peer string, bytes int) {
 // httpHandler serves /metrics, /healthz (200 "ok" while the node is healthy, else 503 with the
 // reason; see unhealthy), /status (per-peer link state as JSON: the log lag towards every peer)
 // and /versions (every key's installed version order as JSON, for checking a real cluster's
-// convergence), and Go's profiler under /debug/pprof/.
+// convergence), and Go's profiler under /debug/pprof/. On a cluster with TLS the server speaks
+// HTTPS, and /versions and the profiler, which reveal data and memory, answer only clients
+// that present a certificate from the cluster CA.
 func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.Handle("/debug/pprof/", n.certified(http.HandlerFunc(pprof.Index)))
+	mux.Handle("/debug/pprof/profile", n.certified(http.HandlerFunc(pprof.Profile)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if reason := n.unhealthy(r.Context(), ready.Load()); reason != "" {
 			http.Error(w, reason, http.StatusServiceUnavailable)
@@ -93,7 +95,7 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 		}
 		w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("/versions", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/versions", n.certified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		orders := make(chan map[string][]string, 1)
 		select {
 		case n.inputs <- input{kind: inCall, call: func() { orders <- n.versionOrder() }}:
@@ -106,12 +108,28 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 			json.NewEncoder(w).Encode(o)
 		case <-r.Context().Done():
 		}
-	})
+	})))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"node": n.cfg.Nodes[n.self].Name, "peers": n.transport.status()})
 	})
 	return mux
+}
+
+// certified passes requests to h only from clients with a verified certificate when the cluster
+// runs TLS (the TLS listener has checked it against the cluster CA), and refuses the others
+// with 403 Forbidden.
+func (n *Node) certified(h http.Handler) http.Handler {
+	if n.cfg.TLS == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			http.Error(w, "a client certificate signed by the cluster CA is required", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // healthProbeTimeout is how long /healthz waits for the event loop to run a no-op input.

@@ -9,7 +9,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -146,6 +145,13 @@ func (n *Node) Run(ctx context.Context) error {
 		peerLn.Close()
 		clientLn.Close()
 		return fmt.Errorf("listen for metrics on %s: %w", me.MetricsAddr, err)
+	}
+	if peerTLS != nil {
+		// HTTPS with the node's certificate; a client certificate is asked for, and required by
+		// the endpoints that reveal data (see httpHandler).
+		metricsTLS := peerTLS.Clone()
+		metricsTLS.ClientAuth = tls.VerifyClientCertIfGiven
+		metricsLn = tls.NewListener(metricsLn, metricsTLS)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -301,13 +307,9 @@ func (n *Node) tlsConfigs() (*tls.Config, credentials.TransportCredentials, erro
 		return nil, nil, nil
 	}
 	me := n.cfg.Nodes[n.self]
-	caPEM, err := os.ReadFile(n.cfg.TLS.CA)
+	pool, err := cluster.LoadCA(n.cfg.TLS.CA)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tls: reading CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, nil, errors.New("tls: " + n.cfg.TLS.CA + " holds no PEM certificate")
+		return nil, nil, err
 	}
 	cert, err := tls.LoadX509KeyPair(me.Cert, me.Key)
 	if err != nil {

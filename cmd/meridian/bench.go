@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"maps"
@@ -21,9 +22,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/registry"
@@ -208,14 +206,14 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		return res, nil
 	}
 	if cfg != nil {
-		creds, err := clusterCredentials(cfg, f.cert, f.key)
+		cert, err := clusterCertificate(cfg, f.cert, f.key)
 		if err != nil {
 			return err
 		}
 		runOne = func(string) (*bench.Result, error) {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return bench.RunCluster(ctx, opts, cfg, grpc.WithTransportCredentials(creds))
+			return bench.RunCluster(ctx, opts, cfg, cert)
 		}
 	}
 	parallel := f.parallel
@@ -618,18 +616,18 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// clusterCredentials returns the transport credentials for benchmark clients of cfg: plain
-// connections, or mutual TLS with the client certificate certFile/keyFile.
-func clusterCredentials(cfg *cluster.Config, certFile, keyFile string) (credentials.TransportCredentials, error) {
+// clusterCertificate loads the client certificate a bench presents to a cluster with mutual
+// TLS; nil for a cluster without TLS.
+func clusterCertificate(cfg *cluster.Config, certFile, keyFile string) (*tls.Certificate, error) {
 	if cfg.TLS == nil {
-		return insecure.NewCredentials(), nil
+		return nil, nil
 	}
 	if certFile == "" || keyFile == "" {
 		return nil, usagef("bench: cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cfg.Path, cfg.TLS.CA)
 	}
-	creds, err := clientCredentials(cfg.TLS.CA, certFile, keyFile)
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usagef("bench: --cert/--key: %v", err)
 	}
-	return creds, nil
+	return &cert, nil
 }

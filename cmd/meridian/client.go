@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/rpc"
 )
 
@@ -212,13 +211,9 @@ func clientCredentials(caFile, certFile, keyFile string) (credentials.TransportC
 	if caFile == "" {
 		return insecure.NewCredentials(), nil
 	}
-	caPEM, err := os.ReadFile(caFile)
+	pool, err := cluster.LoadCA(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("client: --ca: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("client: --ca %s holds no PEM certificate", caFile)
 	}
 	conf := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	if certFile != "" {

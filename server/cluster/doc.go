@@ -76,7 +76,12 @@
 // connection is closed and logged, and nothing it sent reaches the replica. A node dialing a
 // peer likewise refuses a server whose certificate does not name the node it meant to reach. A
 // client certificate needs no name, and one that names no node cannot pose as one. The cluster
-// name goes into the certificates, hence its stricter form with tls.
+// name goes into the certificates, hence its stricter form with tls. The metrics address then
+// speaks HTTPS with the node's certificate: /metrics, /healthz and /status answer anyone, while
+// /versions (the data's version order) and the profiler (/debug/pprof/) answer only a client
+// presenting a certificate signed by the CA. Up, StartNode and Status check, like a peer, that
+// the certificate a node presents there names it (Prober), and Up fails at once, naming the
+// node, if it does not.
 //
 // GenerateTLS (`meridian cluster up --tls`) makes such certificates for a local cluster in
 // DIR/tls: a new CA (ca.pem; its key is not kept), a certificate per node naming it

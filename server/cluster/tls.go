@@ -4,9 +4,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -96,7 +98,7 @@ func GenerateTLS(c *Config, dir string) (clientCert, clientKey string, err error
 			URIs:        []*url.URL{c.NodeURI(i)},
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		}
-		for _, addr := range []string{n.PeerAddr, n.ClientAddr} {
+		for _, addr := range []string{n.PeerAddr, n.ClientAddr, n.MetricsAddr} {
 			addHost(leaf, addr)
 		}
 		n.Cert, n.Key = filepath.Join(tlsDir, "node-"+n.Name+".pem"), filepath.Join(tlsDir, "node-"+n.Name+"-key.pem")
@@ -114,6 +116,52 @@ func GenerateTLS(c *Config, dir string) (clientCert, clientKey string, err error
 	}
 	c.TLS = &TLS{CA: caPath}
 	return clientCert, clientKey, nil
+}
+
+// LoadCA reads the PEM file of a certificate authority into a pool, for verifying the
+// certificates it signed.
+func LoadCA(path string) (*x509.CertPool, error) {
+	caPEM, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tls: reading CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, errors.New("tls: " + path + " holds no PEM certificate")
+	}
+	return pool, nil
+}
+
+// IdentityError says that a node's certificate does not identify it: it does not chain to the
+// cluster CA, or it names another node. Probing again will not help.
+type IdentityError struct{ Err error }
+
+func (e *IdentityError) Error() string { return e.Err.Error() }
+func (e *IdentityError) Unwrap() error { return e.Err }
+
+// VerifyNode returns a tls.Config.VerifyConnection function for a connection to node i: the
+// server's certificate chain must lead to roots, and the certificate must name node i
+// (CheckNodeCert); otherwise it fails with an *IdentityError. Dialers use it with
+// InsecureSkipVerify, so that a node is identified by the name its certificate gives it, not
+// by the host name it is dialled at.
+func (c *Config) VerifyNode(roots *x509.CertPool, i int) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return &IdentityError{errors.New("tls: the server presented no certificate")}
+		}
+		inter := x509.NewCertPool()
+		for _, cert := range cs.PeerCertificates[1:] {
+			inter.AddCert(cert)
+		}
+		leaf := cs.PeerCertificates[0]
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			return &IdentityError{fmt.Errorf("tls: node %s: %w", c.Nodes[i].Name, err)}
+		}
+		if err := c.CheckNodeCert(leaf, i); err != nil {
+			return &IdentityError{err}
+		}
+		return nil
+	}
 }
 
 // addHost adds the host of a host:port address to cert's names: an IP address, or a DNS name.

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -171,5 +172,46 @@ func TestGenerateTLSRefusesRunningCluster(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(c.TLS.CA); !bytes.Equal(again, ca) {
 		t.Error("GenerateTLS replaced the CA of a running cluster")
+	}
+}
+
+// TestVerifyNode: a connection to node A is accepted with A's certificate and refused, with an
+// IdentityError, with B's (valid, but naming B), with the client certificate (names no node)
+// and with a certificate the cluster CA did not sign.
+func TestVerifyNode(t *testing.T) {
+	dir := t.TempDir()
+	topo, _ := topology.Preset("table4.1")
+	c := Generate(topo, "table4.1", "helios-0", dir, 7100)
+	clientCert, _, err := GenerateTLS(c, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := LoadCA(c.TLS.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherDir := t.TempDir()
+	other := Generate(topo, "table4.1", "helios-0", otherDir, 7100)
+	if _, _, err := GenerateTLS(other, otherDir); err != nil {
+		t.Fatal(err)
+	}
+	verifyA := c.VerifyNode(roots, 0)
+	for name, tc := range map[string]struct {
+		path string
+		ok   bool
+	}{
+		"A's own":           {c.Nodes[0].Cert, true},
+		"B's":               {c.Nodes[1].Cert, false},
+		"the client's":      {clientCert, false},
+		"A's from a new CA": {other.Nodes[0].Cert, false},
+	} {
+		err := verifyA(tls.ConnectionState{PeerCertificates: []*x509.Certificate{readCert(t, tc.path)}})
+		var identity *IdentityError
+		if tc.ok != (err == nil) || !tc.ok && !errors.As(err, &identity) {
+			t.Errorf("%s certificate: %v (want ok %v, else an IdentityError)", name, err, tc.ok)
+		}
+	}
+	if _, err := LoadCA(c.Nodes[0].Key); err == nil {
+		t.Error("LoadCA accepted a private key file")
 	}
 }

@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,8 +109,13 @@ func Up(ctx context.Context, cfg *Config, dir, binary string, extraEnv []string,
 		}
 		procs = append(procs, p)
 	}
-	for i, n := range parsed.Nodes {
-		if reason := waitHealthy(waitCtx, procs[i], healthURL(n.MetricsAddr, "/healthz")); reason != "" {
+	probe, err := NewProber(parsed, nil)
+	if err != nil {
+		stopAll(dir, procs, io.Discard)
+		return err
+	}
+	for i := range parsed.Nodes {
+		if reason := waitHealthy(waitCtx, procs[i], probe, i); reason != "" {
 			if ctx.Err() == context.Canceled {
 				reason = "was not healthy yet: interrupted"
 			} else if waitCtx.Err() != nil {
@@ -167,9 +174,9 @@ func start(dir, binary, cfgPath, node string, extraEnv []string) (*proc, error) 
 	return p, nil
 }
 
-// waitHealthy polls url until it answers 200 OK. It returns "" then, or why it gave up: the
-// process exited, or ctx ended (with the last probe's outcome).
-func waitHealthy(ctx context.Context, p *proc, url string) string {
+// waitHealthy polls node i's /healthz until it answers 200 OK. It returns "" then, or why it
+// gave up: the process exited, or ctx ended (with the last probe's outcome).
+func waitHealthy(ctx context.Context, p *proc, probe *Prober, i int) string {
 	last := "no answer yet"
 	for {
 		select {
@@ -177,8 +184,11 @@ func waitHealthy(ctx context.Context, p *proc, url string) string {
 			return fmt.Sprintf("exited before becoming healthy (%v)", p.err)
 		default:
 		}
-		code, _, err := get(ctx, url)
+		code, _, err := probe.probe(ctx, i, "/healthz")
+		var identity *IdentityError
 		switch {
+		case errors.As(err, &identity):
+			return "does not prove its identity on its metrics port: " + err.Error()
 		case err == nil && code == http.StatusOK:
 			return ""
 		case err != nil && ctx.Err() == nil:
@@ -196,19 +206,45 @@ func waitHealthy(ctx context.Context, p *proc, url string) string {
 	}
 }
 
-// httpClient probes nodes; no keep-alives, so that nothing lingers on stopped nodes.
-var httpClient = &http.Client{
-	Timeout:   2 * time.Second,
-	Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
+// Prober fetches the HTTP endpoints of a cluster's nodes (/healthz, /status, /versions): plain
+// HTTP, or on a cluster with mutual TLS, HTTPS whose server must present a certificate from the
+// cluster CA naming the node probed, presenting the client certificate it was given (required by
+// /versions there). No keep-alives, so that nothing lingers on stopped nodes.
+type Prober struct {
+	cfg    *Config
+	scheme string
+	roots  *x509.CertPool   // nil without TLS
+	cert   *tls.Certificate // nil: no client certificate
 }
 
-// get fetches url and returns the status code and up to 1 MiB of the body.
-func get(ctx context.Context, url string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// NewProber returns the prober of cfg's nodes, presenting cert (may be nil) on a TLS cluster.
+func NewProber(cfg *Config, cert *tls.Certificate) (*Prober, error) {
+	if cfg.TLS == nil {
+		return &Prober{cfg: cfg, scheme: "http"}, nil
+	}
+	roots, err := LoadCA(cfg.TLS.CA)
+	if err != nil {
+		return nil, err
+	}
+	return &Prober{cfg: cfg, scheme: "https", roots: roots, cert: cert}, nil
+}
+
+// Get fetches path from node i's metrics address and returns the status code and up to
+// maxBytes of the body. ctx bounds the request.
+func (p *Prober) Get(ctx context.Context, i int, path string, maxBytes int64) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthURL(p.scheme, p.cfg.Nodes[i].MetricsAddr, path), nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := httpClient.Do(req)
+	transport := &http.Transport{DisableKeepAlives: true, Proxy: nil}
+	if p.roots != nil {
+		conf := &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true, VerifyConnection: p.cfg.VerifyNode(p.roots, i)}
+		if p.cert != nil {
+			conf.Certificates = []tls.Certificate{*p.cert}
+		}
+		transport.TLSClientConfig = conf
+	}
+	resp, err := (&http.Client{Transport: transport}).Do(req)
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) { // drop the URL and the dial details of "Get ...: dial tcp ...: "
@@ -217,15 +253,22 @@ func get(ctx context.Context, url string) (int, []byte, error) {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes))
 	return resp.StatusCode, body, err
 }
 
+// probe is a health probe of node i: Get with a 2-second limit and 1 MiB of body.
+func (p *Prober) probe(ctx context.Context, i int, path string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return p.Get(ctx, i, path, 1<<20)
+}
+
 // healthURL returns the URL of path on a metrics address, dialing loopback for a wildcard host.
-func healthURL(addr, path string) string {
+func healthURL(scheme, addr, path string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "http://" + addr + path
+		return scheme + "://" + addr + path
 	}
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
@@ -233,7 +276,7 @@ func healthURL(addr, path string) string {
 			host = "::1"
 		}
 	}
-	return "http://" + net.JoinHostPort(host, port) + path
+	return scheme + "://" + net.JoinHostPort(host, port) + path
 }
 
 // Down stops the cluster in dir: it sends SIGTERM to every process recorded in dir/pids, waits up
@@ -429,6 +472,10 @@ func Status(ctx context.Context, dir string, out io.Writer) error {
 		report                       []string // a multi-line /status body
 		healthy                      bool
 	}
+	probe, err := NewProber(cfg, nil)
+	if err != nil {
+		return err
+	}
 	rows := make([]row, len(cfg.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range cfg.Nodes {
@@ -443,7 +490,7 @@ func Status(ctx context.Context, dir string, out io.Writer) error {
 			} else if !errors.Is(err, os.ErrNotExist) {
 				r.process = "bad pid file"
 			}
-			code, body, err := get(ctx, healthURL(n.MetricsAddr, "/healthz"))
+			code, body, err := probe.probe(ctx, i, "/healthz")
 			switch {
 			case err != nil:
 				r.health = "down: " + err.Error()
@@ -454,7 +501,7 @@ func Status(ctx context.Context, dir string, out io.Writer) error {
 				}
 				r.healthy = code == http.StatusOK
 			}
-			code, body, err = get(ctx, healthURL(n.MetricsAddr, "/status"))
+			code, body, err = probe.probe(ctx, i, "/status")
 			if err != nil || code != http.StatusOK {
 				r.status = "-"
 				return
@@ -587,9 +634,13 @@ func StartNode(ctx context.Context, dir, binary, node string) error {
 	if err != nil {
 		return err
 	}
+	probe, err := NewProber(cfg, nil)
+	if err != nil {
+		return err
+	}
 	waitCtx, cancel := context.WithTimeout(ctx, DefaultStartTimeout)
 	defer cancel()
-	if reason := waitHealthy(waitCtx, p, healthURL(cfg.Nodes[i].MetricsAddr, "/healthz")); reason != "" {
+	if reason := waitHealthy(waitCtx, p, probe, i); reason != "" {
 		return fmt.Errorf("node %s %s; log %s ends with:\n%s", node, reason, logFile(dir, node), logTail(logFile(dir, node), 10))
 	}
 	return nil

@@ -271,7 +271,7 @@ func TestHealthURL(t *testing.T) {
 		"[::]:7301":      "http://[::1]:7301/healthz",
 		"node-a:7301":    "http://node-a:7301/healthz",
 	} {
-		if got := healthURL(addr, "/healthz"); got != want {
+		if got := healthURL("http", addr, "/healthz"); got != want {
 			t.Errorf("healthURL(%s) = %s, want %s", addr, got, want)
 		}
 	}

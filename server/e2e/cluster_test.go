@@ -205,7 +205,7 @@ func crashRestart(t *testing.T, proto string) {
 	go func() {
 		opts := workloadOptions(duration)
 		opts.KeepHistory = true
-		res, err := bench.RunCluster(context.Background(), opts, cfg, plaintext)
+		res, err := bench.RunCluster(context.Background(), opts, cfg, nil)
 		done <- outcome{res, err}
 	}()
 	ctx := context.Background()
@@ -259,5 +259,5 @@ func crashRestart(t *testing.T, proto string) {
 
 // runShortWorkload runs three seconds of the contended workload against cfg.
 func runShortWorkload(cfg *cluster.Config) (*bench.Result, error) {
-	return bench.RunCluster(context.Background(), workloadOptions(3*time.Second), cfg, plaintext)
+	return bench.RunCluster(context.Background(), workloadOptions(3*time.Second), cfg, nil)
 }

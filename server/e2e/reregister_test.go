@@ -59,7 +59,7 @@ func TestClientsRegisterAgainAfterRestart(t *testing.T) {
 	go func() {
 		opts := workloadOptions(8 * time.Second)
 		opts.KeepHistory = true
-		res, err := bench.RunCluster(context.Background(), opts, cfg, plaintext)
+		res, err := bench.RunCluster(context.Background(), opts, cfg, nil)
 		done <- outcome{res, err}
 	}()
 	time.Sleep(1500 * time.Millisecond)

@@ -81,7 +81,7 @@ func TestTCCClusterKillPartition(t *testing.T) {
 			defer cancel()
 			opts := tccLoad(2 * time.Second)
 
-			res, err := bench.RunCluster(ctx, opts, cfg, plaintext)
+			res, err := bench.RunCluster(ctx, opts, cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestTCCClusterKillPartition(t *testing.T) {
 			}()
 			opts.Seed = 2
 			opts.DurationUs = (4 * time.Second).Microseconds()
-			res, err = bench.RunCluster(ctx, opts, cfg, plaintext)
+			res, err = bench.RunCluster(ctx, opts, cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,8 +102,8 @@ func writePEM(t *testing.T, path, kind string, der []byte) {
 }
 
 // TestMutualTLSRefusesForeignCertificate runs a three-node cluster with mutual TLS where node C
-// holds a certificate from another CA: A and B connect to each other, and neither ever talks to
-// C in either direction.
+// holds a certificate from another CA: cluster up refuses it, and, started by hand, A and B
+// connect to each other and neither ever talks to C in either direction.
 func TestMutualTLSRefusesForeignCertificate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
@@ -122,16 +122,45 @@ func TestMutualTLSRefusesForeignCertificate(t *testing.T) {
 		}
 		cfg.Nodes[i].Cert, cfg.Nodes[i].Key = ca.issue(t, dir, cfg.Nodes[i].Name, cfg.NodeURI(i))
 	}
+	// cluster up checks each node's identity on its metrics port, and refuses C.
+	bin := meridianBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := cluster.Up(ctx, cfg, dir, meridianBinary(t), nil, io.Discard); err != nil {
-		t.Fatal(err)
+	err := cluster.Up(ctx, cfg, dir, bin, nil, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "node C") || !strings.Contains(err.Error(), "unknown authority") {
+		t.Fatalf("cluster up with C's certificate from another CA: %v", err)
 	}
-	defer cluster.Down(dir, io.Discard)
+	// Started by hand, C runs, and its peers refuse it.
+	for _, nd := range cfg.Nodes {
+		serve := exec.Command(bin, "serve", "--config", filepath.Join(dir, "cluster.yaml"), "--node", nd.Name)
+		logFile, err := os.Create(filepath.Join(dir, nd.Name+"-by-hand.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		serve.Stdout, serve.Stderr = logFile, logFile
+		if err := serve.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { serve.Process.Kill(); serve.Wait(); logFile.Close() })
+	}
+	anonymous := metricsClient(nil)
+	for _, nd := range cfg.Nodes {
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if resp, err := anonymous.Get("https://" + nd.MetricsAddr + "/healthz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s not healthy after 15s", nd.Name)
+			}
+		}
+	}
 	time.Sleep(2 * time.Second)
 	want := map[string]map[string]bool{"A": {"B": true, "C": false}, "B": {"A": true, "C": false}, "C": {"A": false, "B": false}}
 	for _, nd := range cfg.Nodes {
-		for _, p := range peerLinks(t, nd) {
+		for _, p := range peerLinks(t, anonymous, nd) {
 			heard := p.LastReceiveAgeS >= 0
 			// C's own dials may look connected for a moment: with TLS 1.3 the client finishes
 			// its handshake before the server has checked the client's certificate. Whether
@@ -151,24 +180,49 @@ type peerLink struct {
 	LastReceiveAgeS float64 `json:"last_receive_age_s"`
 }
 
-// peerLinks fetches node nd's /status.
-func peerLinks(t *testing.T, nd cluster.Node) []peerLink {
+// peerLinks fetches node nd's /status over HTTPS.
+func peerLinks(t *testing.T, client *http.Client, nd cluster.Node) []peerLink {
 	t.Helper()
 	var st struct {
 		Peers []peerLink `json:"peers"`
 	}
-	getJSON(t, "http://"+nd.MetricsAddr+"/status", &st)
+	getJSON(t, client, "https://"+nd.MetricsAddr+"/status", &st)
 	return st.Peers
 }
 
-// getJSON decodes the JSON answer to GET url into v.
-func getJSON(t *testing.T, url string, v any) {
+// metricsClient is an HTTPS client for the metrics ports of a TLS cluster, presenting cert if
+// not nil. It does not verify the servers: these tests read their own cluster's figures, and
+// the nodes' certificates may come from several CAs.
+func metricsClient(cert *tls.Certificate) *http.Client {
+	conf := &tls.Config{InsecureSkipVerify: true}
+	if cert != nil {
+		conf.Certificates = []tls.Certificate{*cert}
+	}
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: conf, DisableKeepAlives: true}}
+}
+
+// getStatus returns the status code of GET url.
+func getStatus(t *testing.T, client *http.Client, url string) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// getJSON decodes the JSON answer to GET url into v.
+func getJSON(t *testing.T, client *http.Client, url string, v any) {
+	t.Helper()
+	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
@@ -179,7 +233,8 @@ func getJSON(t *testing.T, url string, v any) {
 // certificate (valid, signed by the cluster CA), it connects to A's replica port claiming to be
 // C and sends a message from C committing a write: A refuses the connection, logs why, and the
 // write never reaches its replica. Holding C's own certificate, the same kind of message is
-// installed at A, so the probe is one A would act on.
+// installed at A, so the probe is one A would act on. The metrics port speaks HTTPS only, and
+// its endpoints that reveal data (/versions, the profiler) refuse a client without a certificate.
 func TestMutualTLSRefusesForgedPeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
@@ -195,10 +250,11 @@ func TestMutualTLSRefusesForgedPeer(t *testing.T) {
 		cfg.Nodes[i].Cert, cfg.Nodes[i].Key = ca.issue(t, dir, cfg.Nodes[i].Name, cfg.NodeURI(i))
 	}
 	cfg = bringUp(t, cfg, dir, meridianBinary(t))
+	anonymous := metricsClient(nil)
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		var missing []string
 		for _, nd := range cfg.Nodes {
-			for _, p := range peerLinks(t, nd) {
+			for _, p := range peerLinks(t, anonymous, nd) {
 				if !p.Connected || p.LastReceiveAgeS < 0 {
 					missing = append(missing, nd.Name+" → "+p.Peer)
 				}
@@ -213,6 +269,26 @@ func TestMutualTLSRefusesForgedPeer(t *testing.T) {
 	}
 
 	a := cfg.Nodes[0]
+	if resp, err := http.Get("http://" + a.MetricsAddr + "/versions"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("A's metrics port answered /versions over plain HTTP")
+		}
+	}
+	for path, want := range map[string]int{"/healthz": http.StatusOK, "/metrics": http.StatusOK,
+		"/versions": http.StatusForbidden, "/debug/pprof/": http.StatusForbidden} {
+		if got := getStatus(t, anonymous, "https://"+a.MetricsAddr+path); got != want {
+			t.Errorf("%s without a client certificate: %d, want %d", path, got, want)
+		}
+	}
+	certA, err := tls.LoadX509KeyPair(a.Cert, a.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certified := metricsClient(&certA)
+	if got := getStatus(t, certified, "https://"+a.MetricsAddr+"/debug/pprof/"); got != http.StatusOK {
+		t.Errorf("/debug/pprof/ with a cluster certificate: %d, want 200", got)
+	}
 	const c = 2 // C's node id
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
@@ -249,7 +325,7 @@ func TestMutualTLSRefusesForgedPeer(t *testing.T) {
 	installedAtA := func(key string, within time.Duration) bool {
 		for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
 			var versions map[string][]string
-			getJSON(t, "http://"+a.MetricsAddr+"/versions", &versions)
+			getJSON(t, certified, "https://"+a.MetricsAddr+"/versions", &versions)
 			if _, ok := versions[key]; ok {
 				return true
 			}
@@ -395,8 +471,7 @@ func TestMutualTLSClusterCommits(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
-	withCert := credentials.NewTLS(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}})
-	res, err := bench.RunCluster(context.Background(), workloadOptions(2*time.Second), loaded, grpc.WithTransportCredentials(withCert))
+	res, err := bench.RunCluster(context.Background(), workloadOptions(2*time.Second), loaded, &cert)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -42,9 +46,10 @@ const (
 //
 // The protocol, the topology, the partitions and the protocol's parameters come from cfg;
 // opts.Protocols, opts.Params and the simulator's options (faults, skew, jitter, delays) must
-// be unset. dialOpts must name the transport security, as for rpc.Dial. Cancelling ctx stops
-// the run.
-func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts ...grpc.DialOption) (*Result, error) {
+// be unset. On a cluster with mutual TLS, clientCert is the client certificate (signed by the
+// cluster CA) the bench presents to the client API and to the nodes' /versions endpoints; nil
+// otherwise. Cancelling ctx stops the run.
+func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, clientCert *tls.Certificate) (*Result, error) {
 	entry, err := registry.Lookup(cfg.Protocol)
 	if err != nil {
 		return nil, err
@@ -60,18 +65,26 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts
 		return nil, fmt.Errorf("bench: cluster %s: %w", cfg.Path, err)
 	}
 	opts.Topology, opts.Protocols, opts.Partitions, opts.Params = cfg.Topology, []string{cfg.Protocol}, layout.Partitions(), cfg.Params
+	dialOpt, err := clientCredentials(cfg, clientCert)
+	if err != nil {
+		return nil, err
+	}
+	probe, err := cluster.NewProber(cfg, clientCert)
+	if err != nil {
+		return nil, err
+	}
 	run, err := newRun(&opts, entry, layout)
 	if err != nil {
 		return nil, err
 	}
-	before, err := fetchVersionOrders(ctx, cfg)
+	before, err := fetchVersionOrders(ctx, cfg, probe)
 	if err != nil {
 		return nil, fmt.Errorf("bench: reading the cluster's state before the run: %w", err)
 	}
 	for _, t := range preexisting(mergeOrders(before)) {
 		run.record(t)
 	}
-	d, err := newClusterDriver(ctx, cfg, entry, dialOpts)
+	d, err := newClusterDriver(ctx, cfg, entry, []grpc.DialOption{dialOpt})
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +120,7 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts
 		}
 	}
 	waitUntil(ctx, clusterDrainTimeout, run.idle)
-	if _, err := convergedVersionOrders(ctx, cfg); err != nil {
+	if _, err := convergedVersionOrders(ctx, cfg, probe); err != nil {
 		return nil, err
 	}
 	time.Sleep(time.Duration(settleUs) * time.Microsecond)
@@ -116,7 +129,7 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
 	}
-	replicas, err := convergedVersionOrders(ctx, cfg)
+	replicas, err := convergedVersionOrders(ctx, cfg, probe)
 	if err != nil {
 		return nil, err
 	}
@@ -255,12 +268,12 @@ func waitUntil(ctx context.Context, timeout time.Duration, cond func() bool) boo
 // partition (every node, for the full-replication protocols; one per datacenter for the
 // partitioned ones) hold the same number of versions, and the total is the same twice in a row,
 // or the timeout passes: the checker then reports the divergence.
-func convergedVersionOrders(ctx context.Context, cfg *cluster.Config) ([]history.Replica, error) {
+func convergedVersionOrders(ctx context.Context, cfg *cluster.Config, probe *cluster.Prober) ([]history.Replica, error) {
 	var replicas []history.Replica
 	lastTotal := -1
 	waitUntil(ctx, clusterConvergeTimeout, func() bool {
 		var err error
-		if replicas, err = fetchVersionOrders(ctx, cfg); err != nil {
+		if replicas, err = fetchVersionOrders(ctx, cfg, probe); err != nil {
 			return false
 		}
 		total, same := 0, true
@@ -287,25 +300,41 @@ func convergedVersionOrders(ctx context.Context, cfg *cluster.Config) ([]history
 	return replicas, nil
 }
 
-func fetchVersionOrders(ctx context.Context, cfg *cluster.Config) ([]history.Replica, error) {
+// clientCredentials returns the transport security of the bench's client connections:
+// plaintext, or TLS verifying the nodes against the cluster CA and presenting clientCert.
+func clientCredentials(cfg *cluster.Config, clientCert *tls.Certificate) (grpc.DialOption, error) {
+	if cfg.TLS == nil {
+		return grpc.WithTransportCredentials(insecure.NewCredentials()), nil
+	}
+	if clientCert == nil {
+		return nil, fmt.Errorf("bench: cluster %s uses mutual TLS: a client certificate signed by %s is required", cfg.Path, cfg.TLS.CA)
+	}
+	roots, err := cluster.LoadCA(cfg.TLS.CA)
+	if err != nil {
+		return nil, err
+	}
+	conf := &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{*clientCert}, MinVersion: tls.VersionTLS13}
+	return grpc.WithTransportCredentials(credentials.NewTLS(conf)), nil
+}
+
+// maxVersionsBytes bounds a node's /versions answer.
+const maxVersionsBytes = 1 << 30
+
+// fetchVersionOrders reads every node's version order from its /versions endpoint.
+func fetchVersionOrders(ctx context.Context, cfg *cluster.Config, probe *cluster.Prober) ([]history.Replica, error) {
 	out := make([]history.Replica, 0, len(cfg.Nodes))
-	for _, nd := range cfg.Nodes {
+	for i, nd := range cfg.Nodes {
 		reqCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, "http://"+nd.MetricsAddr+"/versions", nil)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			cancel()
-			return nil, err
+		code, body, err := probe.Get(reqCtx, i, "/versions", maxVersionsBytes)
+		cancel()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("bench: node %s /versions: %w", nd.Name, err)
+		case code != http.StatusOK:
+			return nil, fmt.Errorf("bench: node %s /versions answered %d: %s", nd.Name, code, bytes.TrimSpace(body))
 		}
 		var raw map[string][]string
-		err = json.NewDecoder(resp.Body).Decode(&raw)
-		resp.Body.Close()
-		cancel()
-		if err != nil {
+		if err := json.Unmarshal(body, &raw); err != nil {
 			return nil, fmt.Errorf("bench: node %s /versions: %w", nd.Name, err)
 		}
 		order := make(map[string][]txn.ID, len(raw))

@@ -24,16 +24,12 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/fullrep/helios"
 	"github.com/meridian-kv/meridian/protocols/fullrep/rlog"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
@@ -243,14 +239,7 @@ func (c *calCluster) load(t *testing.T, name string, readRatio float64, clientsP
 			b, endAt = c.sample(t), time.Now()
 		}
 	}
-	dial := func(ctx context.Context, addr string) (bench.Conn, txn.ClientID, error) {
-		conn, id, err := rpc.Dial(ctx, addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			return nil, 0, err
-		}
-		return conn, id, nil
-	}
-	res, err := bench.RunCluster(context.Background(), opts, c.cfg, dial)
+	res, err := bench.RunCluster(context.Background(), opts, c.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

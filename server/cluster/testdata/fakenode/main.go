@@ -1,6 +1,7 @@
 // Command fakenode stands in for `meridian serve` in the cluster package's tests: it reads the
 // cluster file like the real server and serves /healthz and /status on the node's metrics
-// address until SIGTERM or SIGINT.
+// address (HTTPS with the node's certificate on a cluster with TLS, like the real server) until
+// SIGTERM or SIGINT.
 //
 //	fakenode serve --config FILE --node NAME
 //
@@ -68,7 +69,11 @@ func main() {
 	})
 	srv := &http.Server{Addr: n.MetricsAddr, Handler: mux}
 	go func() {
-		if err := srv.ListenAndServe(); err != http.ErrServerClosed {
+		serve := srv.ListenAndServe
+		if cfg.TLS != nil {
+			serve = func() error { return srv.ListenAndServeTLS(n.Cert, n.Key) }
+		}
+		if err := serve(); err != http.ErrServerClosed {
 			fmt.Fprintln(os.Stderr, "fakenode:", err)
 			os.Exit(1)
 		}
