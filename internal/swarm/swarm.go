@@ -5,10 +5,12 @@
 package swarm
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocols/registry"
@@ -29,10 +31,7 @@ const SeedsPerProtocol = 200
 // for half the seeds a chaotic network (random loss, duplication, reordering, extra delay).
 func Options(proto string, seed uint64) bench.Options {
 	r := rand.New(rand.NewPCG(seed, 0x737761726d))
-	entry, err := registry.Lookup(proto)
-	if err != nil {
-		panic(fmt.Sprintf("swarm: %v", err))
-	}
+	entry := lookup(proto)
 	f := entry.ToleratesOutages
 	var topo *topology.Topology
 	choices := topologiesFor(f)
@@ -175,24 +174,61 @@ func randomFaults(r *rand.Rand, topo *topology.Topology, maxDown int, durationUs
 	return faults
 }
 
-// Run runs proto over SeedsPerProtocol random seeds (Options) in test t and requires the checker
-// to find no anomaly and every transaction to finish once the faults are over. A failing seed
-// prints everything needed to replay it: replayCmd is the command that reruns this test (e.g.
-// "go test ./conformance -run 'TestPropertySafety/mf$'"), to which MERIDIAN_SEED=N is prefixed;
-// MERIDIAN_SEED=N runs just that seed, and -short runs 20 seeds.
+// Draw returns seed's random run of proto: Options for the read-write family, TCCOptions for
+// the transactional-causal one. It panics on an unknown protocol.
+func Draw(proto string, seed uint64) bench.Options {
+	if lookup(proto).Family == registry.Causal {
+		return TCCOptions(proto, seed, nil)
+	}
+	return Options(proto, seed)
+}
+
+// lookup returns proto's registry entry, or panics: the swarms name registered protocols.
+func lookup(proto string) registry.Entry {
+	entry, err := registry.Lookup(proto)
+	if err != nil {
+		panic(fmt.Sprintf("swarm: %v", err))
+	}
+	return entry
+}
+
+// Check runs proto with opts and judges the run as the property tests do: it fails if the run
+// cannot start, if the checker finds an anomaly the protocol's consistency forbids (or a
+// workload invariant breaks; bench.Result.Problem), or if a transaction is still unfinished
+// after the faults healed. The error names the finding and ends with the run's parameters.
+func Check(proto string, opts bench.Options) (*bench.Result, error) {
+	res, err := bench.Run(opts, proto)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Problem(); err != nil {
+		if summary := res.Checker.Summary(); !strings.Contains(err.Error(), summary) {
+			err = fmt.Errorf("%w; %s", err, summary)
+		}
+		return res, fmt.Errorf("%w\nparameters: %s", err, res.Replay)
+	}
+	if res.Unfinished > 0 {
+		return res, fmt.Errorf("%w: %d transactions unfinished after the faults healed\nparameters: %s", ErrUnfinished, res.Unfinished, res.Replay)
+	}
+	return res, nil
+}
+
+// ErrUnfinished is the finding of a run that left transactions unfinished (a liveness failure,
+// where the checker's findings are safety failures).
+var ErrUnfinished = errors.New("liveness")
+
+// Run runs proto over SeedsPerProtocol random seeds (Options) in test t and requires each to
+// pass Check. A failing seed prints everything needed to replay it: replayCmd is the command
+// that reruns this test (e.g. "go test ./conformance -run 'TestPropertySafety/mf$'"), to which
+// MERIDIAN_SEED=N is prefixed; MERIDIAN_SEED=N runs just that seed, and -short runs 20 seeds.
 func Run(t *testing.T, proto, replayCmd string) {
 	t.Helper()
 	seeds := seedsToRun(t)
 	committed := 0
 	for _, seed := range seeds {
-		opts := Options(proto, seed)
-		res, err := bench.Run(opts, proto)
+		res, err := Check(proto, Options(proto, seed))
 		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if err := res.Problem(); err != nil || res.Unfinished > 0 {
-			t.Fatalf("seed %d: %v; %s; %d transactions unfinished\nreplay: MERIDIAN_SEED=%d %s\nparameters: %s",
-				seed, err, res.Checker.Summary(), res.Unfinished, seed, replayCmd, res.Replay)
+			t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
 		}
 		committed += res.Checker.Committed
 	}

@@ -1,24 +1,26 @@
 package swarm
 
 import (
+	"maps"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )
 
-// TCCParams draws one seed's random parameters of a transactional-causal protocol (its
-// stabilization period, timeouts short enough to fire, modes); nil draws none.
-type TCCParams func(r *rand.Rand) protocol.Params
-
-// TCCOptions draws one seed's random run of a transactional-causal protocol (package tcc): 2–8
-// partitions, a small key space for contention, short and long transactions, a write-heavy mix,
-// the protocol's parameters from params, and a fault schedule (crashed partitions, cut links
-// between partitions) that ends before the run does, so that every transaction must finish.
-func TCCOptions(seed uint64, params TCCParams) bench.Options {
+// TCCOptions draws one seed's random run of proto, a transactional-causal protocol (package
+// tcc): 2–8 partitions, a small key space for contention, short and long transactions, a
+// write-heavy mix, the protocol's random parameters (registry.Entry.RandomParams) overridden by
+// extra, and a fault schedule (crashed partitions, cut links between partitions) that ends
+// before the run does, so that every transaction must finish. A protocol that spans datacenters
+// (registry.Entry.SpansDatacenters) runs on 2 to 5 of aws-mf's, with WAN jitter, and may also
+// see a WAN partition between two of them.
+func TCCOptions(proto string, seed uint64, extra protocol.Params) bench.Options {
+	entry := lookup(proto)
 	r := rand.New(rand.NewPCG(seed, 0x746363))
 	opts := bench.TCCDefaults()
 	opts.Seed = seed
@@ -35,10 +37,53 @@ func TCCOptions(seed uint64, params TCCParams) bench.Options {
 	w.Distribution = workload.DistUniform
 	opts.Workload = w
 	opts.Faults = randomNodeFaults(r, opts.Partitions, opts.DurationUs)
-	if params != nil {
-		opts.Params = params(r)
+	if entry.RandomParams != nil {
+		opts.Params = entry.RandomParams(r, nil, 0)
+	}
+	if len(extra) > 0 {
+		if opts.Params == nil {
+			opts.Params = protocol.Params{}
+		}
+		maps.Copy(opts.Params, extra)
+	}
+	if entry.SpansDatacenters {
+		spreadOverDatacenters(seed, &opts)
 	}
 	return opts
+}
+
+// spreadOverDatacenters moves a one-datacenter TCC run to 2 to 5 of aws-mf's datacenters with
+// WAN jitter and 1 to 6 clients per datacenter, spreads its node faults over every datacenter's
+// nodes, and for half the seeds adds a WAN partition between two datacenters, healed before the
+// end. It draws from a stream of its own, so that the one-datacenter draws stay as they are.
+func spreadOverDatacenters(seed uint64, opts *bench.Options) {
+	r := rand.New(rand.NewPCG(seed, 0x6e0))
+	opts.Jitter = 1
+	topo := preset("aws-mf")
+	opts.Topology = topo
+	if n := 2 + r.IntN(topo.N()-1); n < topo.N() {
+		opts.Topology, _ = topology.Subset(topo, topo.DCs[:n])
+	}
+	opts.ClientsPerDC = 1 + r.IntN(6)
+	nodes := opts.Topology.N() * opts.Partitions
+	for i := range opts.Faults {
+		f := &opts.Faults[i]
+		f.Node, f.PeerNode = protocol.NodeID(r.IntN(nodes)), protocol.NodeID(r.IntN(nodes))
+		if f.Node == f.PeerNode {
+			f.Kind = sim.NodeCrash
+		} else {
+			f.Kind = sim.NodeCut
+		}
+	}
+	if r.IntN(2) == 0 {
+		a, b := r.IntN(opts.Topology.N()), r.IntN(opts.Topology.N()-1)
+		if b >= a {
+			b++
+		}
+		start := r.Int64N(opts.DurationUs / 2)
+		opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Partition, DC: opts.Topology.DCs[a], Peer: opts.Topology.DCs[b],
+			StartUs: start, EndUs: start + 100_000 + r.Int64N(opts.DurationUs/3)})
+	}
 }
 
 // randomNodeFaults draws up to two crashed partitions and up to two cut links between
@@ -62,29 +107,22 @@ func randomNodeFaults(r *rand.Rand, partitions int, durationUs int64) []sim.Faul
 	return faults
 }
 
-// RunTCC runs proto over SeedsPerProtocol random seeds (TCCOptions with params) in test t and
-// requires every run to be good (bench.Result.Problem: no anomaly the protocol's consistency
-// forbids, every read's value matching its version) and every transaction to finish once the
-// faults are over. A failing seed prints everything needed to replay it (see Run for replayCmd
-// and MERIDIAN_SEED). A protocol that promises only eventual consistency (registry.Eventual, ec)
-// may show the causality anomalies C2 and C3, which RunTCC counts and returns; any other finding
-// (a dirty read, a cut-isolation violation, a version never visible at quiescence, a lost write)
-// fails it too.
-func RunTCC(t *testing.T, proto, replayCmd string, params TCCParams) (expectedAnomalies int) {
+// RunTCC runs proto over SeedsPerProtocol random seeds (TCCOptions with extra) in test t and
+// requires every run to be good (Check: no anomaly the protocol's consistency forbids, every
+// read's value matching its version, every transaction finished once the faults are over). A
+// failing seed prints everything needed to replay it (see Run for replayCmd and MERIDIAN_SEED).
+// A protocol that promises only eventual consistency (registry.Eventual, ec) may show the
+// causality anomalies C2 and C3, which RunTCC counts and returns.
+func RunTCC(t *testing.T, proto, replayCmd string, extra protocol.Params) (expectedAnomalies int) {
 	t.Helper()
 	seeds := seedsToRun(t)
 	checked := 0
 	for _, seed := range seeds {
-		opts := TCCOptions(seed, params)
-		res, err := bench.Run(opts, proto)
+		res, err := Check(proto, TCCOptions(proto, seed, extra))
 		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+			t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
 		}
 		expectedAnomalies += res.ExpectedAnomalies()
-		if err := res.Problem(); err != nil || res.Unfinished > 0 {
-			t.Fatalf("seed %d: %v; %s; %d transactions unfinished\nreplay: MERIDIAN_SEED=%d %s\nparameters: %s",
-				seed, err, res.Checker.Summary(), res.Unfinished, seed, replayCmd, res.Replay)
-		}
 		checked += res.TCC().ROTs + res.TCC().WOTs
 	}
 	if checked == 0 {

@@ -88,10 +88,15 @@ type Entry struct {
 	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
 	// (Helios-1: 1, Helios-2: 2); 0 for the others.
 	ToleratesOutages int
+	// SpansDatacenters is set for the Causal protocols that keep a partitioned replica in every
+	// datacenter and replicate between them (fastccs-geo); the others of the family serve one
+	// datacenter, as in the FastCCS thesis. The swarms draw several datacenters for them.
+	SpansDatacenters bool
 	// RandomParams draws valid random parameters for property tests (the swarms), from r, for
 	// a run on topo: the protocol knows which of its parameters (timers, grace times, commit
-	// latencies) matter and which values are valid. intervalMs is a log-propagation period the
-	// caller drew from [1, 20] ms for the protocols that have one. nil: the defaults.
+	// latencies, timeouts) matter and which values are valid. intervalMs is a log-propagation
+	// period the caller drew from [1, 20] ms for the protocols that have one; topo is nil for the
+	// Causal family's one-datacenter runs. nil: the defaults.
 	RandomParams func(r *rand.Rand, topo *topology.Topology, intervalMs int) protocol.Params
 }
 

@@ -141,6 +141,7 @@ func init() {
 		// Rounds 1 and 2 return values; a commit check is the third (spec §3.4, Table 2.1).
 		MaxReadRounds:   3,
 		VisibleOnCommit: true,
+		RandomParams:    randomParams,
 	})
 }
 

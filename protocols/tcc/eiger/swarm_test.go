@@ -1,9 +1,6 @@
 package eiger
 
 import (
-	"fmt"
-	"maps"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/meridian-kv/meridian/internal/swarm"
@@ -11,36 +8,20 @@ import (
 	"github.com/meridian-kv/meridian/tools/bench"
 )
 
-// swarmParams draws one seed's Eiger parameters: the transaction timeout and housekeeping
-// period short enough to fire, either EVT reading and either read rule (reads with or without
-// the client's clock), then extra.
-func swarmParams(extra protocol.Params) swarm.TCCParams {
-	return func(r *rand.Rand) protocol.Params {
-		p := protocol.Params{
-			ParamTxTimeout:          fmt.Sprintf("%dms", 50+r.IntN(500)),
-			ParamRetransmitInterval: fmt.Sprintf("%dms", 5+r.IntN(50)),
-			ParamPartitionEVT:       fmt.Sprint(r.IntN(2) == 0),
-			ParamReadClock:          fmt.Sprint(r.IntN(2) == 0),
-		}
-		maps.Copy(p, extra)
-		return p
-	}
-}
-
 // TestSwarm runs Eiger over 200 random seeds in the simulator (internal/swarm.TCCOptions: 2–8
 // partitions, contention, write-heavy mixes, crashed partitions and cut links; random
 // transaction timeouts, either EVT reading, reads with or without the client's clock) and
 // requires the TCC checker (C1–C6, at most 3 rounds per ROT) to pass, every read to return its
 // version's value and every transaction to finish once the faults are over.
 func TestSwarm(t *testing.T) {
-	swarm.RunTCC(t, "eiger", "go test ./eiger -run 'TestSwarm$'", swarmParams(nil))
+	swarm.RunTCC(t, "eiger", "go test ./eiger -run 'TestSwarm$'", nil)
 }
 
 // TestSwarmWithoutReadClock runs the 200 seeds again with every read without the client's
 // clock (the default, param read_clock=false), so that the dependency-time check alone keeps
 // every session's ROTs at or above its past in every seed.
 func TestSwarmWithoutReadClock(t *testing.T) {
-	swarm.RunTCC(t, "eiger", "go test ./eiger -run 'TestSwarmWithoutReadClock$'", swarmParams(protocol.Params{ParamReadClock: "false"}))
+	swarm.RunTCC(t, "eiger", "go test ./eiger -run 'TestSwarmWithoutReadClock$'", protocol.Params{ParamReadClock: "false"})
 }
 
 // TestSwarmCatchesSkippedDepCheck is the negative control: reads without the client's clock
@@ -49,8 +30,8 @@ func TestSwarmWithoutReadClock(t *testing.T) {
 func TestSwarmCatchesSkippedDepCheck(t *testing.T) {
 	caught, seeds := 0, uint64(40)
 	for seed := range seeds {
-		res, err := bench.Run(swarm.TCCOptions(seed, swarmParams(protocol.Params{
-			ParamReadClock: "false", ParamUnsafeSkipDepCheck: "true"})), "eiger")
+		res, err := bench.Run(swarm.TCCOptions("eiger", seed, protocol.Params{
+			ParamReadClock: "false", ParamUnsafeSkipDepCheck: "true"}), "eiger")
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

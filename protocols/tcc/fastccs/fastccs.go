@@ -46,6 +46,7 @@ func init() {
 		NewClient:   NewClient,
 		// Algorithm 1: at most two rounds.
 		MaxReadRounds: 2,
+		RandomParams:  randomParams,
 	})
 }
 

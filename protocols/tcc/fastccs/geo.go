@@ -47,7 +47,9 @@ func init() {
 		Codec:       Codec,
 		NewClient:   NewGeoClient,
 		// Algorithm 1 unchanged: at most two rounds.
-		MaxReadRounds: 2,
+		MaxReadRounds:    2,
+		SpansDatacenters: true,
+		RandomParams:     randomGeoParams,
 	})
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/meridian-kv/meridian/protocol/store"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/tcc"
-	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
 )
@@ -24,35 +23,7 @@ func TestGeoSwarm(t *testing.T) {
 		seeds = 8
 	}
 	for seed := range seeds {
-		r := rand.New(rand.NewPCG(seed, 0x6e0))
-		o := swarm.TCCOptions(seed, swarmParams(protocol.Params{ParamGeoResend: fmt.Sprintf("%dms", 20+r.IntN(300))}))
-		o.Jitter = 1
-		topo, _ := topology.Preset("aws-mf")
-		o.Topology = topo
-		if n := 2 + r.IntN(topo.N()-1); n < topo.N() {
-			o.Topology, _ = topology.Subset(topo, topo.DCs[:n])
-		}
-		o.ClientsPerDC = 1 + r.IntN(6)
-		o.DurationUs = 2_000_000
-		nodes := o.Topology.N() * o.Partitions
-		for i := range o.Faults {
-			f := &o.Faults[i]
-			f.Node, f.PeerNode = protocol.NodeID(r.IntN(nodes)), protocol.NodeID(r.IntN(nodes))
-			if f.Node == f.PeerNode {
-				f.Kind = sim.NodeCrash
-			} else {
-				f.Kind = sim.NodeCut
-			}
-		}
-		if r.IntN(2) == 0 { // a WAN partition between two datacenters, healed before the end
-			a, b := r.IntN(o.Topology.N()), r.IntN(o.Topology.N()-1)
-			if b >= a {
-				b++
-			}
-			start := r.Int64N(o.DurationUs / 2)
-			o.Faults = append(o.Faults, sim.Fault{Kind: sim.Partition, DC: o.Topology.DCs[a], Peer: o.Topology.DCs[b],
-				StartUs: start, EndUs: start + 100_000 + r.Int64N(o.DurationUs/3)})
-		}
+		o := swarm.TCCOptions("fastccs-geo", seed, nil)
 		res, err := bench.Run(o, "fastccs-geo")
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)

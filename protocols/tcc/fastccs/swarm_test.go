@@ -2,39 +2,18 @@ package fastccs
 
 import (
 	"fmt"
-	"maps"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/tools/bench"
-	"github.com/meridian-kv/meridian/topology"
 )
-
-// swarmParams draws one seed's FastCCS parameters, VOPR style: gossip mode, fan-out and period,
-// timeouts short enough to fire, the GC period, the A11 flag and the retry count, then extra.
-func swarmParams(extra protocol.Params) swarm.TCCParams {
-	return func(r *rand.Rand) protocol.Params {
-		p := protocol.Params{
-			ParamGossip:            []string{gossipAll, gossipTree}[r.IntN(2)], // not off: C6 needs gossip
-			ParamGossipFanout:      fmt.Sprint(1 + r.IntN(3)),
-			ParamStabInterval:      fmt.Sprintf("%dms", 1+r.IntN(20)),
-			ParamTxTimeout:         fmt.Sprintf("%dms", 20+r.IntN(300)),
-			ParamGCInterval:        fmt.Sprintf("%dms", 10+r.IntN(100)),
-			ParamMergeClockOnWrite: fmt.Sprint(r.IntN(2) == 0),
-			ParamRetries:           fmt.Sprint(r.IntN(4)),
-		}
-		maps.Copy(p, extra)
-		return p
-	}
-}
 
 // TestSwarm runs FastCCS over 200 random seeds with crashed partition servers and cut links
 // (swarm.TCCOptions) and checks every history with the TCC checker (C1–C6, C5 with at most 2
 // rounds).
 func TestSwarm(t *testing.T) {
-	swarm.RunTCC(t, "fastccs", "go test ./fastccs -run 'TestSwarm$'", swarmParams(nil))
+	swarm.RunTCC(t, "fastccs", "go test ./fastccs -run 'TestSwarm$'", nil)
 }
 
 // TestSwarmCatchesSkippedSnapshotCheck is the negative control: a client that skips Algorithm
@@ -43,7 +22,7 @@ func TestSwarm(t *testing.T) {
 func TestSwarmCatchesSkippedSnapshotCheck(t *testing.T) {
 	caught := 0
 	for seed := range uint64(20) {
-		res, err := bench.Run(swarm.TCCOptions(seed, swarmParams(protocol.Params{ParamUnsafeSkipSnapshotCheck: "true"})), "fastccs")
+		res, err := bench.Run(swarm.TCCOptions("fastccs", seed, protocol.Params{ParamUnsafeSkipSnapshotCheck: "true"}), "fastccs")
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -64,11 +43,7 @@ func TestDeterministic(t *testing.T) {
 	for _, name := range []string{"fastccs", "fastccs-geo"} {
 		var runs [2]string
 		for i := range runs {
-			o := swarm.TCCOptions(7, swarmParams(nil))
-			if name == "fastccs-geo" {
-				o.Topology, _ = topology.Preset("aws-mf")
-			}
-			res, err := bench.Run(o, name)
+			res, err := bench.Run(swarm.TCCOptions(name, 7, nil), name)
 			if err != nil {
 				t.Fatal(err)
 			}

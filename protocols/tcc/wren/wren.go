@@ -85,6 +85,7 @@ func init() {
 		Codec:         Codec,
 		NewClient:     NewClient,
 		MaxReadRounds: 2,
+		RandomParams:  randomParams,
 	})
 }
 

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSwarmCommand: a clean protocol passes its seeds with a summary row; a deliberately broken
+// one (Helios-1 committing 20 ms early) fails with its finding, a replay line that reproduces it
+// and a smaller reproduction; flag mistakes are usage errors.
+func TestSwarmCommand(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "swarm", "--protocol", "helios-0,mf", "--seeds", "3", "--parallel", "2")
+	if code != 0 || !strings.Contains(stdout, "helios-0      3       0") || !strings.Contains(stdout, "mf      3       0") {
+		t.Fatalf("clean swarm: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	code, stdout, stderr = runCLI(t, "swarm", "--protocol", "helios-1", "--seeds", "40", "--set", "unsafe_commit_early=20ms", "--shrink", "4")
+	if code != 1 || !strings.Contains(stdout, "FAILED helios-1 seed ") || !strings.Contains(stdout, "smaller reproduction: meridian swarm") {
+		t.Fatalf("broken swarm: exit %d\n%s%s", code, stdout, stderr)
+	}
+	_, replayLine, _ := strings.Cut(stdout, "replay: meridian ")
+	replayLine, _, _ = strings.Cut(replayLine, "\n")
+	replay := strings.Fields(replayLine)
+	code, again, stderr := runCLI(t, append(replay, "--shrink", "0")...)
+	first, _, _ := strings.Cut(stdout, "\nsmaller reproduction")
+	if code != 1 || !strings.HasPrefix(again, first) {
+		t.Fatalf("replaying %q: exit %d, output\n%s\nwant it to start with\n%s\n%s", replay, code, again, first, stderr)
+	}
+
+	for _, args := range [][]string{
+		{"swarm"},
+		{"swarm", "--protocol", "nope"},
+		{"swarm", "--protocol", "mf", "--parallel", "0"},
+		{"swarm", "--protocol", "mf", "--seed", "3", "--from", "2"},
+		{"swarm", "--protocol", "mf", "--set", "novalue"},
+		{"swarm", "--protocol", "mf", "extra"},
+	} {
+		if code, stdout, stderr := runCLI(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a usage error", args, code, stdout, stderr)
+		}
+	}
+}
