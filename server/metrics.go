@@ -15,6 +15,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/tcc"
 )
 
 // metrics are the node's Prometheus metrics, served on /metrics.
@@ -79,10 +80,11 @@ func (m *metrics) peerSent(peer string, bytes int) {
 
 // httpHandler serves /metrics, /healthz (200 "ok" while the node is healthy, else 503 with the
 // reason; see unhealthy), /status (per-peer link state as JSON: the log lag towards every peer)
-// and /versions (every key's installed version order as JSON, for checking a real cluster's
-// convergence), and Go's profiler under /debug/pprof/. On a cluster with TLS the server speaks
-// HTTPS, and /versions and the profiler, which reveal data and memory, answer only clients
-// that present a certificate from the cluster CA.
+// /versions (every key's installed version order as JSON, for checking a real cluster's
+// convergence), /visibility (the visibility events of a transactional-causal replica since the
+// previous request, VisibilityReport) and Go's profiler under /debug/pprof/. On a cluster with
+// TLS the server speaks HTTPS, and /versions, /visibility and the profiler, which reveal data
+// and memory, answer only clients that present a certificate from the cluster CA.
 func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
@@ -106,6 +108,24 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 		case o := <-orders:
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(o)
+		case <-r.Context().Done():
+		}
+	})))
+	mux.Handle("/visibility", n.certified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		events := make(chan *VisibilityReport, 1)
+		select {
+		case n.inputs <- input{kind: inCall, call: func() { events <- n.drainVisibility() }}:
+		case <-r.Context().Done():
+			return
+		}
+		select {
+		case report := <-events:
+			if report == nil {
+				http.Error(w, "this protocol makes versions visible on commit and reports no visibility events", http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(report)
 		case <-r.Context().Done():
 		}
 	})))
@@ -174,6 +194,26 @@ func (n *Node) unhealthy(ctx context.Context, ready bool) string {
 	case <-ctx.Done():
 		return "request cancelled"
 	}
+}
+
+// VisibilityReport is a node's answer on /visibility: the visibility events its replica
+// recorded since the previous request (tcc.VisibilityReporter; the first request turns
+// recording on), with times on the node's clock, and how many it dropped for want of a drain.
+type VisibilityReport struct {
+	Events  []tcc.Visibility `json:"events"`
+	Dropped int              `json:"dropped"`
+}
+
+// drainVisibility drains the replica's visibility events, or returns nil if its protocol does
+// not report any. It runs on the event loop. Draining only reads what the replica observed: it
+// changes nothing the replica sends, so it is not an input and is not logged.
+func (n *Node) drainVisibility() *VisibilityReport {
+	rep, ok := n.replica.(tcc.VisibilityReporter)
+	if !ok {
+		return nil
+	}
+	events, dropped := rep.DrainVisibility(nil)
+	return &VisibilityReport{Events: events, Dropped: dropped}
 }
 
 // versionOrder renders the replica's per-key version order (protocol.VersionOrderer if it

@@ -95,14 +95,18 @@ type ClientInfo struct {
 }
 
 // Run is the client side of one run. NewClient is called before the run starts, Tick and
-// Final from the driver's goroutine while no client callback runs (Tick only in the
-// simulator), Metrics once everything is over. Clients of different connections may run
-// concurrently against a real cluster, so a Run's shared state must be safe for that.
+// Final from the driver's goroutine (in the simulator while no client callback runs; on a real
+// cluster Tick runs beside the clients), Metrics once everything is over. Clients of different
+// connections may run concurrently against a real cluster, so a Run's shared state must be
+// safe for that.
 type Run interface {
 	// NewClient returns the driver of client c.
 	NewClient(c ClientInfo) (Client, error)
-	// Tick lets the workload read the simulator's replicas (in node order) about once per
-	// virtual second, and every 100 ms at quiescence; nowUs is the run's time.
+	// Tick lets the workload read replica-side figures about once per second of the run (and
+	// every 100 ms at quiescence in the simulator); nowUs is the run's time. In the simulator
+	// replicas are the replicas themselves, in node order; on a real cluster they are
+	// stand-ins carrying what the nodes report (tcc.VisibilityReporter events, on the run's
+	// clock), one per node that answered.
 	Tick(replicas []protocol.Replica, nowUs int64)
 	// Final runs the workload's checks at quiescence, after the clients stopped and the
 	// replicas converged, and returns the ids of the transactions the checker must hold to

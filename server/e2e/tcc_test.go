@@ -86,6 +86,11 @@ func TestTCCClusterKillPartition(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkTCCRun(t, "before the crash", res, entry.Promises() == registry.Eventual)
+			if m := res.TCC(); !entry.VisibleOnCommit && m.VisibilityMeasured == 0 {
+				t.Errorf("no visibility lag measured on the cluster (%d WOTs)", m.WOTs)
+			} else {
+				t.Logf("visibility lag: %d measured, mean %.2f ms", m.VisibilityMeasured, m.VisibilityLag.Mean)
+			}
 
 			victim := cfg.Nodes[1].Name
 			bin := meridianBinary(t)

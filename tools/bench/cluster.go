@@ -19,6 +19,7 @@ import (
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
+	"github.com/meridian-kv/meridian/server"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/sim"
@@ -118,12 +119,14 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, clientCe
 		if opts.Progress != nil {
 			opts.Progress(cfg.Protocol, elapsed.Microseconds(), opts.DurationUs)
 		}
+		d.tick(run, probe)
 	}
 	waitUntil(ctx, clusterDrainTimeout, run.idle)
 	if _, err := convergedVersionOrders(ctx, cfg, probe); err != nil {
 		return nil, err
 	}
 	time.Sleep(time.Duration(settleUs) * time.Microsecond)
+	d.tick(run, probe)
 	res := &Result{Unfinished: run.abandonBusy(d.clock.nowUs(), onLoop)}
 	final, err := run.wl.Final(d)
 	if err != nil {
@@ -146,7 +149,10 @@ type clusterDriver struct {
 	ctx      context.Context
 	cfg      *cluster.Config
 	dialOpts []grpc.DialOption
-	clock    *runClock
+	// silent is set once the nodes answered /visibility with 404: their protocol reports no
+	// visibility events, and tick stops asking.
+	silent bool
+	clock  *runClock
 	// nodes serves the partitioned families: one connection per node, shared by every client
 	// library, whose callbacks all run on its one callback goroutine.
 	nodes *rpc.NodeConns
@@ -170,6 +176,61 @@ func newClusterDriver(ctx context.Context, cfg *cluster.Config, e registry.Entry
 		d.nodes = nodes
 	}
 	return d, nil
+}
+
+// tick hands the workload (Run.Tick) the visibility events every node reported since the
+// previous tick, on the run's clock, through stand-ins for the replicas: a real cluster's
+// replicas are in other processes, and these events are the replica-side figures a workload
+// reads (the visibility lag of the transactional-causal protocols). A node that does not answer
+// is skipped until the next tick.
+func (d *clusterDriver) tick(run *runState, probe *cluster.Prober) {
+	if d.silent {
+		return
+	}
+	standIns := make([]protocol.Replica, 0, len(d.cfg.Nodes))
+	for i := range d.cfg.Nodes {
+		ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+		code, body, err := probe.Get(ctx, i, "/visibility", 64<<20)
+		cancel()
+		if code == http.StatusNotFound {
+			d.silent = true
+			return
+		}
+		var report server.VisibilityReport
+		if err != nil || code != http.StatusOK || json.Unmarshal(body, &report) != nil {
+			continue
+		}
+		origin := d.clock.originUs
+		for j := range report.Events {
+			ev := &report.Events[j]
+			ev.CommitUs -= origin
+			ev.VisibleUs -= origin
+			if ev.DecidedUs != 0 {
+				ev.DecidedUs -= origin
+			}
+		}
+		standIns = append(standIns, &reportedVisibility{report: report})
+	}
+	run.wl.Tick(standIns, d.clock.nowUs())
+}
+
+// reportedVisibility stands in for a real node's replica in Run.Tick: it drains, once, the
+// events the node reported (tcc.VisibilityReporter) and ignores every protocol input.
+type reportedVisibility struct {
+	report server.VisibilityReport
+}
+
+func (r *reportedVisibility) Start()                                          {}
+func (r *reportedVisibility) HandleMessage(protocol.NodeID, protocol.Message) {}
+func (r *reportedVisibility) HandleRequest(protocol.Request)                  {}
+func (r *reportedVisibility) HandleTimer(protocol.TimerID)                    {}
+
+// DrainVisibility implements tcc.VisibilityReporter.
+func (r *reportedVisibility) DrainVisibility(dst []tcc.Visibility) ([]tcc.Visibility, int) {
+	dst = append(dst, r.report.Events...)
+	dropped := r.report.Dropped
+	r.report = server.VisibilityReport{}
+	return dst, dropped
 }
 
 // rawNowUs reads the clients' clock, before the run's origin is subtracted.
