@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -131,9 +132,74 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	})))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"node": n.cfg.Nodes[n.self].Name, "peers": n.transport.status()})
+		json.NewEncoder(w).Encode(map[string]any{"node": n.cfg.Nodes[n.self].Name, "peers": n.transport.status(),
+			"clock_skew_us": n.skewUs.Load()})
 	})
+	if n.cfg.Admin {
+		mux.Handle("/admin/", n.certified(http.HandlerFunc(n.adminHandler)))
+	}
 	return mux
+}
+
+// adminHandler serves the nemesis's fault injection (cluster.Config.Admin), all POST:
+//
+//	/admin/cut?peer=B&peer=C   drop every message to and from these peers (this node's side)
+//	/admin/heal[?peer=B]       stop dropping them (every peer without a peer argument)
+//	/admin/skew?offset=150ms   read the wall clock offset by this duration (negative too)
+//
+// A link is cut at both ends by asking both nodes. Messages a cut drops are lost, as in a
+// network partition: the protocols' own retransmission repairs them after the heal.
+func (n *Node) adminHandler(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "admin endpoints take POST", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	peers := func() ([]*peer, error) {
+		var out []*peer
+		for _, name := range q["peer"] {
+			i, _, err := n.cfg.Node(name)
+			if err != nil || n.transport.peers[i] == nil {
+				return nil, fmt.Errorf("no peer %q", name)
+			}
+			out = append(out, n.transport.peers[i])
+		}
+		return out, nil
+	}
+	switch r.URL.Path {
+	case "/admin/cut", "/admin/heal":
+		ps, err := peers()
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		case len(ps) == 0 && r.URL.Path == "/admin/cut":
+			http.Error(w, "cut: name at least one peer", http.StatusBadRequest)
+			return
+		case len(ps) == 0:
+			for _, p := range n.transport.peers {
+				if p != nil {
+					ps = append(ps, p)
+				}
+			}
+		}
+		for _, p := range ps {
+			p.cut.Store(r.URL.Path == "/admin/cut")
+		}
+		n.logger.Warn("nemesis: "+strings.TrimPrefix(r.URL.Path, "/admin/"), "peers", q["peer"])
+	case "/admin/skew":
+		offset, err := time.ParseDuration(q.Get("offset"))
+		if err != nil {
+			http.Error(w, "skew: offset must be a duration such as 150ms or -1s", http.StatusBadRequest)
+			return
+		}
+		n.skewUs.Store(offset.Microseconds())
+		n.logger.Warn("nemesis: clock skew", "offset", offset)
+	default:
+		http.Error(w, "unknown admin endpoint (want cut, heal or skew)", http.StatusNotFound)
+		return
+	}
+	w.Write([]byte("ok\n"))
 }
 
 // certified passes requests to h only from clients with a verified certificate when the cluster

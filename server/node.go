@@ -50,6 +50,9 @@ type Node struct {
 	metrics   *metrics
 	stopped   chan struct{}
 	clientHop time.Duration
+	// skewUs is added to the wall clock the replica reads (/admin/skew); its readings never go
+	// backwards, so a negative skew holds the replica's clock until the wall clock catches up.
+	skewUs atomic.Int64
 
 	idMu           sync.Mutex
 	nextID, idsEnd uint32
@@ -90,7 +93,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 		clientHop: time.Duration(cfg.ClientHopUs) * time.Microsecond,
 	}
 	n.env = &env{
-		wallUs: func() int64 { return time.Now().UnixMicro() },
+		wallUs: func() int64 { return time.Now().UnixMicro() + n.skewUs.Load() },
 		rand:   rand.New(rand.NewPCG(uint64(index), 0x6d6572696469616e)), // fixed: replay must draw the same numbers
 		store:  store.New(),
 	}

@@ -69,6 +69,8 @@ type peer struct {
 	up       atomic.Bool
 	lastRecv atomic.Int64 // unix µs of the last message received from this peer
 	dropped  atomic.Uint64
+	// cut drops every message to and from this peer (the nemesis's link cut, /admin/cut).
+	cut atomic.Bool
 }
 
 type outFrame struct {
@@ -125,7 +127,7 @@ func (t *transport) start(ctx context.Context, wg *sync.WaitGroup) {
 // send encodes m for peer to and queues it. It never blocks the event loop.
 func (t *transport) send(to protocol.NodeID, m protocol.Message) {
 	p := t.peers[to]
-	if p == nil {
+	if p == nil || p.cut.Load() {
 		return
 	}
 	payload, err := t.n.codec.Append(nil, m)
@@ -330,6 +332,9 @@ func (t *transport) receive(ctx context.Context, conn net.Conn) {
 			t.n.logger.Warn("closing peer connection: malformed message", "peer", p.name, "err", err)
 			return
 		}
+		if p.cut.Load() {
+			continue
+		}
 		p.lastRecv.Store(time.Now().UnixMicro())
 		select {
 		case t.n.inputs <- input{kind: inMessage, from: from, raw: payload, msg: msg}:
@@ -393,6 +398,7 @@ type peerStatus struct {
 	LastReceiveAgeS float64 `json:"last_receive_age_s"` // -1: never
 	QueuedFrames    int     `json:"queued_frames"`
 	DroppedFrames   uint64  `json:"dropped_frames"`
+	Cut             bool    `json:"cut,omitempty"` // the nemesis cut the link (/admin/cut)
 }
 
 func (t *transport) status() []peerStatus {
@@ -409,7 +415,8 @@ func (t *transport) status() []peerStatus {
 		if last := p.lastRecv.Load(); last > 0 {
 			age = float64(now-last) / 1e6
 		}
-		out = append(out, peerStatus{Peer: p.name, Connected: p.up.Load(), LastReceiveAgeS: age, QueuedFrames: queued, DroppedFrames: p.dropped.Load()})
+		out = append(out, peerStatus{Peer: p.name, Connected: p.up.Load(), LastReceiveAgeS: age, QueuedFrames: queued,
+			DroppedFrames: p.dropped.Load(), Cut: p.cut.Load()})
 	}
 	return out
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/tools/nemesis"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/verify/history"
 	"github.com/meridian-kv/meridian/workload"
@@ -55,7 +56,7 @@ type benchFlags struct {
 	jsonFile, historyFile, cpuProfile           string
 	quiet                                       bool
 	parallel                                    int
-	cluster, cert, key                          string
+	cluster, cert, key, nemesis                 string
 	faults, params                              []string
 }
 
@@ -139,6 +140,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line (there is none unless stderr is a terminal)")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "simulate up to this many protocols at once (results are the same; 1: one after the other)")
 	fs.StringVar(&f.cluster, "cluster", "", "run against the running cluster of this file instead of the simulator (its protocol, topology, partitions and parameters)")
+	fs.StringVar(&f.nemesis, "nemesis", "", "with --cluster: faults to inject during the run, comma-separated KIND:TARGET@START-END: kill:A@2s-4s (SIGKILL, restart), pause:B@5s-6s (SIGSTOP, SIGCONT), cut:A-B@1s-3s, skew:C+200ms@2s-5s (cut and skew need cluster up --admin); then every acknowledged commit must be installed")
 	fs.StringVar(&f.cert, "cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
 	fs.StringVar(&f.key, "key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -205,6 +207,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		}
 		return res, nil
 	}
+	var nemesisReport *nemesis.Report
 	if cfg != nil {
 		cert, err := clusterCertificate(cfg, f.cert, f.key)
 		if err != nil {
@@ -215,6 +218,28 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 			defer stop()
 			return bench.RunCluster(ctx, opts, cfg, cert)
 		}
+		if f.nemesis != "" {
+			faults, err := nemesis.ParseSchedule(f.nemesis, cfg, opts.DurationUs)
+			if err != nil {
+				return usageError{err}
+			}
+			binary, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("cannot find the meridian binary to restart nodes: %w", err)
+			}
+			runOne = func(string) (*bench.Result, error) {
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				report, err := nemesis.Run(ctx, nemesis.Options{Cluster: cfg, Binary: binary, Bench: opts, Faults: faults, ClientCert: cert, Log: stderr})
+				if err != nil {
+					return nil, err
+				}
+				nemesisReport = report
+				return report.Result, nil
+			}
+		}
+	} else if f.nemesis != "" {
+		return usagef("bench: --nemesis needs --cluster: it injects faults into a running cluster")
 	}
 	parallel := f.parallel
 	if cfg != nil {
@@ -252,6 +277,13 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 			if err := writeFile(path, func(w io.Writer) error { return history.WriteJSONL(w, r.History) }); err != nil {
 				return err
 			}
+		}
+	}
+	if nemesisReport != nil {
+		fmt.Fprintf(stdout, "nemesis: %d actions, %d failed, %d acknowledged commits lost\n",
+			len(nemesisReport.Injected), len(nemesisReport.Failed), len(nemesisReport.LostCommits))
+		if err := nemesisReport.Problem(); err != nil {
+			return err
 		}
 	}
 	for _, r := range results {

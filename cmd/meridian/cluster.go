@@ -76,7 +76,7 @@ type clusterUpOptions struct {
 	basePort, partitions    int
 	timeout                 time.Duration
 	params                  []string
-	tls                     bool
+	tls, admin              bool
 }
 
 // newClusterUpCmd returns `meridian cluster up`.
@@ -104,6 +104,7 @@ clients (client.pem, client-key.pem).`,
 	f.DurationVar(&o.timeout, "timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
 	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
+	f.BoolVar(&o.admin, "admin", false, "serve the nemesis's fault-injection endpoints (/admin/cut, /admin/heal, /admin/skew) on the metrics ports")
 	_ = cmd.MarkFlagDirname("dir")
 	completeTopology(cmd, "topology")
 	_ = cmd.RegisterFlagCompletionFunc("protocol", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -153,6 +154,7 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	}
 	cfg := cluster.GeneratePartitioned(topo, o.topology, o.protocol, o.dir, o.basePort, o.partitions)
 	cfg.Params = p
+	cfg.Admin = o.admin
 	var clientCert, clientKey string
 	if o.tls {
 		if clientCert, clientKey, err = cluster.GenerateTLS(cfg, o.dir); err != nil {

@@ -117,6 +117,7 @@ line on stderr and exit with status 2; a failure at run time exits with status 1
 		newReproCmd(stdout, stderr),
 		newMLCmd(stdout, stderr),
 		newSwarmCmd(stdout, stderr),
+		newNemesisCmd(stdout, stderr),
 	)
 	// Cobra's help and completion commands (completion bash, zsh, fish, powershell), added now
 	// rather than when the root runs, so that an unknown command to help, or a missing or unknown

@@ -52,6 +52,11 @@ type Config struct {
 	TopologyRef string
 	// WANEmulation delays every peer message by its link's RTT/2 plus jitter, in process.
 	WANEmulation bool
+	// Admin makes every node serve the fault-injection endpoints of the nemesis on its metrics
+	// address (/admin/cut, /admin/heal, /admin/skew; `meridian cluster up --admin`). Off by
+	// default: whoever reaches them can cut a node off or move its clock. Under TLS they answer
+	// only clients with a certificate from the cluster CA.
+	Admin bool
 	// Jitter scales the topology's standard deviations when emulating (default 1).
 	Jitter float64
 	// JitterCorrelationUs is the correlation time of each emulated link's jitter
@@ -104,6 +109,7 @@ type file struct {
 	Params       map[string]yaml.Node `yaml:"params"`
 	Topology     string               `yaml:"topology"`
 	WANEmulation bool                 `yaml:"wan_emulation"`
+	Admin        bool                 `yaml:"admin"`
 	Jitter       *float64             `yaml:"jitter"` // nil: default 1
 	JitterCorr   string               `yaml:"jitter_correlation"`
 	ClientHop    string               `yaml:"client_hop"`
@@ -120,6 +126,7 @@ type outFile struct {
 	Params       map[string]string `yaml:"params,omitempty"`
 	Topology     string            `yaml:"topology"`
 	WANEmulation bool              `yaml:"wan_emulation"`
+	Admin        bool              `yaml:"admin,omitempty"`
 	Jitter       float64           `yaml:"jitter"`
 	JitterCorr   string            `yaml:"jitter_correlation"`
 	ClientHop    string            `yaml:"client_hop,omitempty"`
@@ -183,6 +190,7 @@ func parse(path string, data []byte) (*Config, error) {
 		Name:         f.Name,
 		Protocol:     f.Protocol,
 		WANEmulation: f.WANEmulation,
+		Admin:        f.Admin,
 		Jitter:       1,
 		Durability:   DurabilitySync,
 		DataDir:      p.resolve("data"),
@@ -514,6 +522,7 @@ func (c *Config) Marshal() ([]byte, error) {
 		Params:       c.Params,
 		Topology:     c.TopologyRef,
 		WANEmulation: c.WANEmulation,
+		Admin:        c.Admin,
 		Jitter:       c.Jitter,
 		JitterCorr:   (time.Duration(c.JitterCorrelationUs) * time.Microsecond).String(),
 		Durability:   c.Durability,

@@ -10,6 +10,7 @@
 //	params: {interval: 10ms}         # protocol parameters (protocol.Params), optional
 //	topology: table4.1               # preset name or YAML/JSON topology file: the datacenters and RTTs
 //	wan_emulation: true              # delay every peer message by its link's RTT/2 + jitter (in-process)
+//	admin: false                     # serve the nemesis endpoints /admin/cut, /admin/heal, /admin/skew
 //	jitter: 1                        # scale of the topology's std devs when emulating (default 1)
 //	jitter_correlation: 100ms        # correlation time of each link's jitter (default 100ms; 0: independent draws)
 //	client_hop: 500us                # emulated client→node one-way delay (default 0)

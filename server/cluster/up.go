@@ -232,7 +232,24 @@ func NewProber(cfg *Config, cert *tls.Certificate) (*Prober, error) {
 // Get fetches path from node i's metrics address and returns the status code and up to
 // maxBytes of the body. ctx bounds the request.
 func (p *Prober) Get(ctx context.Context, i int, path string, maxBytes int64) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthURL(p.scheme, p.cfg.Nodes[i].MetricsAddr, path), nil)
+	return p.do(ctx, http.MethodGet, i, path, maxBytes)
+}
+
+// Post posts to path (with its query) on node i's metrics address, as the nemesis does to the
+// admin endpoints, and fails unless the node answers 200 OK.
+func (p *Prober) Post(ctx context.Context, i int, path string) error {
+	code, body, err := p.do(ctx, http.MethodPost, i, path, 64<<10)
+	switch {
+	case err != nil:
+		return fmt.Errorf("node %s %s: %w", p.cfg.Nodes[i].Name, path, err)
+	case code != http.StatusOK:
+		return fmt.Errorf("node %s %s: %d %s", p.cfg.Nodes[i].Name, path, code, bytes.TrimSpace(body))
+	}
+	return nil
+}
+
+func (p *Prober) do(ctx context.Context, method string, i int, path string, maxBytes int64) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, healthURL(p.scheme, p.cfg.Nodes[i].MetricsAddr, path), nil)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -603,20 +620,43 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 // Kill stops node abruptly with SIGKILL, as a crash would (kill -9), and waits until it is gone.
 // Its pid file stays; StartNode replaces it.
 func Kill(dir, node string) error {
-	pid, err := readPid(pidFile(dir, node))
+	pid, err := signalNode(dir, node, syscall.SIGKILL)
 	if err != nil {
-		return fmt.Errorf("node %s: %w", node, err)
-	}
-	if !alive(pid) || !isNode(pid, dir, node) {
-		return fmt.Errorf("node %s (pid %d) is not running", node, pid)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("node %s: %w", node, err)
+		return err
 	}
 	for alive(pid) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
+}
+
+// Pause stops node with SIGSTOP, as a long garbage-collection pause or a frozen virtual machine
+// would: its connections stay open and nothing it holds is lost. Resume continues it.
+func Pause(dir, node string) error {
+	_, err := signalNode(dir, node, syscall.SIGSTOP)
+	return err
+}
+
+// Resume continues a node that Pause stopped (SIGCONT).
+func Resume(dir, node string) error {
+	_, err := signalNode(dir, node, syscall.SIGCONT)
+	return err
+}
+
+// signalNode sends sig to the running process of node, checked to be the cluster's node, and
+// returns its pid.
+func signalNode(dir, node string, sig syscall.Signal) (int, error) {
+	pid, err := readPid(pidFile(dir, node))
+	if err != nil {
+		return 0, fmt.Errorf("node %s: %w", node, err)
+	}
+	if !alive(pid) || !isNode(pid, dir, node) {
+		return 0, fmt.Errorf("node %s (pid %d) is not running", node, pid)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return 0, fmt.Errorf("node %s: %w", node, err)
+	}
+	return pid, nil
 }
 
 // StartNode starts one node of the cluster in dir (after a crash, say) and waits until it is

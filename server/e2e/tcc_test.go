@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/tools/nemesis"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/verify/checker"
 	"github.com/meridian-kv/meridian/workload"
@@ -130,26 +130,8 @@ func checkTCCRun(t *testing.T, what string, res *bench.Result, eventual bool) {
 	if res.Unfinished > 0 || m.ValueMismatches > 0 {
 		t.Errorf("%s: %d transactions unfinished, %d reads whose value is not their version's", what, res.Unfinished, m.ValueMismatches)
 	}
-	installed := map[string]map[txn.ID]bool{}
-	for _, r := range res.History.Replicas {
-		for k, ids := range r.VersionOrder {
-			if installed[k] == nil {
-				installed[k] = map[txn.ID]bool{}
-			}
-			for _, id := range ids {
-				installed[k][id] = true
-			}
-		}
-	}
-	for _, tx := range res.History.Txns {
-		if tx.Status != txn.Committed {
-			continue
-		}
-		for _, k := range tx.Writes {
-			if !installed[k][tx.ID] {
-				t.Errorf("%s: acknowledged write of %s by %s is lost", what, k, tx.ID)
-			}
-		}
+	for _, lost := range nemesis.LostCommits(res) {
+		t.Errorf("%s: acknowledged commit lost: %s", what, lost)
 	}
 	expected := 0
 	for _, a := range res.Checker.Anomalies {
