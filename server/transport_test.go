@@ -472,3 +472,54 @@ func TestOwnCertificateMustNameNode(t *testing.T) {
 		t.Fatalf("node A with B's certificate: %v", err)
 	}
 }
+
+// TestAdminEndpoints: without admin: true the nemesis endpoints do not exist; with it, cut and
+// heal mark the named peers (refusing unknown peers and GET), skew moves the replica's clock,
+// and /status shows both.
+func TestAdminEndpoints(t *testing.T) {
+	for _, admin := range []bool{false, true} {
+		cfg := testCluster(t, false)
+		cfg.Admin = admin
+		n, _ := testNode(t, cfg)
+		serveTransport(t, n, listen(t), nil)
+		h := n.httpHandler(new(atomic.Bool))
+		do := func(method, path string) (int, string) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+			return rec.Code, rec.Body.String()
+		}
+		if !admin {
+			if code, _ := do(http.MethodPost, "/admin/cut?peer=B"); code != http.StatusNotFound {
+				t.Errorf("admin off: /admin/cut answered %d", code)
+			}
+			continue
+		}
+		for _, tc := range []struct {
+			method, path string
+			code         int
+		}{
+			{http.MethodGet, "/admin/cut?peer=B", http.StatusMethodNotAllowed},
+			{http.MethodPost, "/admin/cut?peer=Z", http.StatusBadRequest},
+			{http.MethodPost, "/admin/cut", http.StatusBadRequest},
+			{http.MethodPost, "/admin/skew?offset=soon", http.StatusBadRequest},
+			{http.MethodPost, "/admin/nap", http.StatusNotFound},
+			{http.MethodPost, "/admin/cut?peer=B&peer=C", http.StatusOK},
+			{http.MethodPost, "/admin/heal?peer=C", http.StatusOK},
+			{http.MethodPost, "/admin/skew?offset=-250ms", http.StatusOK},
+		} {
+			if code, body := do(tc.method, tc.path); code != tc.code {
+				t.Errorf("%s %s: %d %q, want %d", tc.method, tc.path, code, body, tc.code)
+			}
+		}
+		cut := map[string]bool{}
+		for _, p := range n.transport.status() {
+			cut[p.Peer] = p.Cut
+		}
+		if !cut["B"] || cut["C"] || n.skewUs.Load() != -250_000 {
+			t.Errorf("after cut B, C and heal C: cut %v, skew %d µs", cut, n.skewUs.Load())
+		}
+		if _, body := do(http.MethodGet, "/status"); !strings.Contains(body, `"cut":true`) || !strings.Contains(body, `"clock_skew_us":-250000`) {
+			t.Errorf("/status: %s", body)
+		}
+	}
+}
