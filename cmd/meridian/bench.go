@@ -655,11 +655,11 @@ func clusterCertificate(cfg *cluster.Config, certFile, keyFile string) (*tls.Cer
 		return nil, nil
 	}
 	if certFile == "" || keyFile == "" {
-		return nil, usagef("bench: cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cfg.Path, cfg.TLS.CA)
+		return nil, usagef("cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cfg.Path, cfg.TLS.CA)
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, usagef("bench: --cert/--key: %v", err)
+		return nil, usagef("--cert/--key: %v", err)
 	}
 	return &cert, nil
 }
