@@ -136,10 +136,14 @@ func (d *simDriver) quiesce() {
 }
 
 // converged reports whether the replicas of each partition hold the same number of versions
-// (the checker then compares their version orders in full).
+// (the checker then compares their version orders in full) and every replica that can tell
+// (protocol.Quiescer) has no work in flight.
 func (d *simDriver) converged() bool {
 	versions := map[int]int{}
 	for _, nd := range d.s.Nodes() {
+		if q, ok := d.s.Replica(nd.ID).(protocol.Quiescer); ok && !q.Quiescent() {
+			return false
+		}
 		n := d.s.Store(nd.ID).Versions()
 		if want, ok := versions[nd.Partition]; ok && want != n {
 			return false

@@ -15,6 +15,7 @@ import (
 //	Accept          instance, ballot, no-op, command, attributes
 //	AcceptReply     instance, ballot, ok
 //	Commit          instance, no-op, command, attributes
+//	CommitAck       instance
 //	Prepare         instance, ballot
 //	PrepareReply    instance, ballot, ok, status, value ballot, no-op, unchanged, command, attributes
 //
@@ -37,6 +38,7 @@ const (
 	tagCommit
 	tagPrepare
 	tagPrepareReply
+	tagCommitAck
 )
 
 func write(w *wire.Writer, m protocol.Message) bool {
@@ -72,6 +74,9 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		w.Bool(m.NoOp)
 		writeCmd(w, m.Cmd)
 		writeAttrs(w, m.Attrs)
+	case *CommitAck:
+		w.Byte(tagCommitAck)
+		writeInst(w, m.Inst)
 	case *Prepare:
 		w.Byte(tagPrepare)
 		writeInst(w, m.Inst)
@@ -116,6 +121,8 @@ func read(r *wire.Reader) protocol.Message {
 		m := &Commit{Inst: readInst(r), NoOp: r.Bool("no-op"), Cmd: readCmd(r)}
 		m.Attrs = readAttrs(r)
 		return m
+	case tagCommitAck:
+		return &CommitAck{Inst: readInst(r)}
 	case tagPrepare:
 		return &Prepare{Inst: readInst(r), Ballot: r.Uvarint("ballot")}
 	case tagPrepareReply:

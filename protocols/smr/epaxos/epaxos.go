@@ -174,6 +174,13 @@ type drive struct {
 	promises       []*PrepareReply
 }
 
+// announcement is a Commit this replica sent, until every replica acknowledged it.
+type announcement struct {
+	acked     []bool
+	unacked   int
+	retryAtUs int64
+}
+
 // keyIndex lists the instances of one key that a new interfering command must name.
 type keyIndex struct {
 	writers, readers []Instance
@@ -199,6 +206,9 @@ type Replica struct {
 	// uncommitted instance to the committed ones whose execution waits for it.
 	watch   map[Instance]bool
 	waiters map[Instance][]Instance
+	// announced maps an instance this replica committed and announced to the replicas that have
+	// not acknowledged the Commit yet (retransmitted every retry period).
+	announced map[Instance]*announcement
 
 	stats Stats
 }
@@ -233,7 +243,7 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	}
 	r := &Replica{env: env, nodeOf: nodeOf, dcOf: map[protocol.NodeID]int{}, self: self, n: n, cq: cq, fq: fq,
 		insts: map[Instance]*entry{}, keys: map[string]*keyIndex{}, watch: map[Instance]bool{},
-		waiters: map[Instance][]Instance{}, stats: Stats{SCCSizes: map[int]int{}}}
+		waiters: map[Instance][]Instance{}, announced: map[Instance]*announcement{}, stats: Stats{SCCSizes: map[int]int{}}}
 	for dc, id := range nodeOf {
 		r.dcOf[id] = dc
 	}
@@ -292,6 +302,9 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		r.onAcceptReply(dc, m)
 	case *Commit:
 		r.commit(m.Inst, r.entry(m.Inst), m.NoOp, m.Cmd, m.Attrs, false)
+		r.send(dc, &CommitAck{Inst: m.Inst})
+	case *CommitAck:
+		r.onCommitAck(dc, m.Inst)
 	case *Prepare:
 		r.onPrepare(dc, m)
 	case *PrepareReply:
@@ -325,12 +338,19 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 			d.retryAtUs = now + r.retryUs
 			r.retransmit(inst, e)
 		case d == nil && now >= e.recoverAtUs:
-			e.backoffUs = min(2*e.backoffUs, 8*r.recoverAfterUs)
-			e.recoverAtUs = now + e.backoffUs + r.env.Rand().Int64N(e.backoffUs+1)
+			r.backOff(e)
 			r.startRecovery(inst, e)
 		}
 	}
+	r.reannounce(now)
 	r.env.SetTimer(tickUs, timerTick)
+}
+
+// Quiescent reports whether this replica has nothing in flight: every Commit it announced was
+// acknowledged, and no instance it knows is waiting to be decided or executed
+// (protocol.Quiescer).
+func (r *Replica) Quiescent() bool {
+	return len(r.announced) == 0 && len(r.watch) == 0 && len(r.waiters) == 0
 }
 
 // Stats are a replica's ordering figures: how the instances it led at ballot 0 were decided,
@@ -338,6 +358,10 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 type Stats struct {
 	FastCommits int
 	SlowCommits int
+	// Recoveries counts the Prepare rounds this replica started; NoOps the instances it
+	// committed as no-ops.
+	Recoveries int
+	NoOps      int
 	// SCCSizes counts executed components by their number of instances.
 	SCCSizes map[int]int
 }
@@ -498,12 +522,18 @@ func (r *Replica) commit(inst Instance, e *entry, noop bool, t *txn.Txn, attrs A
 		return
 	}
 	if announce {
+		a := &announcement{acked: make([]bool, r.n), unacked: r.n - 1, retryAtUs: r.env.NowUs() + r.retryUs}
+		a.acked[r.self] = true
+		if a.unacked > 0 {
+			r.announced[inst] = a
+		}
 		r.broadcast(&Commit{Inst: inst, NoOp: noop, Cmd: t, Attrs: attrs})
 	}
 	known := e.cmd
 	e.status, e.noop, e.Attrs, e.drive = Committed, noop, attrs, nil
 	delete(r.watch, inst)
 	if noop {
+		r.stats.NoOps++
 		r.unindex(inst, e)
 		if known != nil {
 			r.exec.Abandon(known.ID, ReasonNoOp)
@@ -517,6 +547,39 @@ func (r *Replica) commit(inst Instance, e *entry, noop bool, t *txn.Txn, attrs A
 	delete(r.waiters, inst)
 	for _, root := range roots {
 		r.execute(root)
+	}
+}
+
+func (r *Replica) onCommitAck(from int, inst Instance) {
+	a := r.announced[inst]
+	if a == nil || a.acked[from] {
+		return
+	}
+	a.acked[from] = true
+	if a.unacked--; a.unacked == 0 {
+		delete(r.announced, inst)
+	}
+}
+
+// reannounce retransmits, in instance order, every Commit not yet acknowledged whose retry time
+// has come.
+func (r *Replica) reannounce(now int64) {
+	insts := make([]Instance, 0, len(r.announced))
+	for inst, a := range r.announced {
+		if now >= a.retryAtUs {
+			insts = append(insts, inst)
+		}
+	}
+	slices.SortFunc(insts, Instance.cmp)
+	for _, inst := range insts {
+		a := r.announced[inst]
+		a.retryAtUs = now + r.retryUs
+		c := r.commitOf(inst, r.insts[inst])
+		for dc, ok := range a.acked {
+			if !ok {
+				r.send(dc, c)
+			}
+		}
 	}
 }
 
@@ -536,6 +599,7 @@ func (r *Replica) startRecovery(inst Instance, e *entry) {
 	n := uint64(r.n)
 	b := (e.ballot/n+1)*n + uint64(r.self) // > e.ballot, ≡ self (mod N), > 0
 	e.ballot = b
+	r.stats.Recoveries++
 	d := &drive{ballot: b, phase: preparing, replied: make([]bool, r.n), count: 1, promises: make([]*PrepareReply, r.n),
 		retryAtUs: r.env.NowUs() + r.retryUs}
 	d.replied[r.self] = true
@@ -662,6 +726,7 @@ func (r *Replica) driven(inst Instance, b uint64, ok bool) (*entry, *drive) {
 		if b > e.drive.ballot {
 			r.preempt(e, b)
 			r.watchInstance(inst, e)
+			r.backOff(e)
 		}
 		return nil, nil
 	}
@@ -671,10 +736,15 @@ func (r *Replica) driven(inst Instance, b uint64, ok bool) (*entry, *drive) {
 	return e, e.drive
 }
 
-// preempt records ballot b and ends this replica's drive of a lower ballot.
+// preempt records ballot b, seen on a request, and ends this replica's drive of a lower ballot.
+// A recovery ballot (b > 0) means a recoverer is at work, so this replica's own recovery of the
+// instance, if it is watched, backs off.
 func (r *Replica) preempt(e *entry, b uint64) {
 	if e.drive != nil && e.drive.ballot < b {
 		e.drive = nil
+	}
+	if b > e.ballot && b > 0 && e.backoffUs > 0 {
+		r.backOff(e)
 	}
 	e.ballot = max(e.ballot, b)
 }
@@ -688,6 +758,15 @@ func (r *Replica) watchInstance(inst Instance, e *entry) {
 	r.watch[inst] = true
 	e.backoffUs = r.recoverAfterUs
 	e.recoverAtUs = r.env.NowUs() + r.recoverAfterUs + r.env.Rand().Int64N(r.retryUs+1)
+}
+
+// backOff postpones this replica's next recovery of e: another recoverer is at work (or this
+// replica's own attempt just started), so competing Prepares would only preempt each other. The
+// wait doubles each time, up to eight recover_after or eight retry periods, and is randomized
+// between one and two waits so that competing replicas spread out.
+func (r *Replica) backOff(e *entry) {
+	e.backoffUs = min(2*e.backoffUs, 8*max(r.recoverAfterUs, r.retryUs))
+	e.recoverAtUs = max(e.recoverAtUs, r.env.NowUs()+e.backoffUs+r.env.Rand().Int64N(e.backoffUs+1))
 }
 
 // retransmit resends the current phase's request to the replicas that have not answered.
@@ -877,6 +956,8 @@ func (r *Replica) wellFormed(from int, m protocol.Message) bool {
 		return m != nil && r.validInst(m.Inst)
 	case *Commit:
 		return m != nil && r.validAttrs(m.Inst, m.Attrs) && m.NoOp == (m.Cmd == nil)
+	case *CommitAck:
+		return m != nil && r.validInst(m.Inst)
 	case *Prepare:
 		return m != nil && r.validInst(m.Inst) && m.Ballot > 0 && owns(m.Inst, m.Ballot)
 	case *PrepareReply:

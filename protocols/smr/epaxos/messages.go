@@ -88,6 +88,14 @@ type Commit struct {
 	Attrs
 }
 
+// CommitAck tells the replica that announced Inst's Commit that the sender holds it; the
+// announcer retransmits the Commit to every replica until each acknowledged it, so that a
+// replica that missed it (partitioned, crashed) learns it even if nothing it executes depends
+// on the instance.
+type CommitAck struct {
+	Inst Instance
+}
+
 // Prepare is Explicit Prepare's request (paper Fig. 3): a replica recovering Inst asks every
 // replica to promise Ballot and report what it holds.
 type Prepare struct {
@@ -159,6 +167,9 @@ func (m *AcceptReply) SizeBytes() int { return 21 }
 
 // SizeBytes estimates the encoded size.
 func (m *Commit) SizeBytes() int { return 13 + txnSize(m.Cmd) + m.size() }
+
+// SizeBytes estimates the encoded size.
+func (m *CommitAck) SizeBytes() int { return 12 }
 
 // SizeBytes estimates the encoded size.
 func (m *Prepare) SizeBytes() int { return 20 }
