@@ -95,10 +95,25 @@ func Run(opts Options, protocolName string) (*Result, error) {
 		}
 		replicas = append(replicas, history.Replica{Name: replicaName(opts.Topology.DCs, nd, partitioned), VersionOrder: order})
 	}
+	res.Ordering = orderingStats(s)
 	run.finish(res, replicas, final)
 	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(&opts, protocolName)
 	res.WallTime = time.Since(wallStart)
 	return res, nil
+}
+
+// orderingStats sums the ordering figures of the replicas that report them, or nil if none does.
+func orderingStats(s *sim.Sim) *protocol.OrderingStats {
+	var sum *protocol.OrderingStats
+	for _, nd := range s.Nodes() {
+		if rep, ok := s.Replica(nd.ID).(protocol.OrderingReporter); ok {
+			if sum == nil {
+				sum = &protocol.OrderingStats{}
+			}
+			sum.Add(rep.OrderingStats())
+		}
+	}
+	return sum
 }
 
 // simDriver is the simulator's side of a run: virtual time, the replicas, and fresh clients at

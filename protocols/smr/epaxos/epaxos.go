@@ -366,13 +366,11 @@ type Stats struct {
 	SCCSizes map[int]int
 }
 
-// Stats returns a copy of the replica's ordering figures.
-func (r *Replica) Stats() Stats {
-	s := r.stats
-	s.SCCSizes = make(map[int]int, len(r.stats.SCCSizes))
-	for k, v := range r.stats.SCCSizes {
-		s.SCCSizes[k] = v
-	}
+// OrderingStats reports the fast and slow decisions of the instances this replica led at
+// ballot 0 and the sizes of the components it executed (protocol.OrderingReporter).
+func (r *Replica) OrderingStats() protocol.OrderingStats {
+	s := protocol.OrderingStats{FastDecisions: r.stats.FastCommits, SlowDecisions: r.stats.SlowCommits}
+	s.Add(protocol.OrderingStats{ComponentSizes: r.stats.SCCSizes})
 	return s
 }
 
