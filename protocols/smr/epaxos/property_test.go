@@ -39,3 +39,46 @@ func crashDuringRecovery(seed uint64, opts *bench.Options) {
 		sim.Fault{Kind: sim.NodeCrash, Node: protocol.NodeID(leader), StartUs: start, EndUs: start + 300_000 + r.Int64N(700_000)},
 		sim.Fault{Kind: sim.NodeCrash, Node: protocol.NodeID(other), StartUs: second, EndUs: second + 200_000 + r.Int64N(500_000)})
 }
+
+// TestPropertySafetySevenSites runs seeds on the spec's 7-site table, where the fast quorum (5)
+// exceeds the classic one (4), so the fast-path timeout, the slow path with a classic quorum only
+// and recovery's FQ−1 = 4 > f = 3 evidence threshold are exercised: each seed keeps the swarm's
+// workload, chaos and parameters, replaces the faults by up to three replica crashes (f = 3) and
+// crashDuringRecovery's two, and requires a clean checker and every transaction finished. 40
+// seeds (10 with -short).
+func TestPropertySafetySevenSites(t *testing.T) {
+	seeds := uint64(40)
+	if testing.Short() {
+		seeds = 10
+	}
+	committed := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		opts := swarm.Options("epaxos", seed)
+		r := rand.New(rand.NewPCG(seed, 0x37))
+		opts.Topology = paper7()
+		n := opts.Topology.N()
+		opts.ClockOffsetUs, opts.ClockDriftPPM = make([]int64, n), make([]float64, n)
+		for dc := range n {
+			opts.ClockOffsetUs[dc] = r.Int64N(200_001) - 100_000
+			opts.ClockDriftPPM[dc] = r.Float64()*200 - 100
+		}
+		opts.Faults = nil
+		for _, dc := range r.Perm(n)[:r.IntN(4)] {
+			start := r.Int64N(opts.DurationUs / 2)
+			opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.NodeCrash, Node: protocol.NodeID(dc), StartUs: start, EndUs: start + 100_000 + r.Int64N(opts.DurationUs/3)})
+		}
+		crashDuringRecovery(seed, &opts)
+		res, err := bench.Run(opts, "epaxos")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Problem(); err != nil || res.Unfinished > 0 {
+			t.Fatalf("seed %d: %v; %d unfinished\nparameters: %s", seed, err, res.Unfinished, res.Replay)
+		}
+		committed += res.Checker.Committed
+	}
+	if committed == 0 {
+		t.Fatal("nothing committed")
+	}
+	t.Logf("%d seeds, %d committed transactions checked", seeds, committed)
+}
