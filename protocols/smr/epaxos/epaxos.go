@@ -402,15 +402,27 @@ func (r *Replica) startPreAccept(inst Instance, e *entry, b uint64, t *txn.Txn, 
 	r.decidePreAccept(inst, e)
 }
 
-func (r *Replica) onPreAccept(from int, m *PreAccept) {
-	e := r.entry(m.Inst)
+// refuse answers a request about inst at ballot b that this replica must not act on, and
+// reports whether it did: with the Commit if inst is committed here (nothing changes it again),
+// or with nack(promised ballot) if b is below the ballot it promised.
+func (r *Replica) refuse(from int, inst Instance, e *entry, b uint64, nack func(promised uint64) protocol.Message) bool {
 	switch {
 	case e.status >= Committed:
-		r.send(from, r.commitOf(m.Inst, e))
+		r.send(from, r.commitOf(inst, e))
+	case b < e.ballot:
+		r.send(from, nack(e.ballot))
+	default:
+		return false
+	}
+	return true
+}
+
+func (r *Replica) onPreAccept(from int, m *PreAccept) {
+	e := r.entry(m.Inst)
+	if r.refuse(from, m.Inst, e, m.Ballot, func(b uint64) protocol.Message { return &PreAcceptReply{Inst: m.Inst, Ballot: b} }) {
 		return
-	case m.Ballot < e.ballot:
-		r.send(from, &PreAcceptReply{Inst: m.Inst, Ballot: e.ballot})
-		return
+	}
+	switch {
 	case e.vballot == m.Ballot && e.status == Accepted:
 		return // the leader of this ballot is past Phase 1
 	case e.vballot == m.Ballot && e.status == PreAccepted:
@@ -480,12 +492,7 @@ func (r *Replica) accept(inst Instance, e *entry, b uint64, noop bool, t *txn.Tx
 
 func (r *Replica) onAccept(from int, m *Accept) {
 	e := r.entry(m.Inst)
-	switch {
-	case e.status >= Committed:
-		r.send(from, r.commitOf(m.Inst, e))
-		return
-	case m.Ballot < e.ballot:
-		r.send(from, &AcceptReply{Inst: m.Inst, Ballot: e.ballot})
+	if r.refuse(from, m.Inst, e, m.Ballot, func(b uint64) protocol.Message { return &AcceptReply{Inst: m.Inst, Ballot: b} }) {
 		return
 	}
 	r.accept(m.Inst, e, m.Ballot, m.NoOp, m.Cmd, m.Attrs)
@@ -622,12 +629,7 @@ func (r *Replica) promise(inst Instance, e *entry, b uint64) *PrepareReply {
 
 func (r *Replica) onPrepare(from int, m *Prepare) {
 	e := r.entry(m.Inst)
-	switch {
-	case e.status >= Committed:
-		r.send(from, r.commitOf(m.Inst, e))
-		return
-	case m.Ballot < e.ballot:
-		r.send(from, &PrepareReply{Inst: m.Inst, Ballot: e.ballot})
+	if r.refuse(from, m.Inst, e, m.Ballot, func(b uint64) protocol.Message { return &PrepareReply{Inst: m.Inst, Ballot: b} }) {
 		return
 	}
 	r.preempt(e, m.Ballot)

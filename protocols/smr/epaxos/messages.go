@@ -137,36 +137,22 @@ const (
 	Executed
 )
 
-func txnSize(t *txn.Txn) int {
-	if t == nil {
-		return 0
-	}
-	size := 8
-	for _, r := range t.Reads {
-		size += len(r.Key) + 10
-	}
-	for _, w := range t.Writes {
-		size += len(w.Key) + len(w.Value) + 4
-	}
-	return size
-}
-
 func (a *Attrs) size() int { return 8 + 12*len(a.Deps) }
 
 // SizeBytes estimates the encoded size.
-func (m *PreAccept) SizeBytes() int { return 20 + txnSize(m.Cmd) + m.size() }
+func (m *PreAccept) SizeBytes() int { return 20 + m.Cmd.SizeBytes() + m.size() }
 
 // SizeBytes estimates the encoded size.
 func (m *PreAcceptReply) SizeBytes() int { return 22 + m.size() }
 
 // SizeBytes estimates the encoded size.
-func (m *Accept) SizeBytes() int { return 21 + txnSize(m.Cmd) + m.size() }
+func (m *Accept) SizeBytes() int { return 21 + m.Cmd.SizeBytes() + m.size() }
 
 // SizeBytes estimates the encoded size.
 func (m *AcceptReply) SizeBytes() int { return 21 }
 
 // SizeBytes estimates the encoded size.
-func (m *Commit) SizeBytes() int { return 13 + txnSize(m.Cmd) + m.size() }
+func (m *Commit) SizeBytes() int { return 13 + m.Cmd.SizeBytes() + m.size() }
 
 // SizeBytes estimates the encoded size.
 func (m *CommitAck) SizeBytes() int { return 12 }
@@ -175,4 +161,4 @@ func (m *CommitAck) SizeBytes() int { return 12 }
 func (m *Prepare) SizeBytes() int { return 20 }
 
 // SizeBytes estimates the encoded size.
-func (m *PrepareReply) SizeBytes() int { return 32 + txnSize(m.Cmd) + m.size() }
+func (m *PrepareReply) SizeBytes() int { return 32 + m.Cmd.SizeBytes() + m.size() }
