@@ -210,7 +210,7 @@ type Replica struct {
 	// not acknowledged the Commit yet (retransmitted every retry period).
 	announced map[Instance]*announcement
 
-	stats Stats
+	stats counters
 }
 
 // New builds an EPaxos replica. It needs exactly one replica per datacenter and accepts the
@@ -243,7 +243,7 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	}
 	r := &Replica{env: env, nodeOf: nodeOf, dcOf: map[protocol.NodeID]int{}, self: self, n: n, cq: cq, fq: fq,
 		insts: map[Instance]*entry{}, keys: map[string]*keyIndex{}, watch: map[Instance]bool{},
-		waiters: map[Instance][]Instance{}, announced: map[Instance]*announcement{}, stats: Stats{SCCSizes: map[int]int{}}}
+		waiters: map[Instance][]Instance{}, announced: map[Instance]*announcement{}, stats: counters{SCCSizes: map[int]int{}}}
 	for dc, id := range nodeOf {
 		r.dcOf[id] = dc
 	}
@@ -353,9 +353,10 @@ func (r *Replica) Quiescent() bool {
 	return len(r.announced) == 0 && len(r.watch) == 0 && len(r.waiters) == 0
 }
 
-// Stats are a replica's ordering figures: how the instances it led at ballot 0 were decided,
-// and the sizes of the strongly connected components it executed (spec §5.2 "instrument").
-type Stats struct {
+// counters are a replica's ordering figures: how the instances it led at ballot 0 were decided,
+// how often it recovered, and the sizes of the strongly connected components it executed (spec
+// §5.2 "instrument").
+type counters struct {
 	FastCommits int
 	SlowCommits int
 	// Recoveries counts the Prepare rounds this replica started; NoOps the instances it
