@@ -290,3 +290,46 @@ func TestRecovererCrashesMidRecovery(t *testing.T) {
 		t.Fatal("T1 did not commit")
 	}
 }
+
+// TestRecoveryDecidesNoOpForCommandNobodyHolds: R0 leads γ (T1), whose PreAccepts are all lost,
+// then γ2 (T2, which conflicts with T1, so deps {γ}), whose PreAccepts reach R1 and R2; R0
+// crashes. R1 recovers γ2 (two unchanged ballot-0 replies: adopted) and commits it, but cannot
+// execute it: its dependency γ is unknown everywhere. R1 watches γ and recovers it; no replica
+// of its quorum holds the command, so γ cannot have been committed and becomes a no-op, and γ2
+// executes. When R0 restarts it learns both decisions: T1's client gets an abort
+// (ReasonNoOp) and T2's a commit.
+func TestRecoveryDecidesNoOpForCommandNobodyHolds(t *testing.T) {
+	w := newWorld(t, 3, nil)
+	gamma := w.submit(0, "T1", x, x)
+	w.drop(func(envelope) bool { return true })
+	gamma2 := w.submit(0, "T2", nil, x)
+	w.deliver(is[*PreAccept])
+	w.drop(func(envelope) bool { return true })
+	w.crash(0)
+
+	r1 := w.reps[1]
+	r1.startRecovery(gamma2, r1.insts[gamma2])
+	w.deliver(nil)
+	if e := r1.insts[gamma2]; e.status != Committed || !slices.Contains(e.Deps, gamma) {
+		t.Fatalf("γ2 at R1: status %d deps %v; want committed, waiting for γ", e.status, e.Deps)
+	}
+	for range 300 {
+		if r1.insts[gamma2].status == Executed {
+			break
+		}
+		w.tick(10_000)
+		w.deliver(nil)
+	}
+	if e := r1.insts[gamma]; e.status != Executed || !e.noop {
+		t.Fatalf("γ at R1: status %d no-op %v; want an executed no-op", e.status, e.noop)
+	}
+	w.restart(0)
+	w.settle()
+	w.checkInvariants()
+	if rs := w.replies[w.names["T1"]]; len(rs) != 1 || rs[0].Status != txn.Aborted || rs[0].Reason != ReasonNoOp {
+		t.Fatalf("T1's client got %+v, want one abort for %s", rs, ReasonNoOp)
+	}
+	if w.outcome("T2") != txn.Committed {
+		t.Fatal("T2 did not commit")
+	}
+}
