@@ -18,6 +18,8 @@ import (
 // handles is recorded with its clock reading, and restart rebuilds a crashed replica by
 // replaying them into a fresh one with its effects suppressed, as the network server does from
 // its input log (server/loop.go), so that tests exercise the durability our drivers provide.
+// After every event (a request, a delivered message, a tick) checkStep checks agreement and the
+// dependency invariant at every replica.
 type world struct {
 	t       *testing.T
 	topo    *topology.Topology
@@ -29,6 +31,16 @@ type world struct {
 	down    []bool
 	names   map[string]txn.ID
 	replies map[txn.ID][]protocol.Reply
+	// decided is the first committed value seen of each instance, for checkStep.
+	decided map[Instance]decision
+}
+
+// decision is a committed value.
+type decision struct {
+	noop bool
+	cmd  txn.ID
+	seq  uint64
+	deps string
 }
 
 // envelope is one message in flight.
@@ -88,7 +100,8 @@ func newWorld(t *testing.T, n int, params protocol.Params) *world {
 			}
 		}
 	}
-	w := &world{t: t, topo: topo, params: params, down: make([]bool, n), names: map[string]txn.ID{}, replies: map[txn.ID][]protocol.Reply{}}
+	w := &world{t: t, topo: topo, params: params, down: make([]bool, n), names: map[string]txn.ID{}, replies: map[txn.ID][]protocol.Reply{},
+		decided: map[Instance]decision{}}
 	for dc := range n {
 		w.envs = append(w.envs, nil)
 		w.reps = append(w.reps, nil)
@@ -131,6 +144,7 @@ func (w *world) submit(dc int, name string, reads, writes []string) Instance {
 	req := protocol.Request{Client: id.Client(), Seq: 1, Kind: protocol.Commit, Txn: t}
 	w.record(dc, input{from: -1, req: &req})
 	w.reps[dc].HandleRequest(req)
+	w.checkStep()
 	return Instance{Replica: uint32(dc), Slot: w.reps[dc].nextSlot}
 }
 
@@ -138,6 +152,7 @@ func (w *world) submit(dc int, name string, reads, writes []string) Instance {
 func (w *world) handle(from, to int, m protocol.Message) {
 	w.record(to, input{from: from, m: m})
 	w.reps[to].HandleMessage(protocol.NodeID(from), m)
+	w.checkStep()
 }
 
 // deliver delivers, in order, every queued message sel selects (all: nil), including those the
@@ -169,6 +184,32 @@ func (w *world) tick(us int64) {
 			w.record(dc, input{from: -1, timer: true})
 			r.HandleTimer(timerTick)
 		}
+	}
+	w.checkStep()
+}
+
+// checkStep checks, after every event, the invariants that must hold at every moment: an
+// instance committed anywhere has one value forever (agreement, and no late message changes an
+// executed instance), and at every replica any two interfering committed commands are joined by
+// a path of deps (so they execute in one order everywhere).
+func (w *world) checkStep() {
+	w.t.Helper()
+	for _, r := range w.reps {
+		for inst, e := range r.insts {
+			if e.status < Committed {
+				continue
+			}
+			d := decision{noop: e.noop, seq: e.Seq, deps: fmt.Sprint(e.Deps)}
+			if !e.noop {
+				d.cmd = e.cmd.ID
+			}
+			if first, ok := w.decided[inst]; !ok {
+				w.decided[inst] = d
+			} else if first != d {
+				w.t.Fatalf("%v decided twice: %+v, then at R%d %+v", inst, first, r.self, d)
+			}
+		}
+		checkPaths(w.t, r)
 	}
 }
 
