@@ -16,6 +16,7 @@ import (
 //	AcceptReply     instance, ballot, ok
 //	Commit          instance, no-op, command, attributes
 //	CommitAck       instance
+//	Progress        counted slots, one per instance space
 //	Prepare         instance, ballot
 //	PrepareReply    instance, ballot, ok, status, value ballot, no-op, unchanged, command, attributes
 //
@@ -39,6 +40,7 @@ const (
 	tagPrepare
 	tagPrepareReply
 	tagCommitAck
+	tagProgress
 )
 
 func write(w *wire.Writer, m protocol.Message) bool {
@@ -77,6 +79,12 @@ func write(w *wire.Writer, m protocol.Message) bool {
 	case *CommitAck:
 		w.Byte(tagCommitAck)
 		writeInst(w, m.Inst)
+	case *Progress:
+		w.Byte(tagProgress)
+		w.Count("spaces", len(m.UpTo), maxReplicas)
+		for _, s := range m.UpTo {
+			w.Uvarint(s)
+		}
 	case *Prepare:
 		w.Byte(tagPrepare)
 		writeInst(w, m.Inst)
@@ -123,6 +131,15 @@ func read(r *wire.Reader) protocol.Message {
 		return m
 	case tagCommitAck:
 		return &CommitAck{Inst: readInst(r)}
+	case tagProgress:
+		m := &Progress{}
+		if n := r.Count("spaces", maxReplicas, 1); n > 0 {
+			m.UpTo = make([]uint64, n)
+			for k := range m.UpTo {
+				m.UpTo[k] = r.Uvarint("slot")
+			}
+		}
+		return m
 	case tagPrepare:
 		return &Prepare{Inst: readInst(r), Ballot: r.Uvarint("ballot")}
 	case tagPrepareReply:

@@ -22,6 +22,7 @@ func sampleMessages() []protocol.Message {
 		"commit":              &Commit{Inst: inst, Cmd: tx, Attrs: attrs},
 		"commit-noop":         &Commit{Inst: inst, NoOp: true},
 		"commit-ack":          &CommitAck{Inst: inst},
+		"progress":            &Progress{UpTo: []uint64{0, 7, 1 << 50}},
 		"prepare":             &Prepare{Inst: inst, Ballot: 8},
 		"prepare-reply":       &PrepareReply{Inst: inst, Ballot: 8, OK: true, Status: PreAccepted, Unchanged: true, Cmd: tx, Attrs: attrs},
 		"prepare-reply-acc":   &PrepareReply{Inst: inst, Ballot: 8, OK: true, Status: Accepted, VBallot: 3, NoOp: true},

@@ -70,8 +70,7 @@
 // towards a fast path, a promise) is rebuilt after a restart: it never answers a later
 // conflicting PreAccept as if it had not seen the first (TestRestartedReplicaRemembersPreAccept).
 //
-// Garbage collection of executed instances is not implemented: a replica keeps every instance
-// it has seen for the life of the run (the per-key index stays small).
+// Garbage collection (gc.go): an instance every replica has executed is forgotten gc_after later.
 package epaxos
 
 import (
@@ -106,6 +105,9 @@ const (
 	// a classic quorum, before it takes the slow path (default 2 × its RTT to the (FQ−1)-th
 	// closest replica + 10 ms; it matters only where FQ > CQ, N ≥ 7).
 	ParamFastTimeout = "fast_timeout"
+	// ParamGCAfter is how long after every replica has executed an instance this replica
+	// forgets it (default 10s; see gc.go).
+	ParamGCAfter = "gc_after"
 	// ParamUnsafeFastQuorum overrides the fast-quorum size (leader included): the negative
 	// control. 1 lets a leader commit on its own attributes, so conflicting commands of two
 	// leaders may commit without either depending on the other.
@@ -197,7 +199,7 @@ type Replica struct {
 	n      int
 	cq, fq int
 
-	recoverAfterUs, retryUs, fastTimeoutUs int64
+	recoverAfterUs, retryUs, fastTimeoutUs, gcAfterUs int64
 
 	insts    map[Instance]*entry
 	nextSlot uint64
@@ -209,19 +211,21 @@ type Replica struct {
 	// announced maps an instance this replica committed and announced to the replicas that have
 	// not acknowledged the Commit yet (retransmitted every retry period).
 	announced map[Instance]*announcement
+	gc        gcState
 
 	stats counters
 }
 
 // New builds an EPaxos replica. It needs exactly one replica per datacenter and accepts the
-// parameters recover_after, retry, fast_timeout (Go durations) and unsafe_fast_quorum.
+// parameters recover_after, retry, fast_timeout, gc_after (Go durations) and
+// unsafe_fast_quorum.
 func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	nodeOf, self, err := protocol.FullReplicas(pc)
 	if err != nil {
 		return nil, err
 	}
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamRecoverAfter, ParamRetry, ParamFastTimeout, ParamUnsafeFastQuorum}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamRecoverAfter, ParamRetry, ParamFastTimeout, ParamGCAfter, ParamUnsafeFastQuorum}, nil); err != nil {
 		return nil, fmt.Errorf("epaxos: %w", err)
 	}
 	n := len(nodeOf)
@@ -243,7 +247,7 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	}
 	r := &Replica{env: env, nodeOf: nodeOf, dcOf: map[protocol.NodeID]int{}, self: self, n: n, cq: cq, fq: fq,
 		insts: map[Instance]*entry{}, keys: map[string]*keyIndex{}, watch: map[Instance]bool{},
-		waiters: map[Instance][]Instance{}, announced: map[Instance]*announcement{}, stats: counters{SCCSizes: map[int]int{}}}
+		waiters: map[Instance][]Instance{}, announced: map[Instance]*announcement{}, stats: counters{SCCSizes: map[int]int{}}, gc: newGCState(n)}
 	for dc, id := range nodeOf {
 		r.dcOf[id] = dc
 	}
@@ -255,6 +259,7 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		{ParamRecoverAfter, 2*maxRTTUs + 200_000, &r.recoverAfterUs},
 		{ParamRetry, 2*maxRTTUs + 20_000, &r.retryUs},
 		{ParamFastTimeout, fastDefault, &r.fastTimeoutUs},
+		{ParamGCAfter, 10_000_000, &r.gcAfterUs},
 	} {
 		v, err := p.Duration(x.name, x.def)
 		if err != nil {
@@ -291,6 +296,12 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	if !ok || dc == r.self || !r.wellFormed(dc, m) {
 		return
 	}
+	if inst, ok := instanceOf(m); ok && r.forgotten(inst) {
+		if _, commit := m.(*Commit); commit {
+			r.send(dc, &CommitAck{Inst: inst})
+		}
+		return // executed everywhere and forgotten: nothing to change, nobody to tell
+	}
 	switch m := m.(type) {
 	case *PreAccept:
 		r.onPreAccept(dc, m)
@@ -305,6 +316,8 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		r.send(dc, &CommitAck{Inst: m.Inst})
 	case *CommitAck:
 		r.onCommitAck(dc, m.Inst)
+	case *Progress:
+		r.onProgress(dc, m.UpTo)
 	case *Prepare:
 		r.onPrepare(dc, m)
 	case *PrepareReply:
@@ -343,6 +356,7 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 		}
 	}
 	r.reannounce(now)
+	r.collect(now)
 	r.env.SetTimer(tickUs, timerTick)
 }
 
@@ -753,7 +767,7 @@ func (r *Replica) preempt(e *entry, b uint64) {
 // watchInstance schedules inst for recovery after recover_after, unless it is watched already
 // or committed.
 func (r *Replica) watchInstance(inst Instance, e *entry) {
-	if r.watch[inst] || e.status >= Committed {
+	if r.watch[inst] || e.status >= Committed || r.forgotten(inst) {
 		return
 	}
 	r.watch[inst] = true
@@ -959,6 +973,8 @@ func (r *Replica) wellFormed(from int, m protocol.Message) bool {
 		return m != nil && r.validAttrs(m.Inst, m.Attrs) && m.NoOp == (m.Cmd == nil)
 	case *CommitAck:
 		return m != nil && r.validInst(m.Inst)
+	case *Progress:
+		return m != nil && len(m.UpTo) == r.n
 	case *Prepare:
 		return m != nil && r.validInst(m.Inst) && m.Ballot > 0 && owns(m.Inst, m.Ballot)
 	case *PrepareReply:

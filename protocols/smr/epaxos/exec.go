@@ -48,7 +48,7 @@ func (t *tarjan) visit(v Instance) bool {
 	for _, w := range t.r.insts[v].Deps {
 		we := t.r.insts[w]
 		switch {
-		case we != nil && we.status == Executed:
+		case we != nil && we.status == Executed, t.r.forgotten(w):
 			continue
 		case we == nil || we.status != Committed:
 			t.blocker = w
@@ -88,6 +88,7 @@ func (r *Replica) executeComponent(scc []Instance) {
 	for _, inst := range scc {
 		e := r.insts[inst]
 		e.status = Executed
+		r.executed(inst)
 		if !e.noop {
 			r.exec.Deliver(e.cmd)
 		}

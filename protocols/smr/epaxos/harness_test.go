@@ -278,25 +278,8 @@ func and(sels ...func(envelope) bool) func(envelope) bool {
 // about selects messages about instance inst.
 func about(inst Instance) func(envelope) bool {
 	return func(e envelope) bool {
-		switch m := e.m.(type) {
-		case *PreAccept:
-			return m.Inst == inst
-		case *PreAcceptReply:
-			return m.Inst == inst
-		case *Accept:
-			return m.Inst == inst
-		case *AcceptReply:
-			return m.Inst == inst
-		case *Commit:
-			return m.Inst == inst
-		case *CommitAck:
-			return m.Inst == inst
-		case *Prepare:
-			return m.Inst == inst
-		case *PrepareReply:
-			return m.Inst == inst
-		}
-		return false
+		i, ok := instanceOf(e.m)
+		return ok && i == inst
 	}
 }
 

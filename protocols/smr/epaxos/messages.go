@@ -3,6 +3,7 @@ package epaxos
 import (
 	"fmt"
 
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
@@ -96,6 +97,35 @@ type CommitAck struct {
 	Inst Instance
 }
 
+// Progress reports, per instance space (indexed by replica), the slot up to which the sender
+// has executed every instance, for garbage collection (gc.go).
+type Progress struct {
+	UpTo []uint64
+}
+
+// instanceOf returns the instance a message is about; Progress is about none.
+func instanceOf(m protocol.Message) (Instance, bool) {
+	switch m := m.(type) {
+	case *PreAccept:
+		return m.Inst, true
+	case *PreAcceptReply:
+		return m.Inst, true
+	case *Accept:
+		return m.Inst, true
+	case *AcceptReply:
+		return m.Inst, true
+	case *Commit:
+		return m.Inst, true
+	case *CommitAck:
+		return m.Inst, true
+	case *Prepare:
+		return m.Inst, true
+	case *PrepareReply:
+		return m.Inst, true
+	}
+	return Instance{}, false
+}
+
 // Prepare is Explicit Prepare's request (paper Fig. 3): a replica recovering Inst asks every
 // replica to promise Ballot and report what it holds.
 type Prepare struct {
@@ -156,6 +186,9 @@ func (m *Commit) SizeBytes() int { return 13 + m.Cmd.SizeBytes() + m.size() }
 
 // SizeBytes estimates the encoded size.
 func (m *CommitAck) SizeBytes() int { return 12 }
+
+// SizeBytes estimates the encoded size.
+func (m *Progress) SizeBytes() int { return 1 + 5*len(m.UpTo) }
 
 // SizeBytes estimates the encoded size.
 func (m *Prepare) SizeBytes() int { return 20 }
