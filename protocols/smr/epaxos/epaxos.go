@@ -20,7 +20,9 @@
 //     quorum accept them, and commits.
 //   - Commit. The decided value goes to every replica. A replica holding an instance committed
 //     answers any later PreAccept, Accept or Prepare of it with the Commit; nothing changes a
-//     committed instance again (a late or duplicated Commit or Accept is ignored).
+//     committed instance again (a late or duplicated Commit or Accept is ignored). The replica
+//     that decided retransmits the Commit until every replica acknowledged it (CommitAck), so a
+//     replica that missed it learns it even if nothing it executes depends on the instance.
 //   - Execution. A committed instance is executed once every instance reachable through deps is
 //     committed: the dependency graph is split into strongly connected components (Tarjan),
 //     which run in reverse topological order, each component's members by (seq, replica, slot);
@@ -34,11 +36,11 @@
 // instance drops out of a key's index once a committed writer of that key, itself still in the
 // index, lists it in its deps, because a new command that touches the key names that writer (or
 // what covers it later), and the path through the writer's committed deps reaches the dropped
-// instance. This is the paper's
-// "latest interfering instance" optimisation restated so that it holds per key with reads and
-// writes and never relies on an instance that may yet become a no-op.
+// instance. This is the paper's "latest interfering instance" optimisation restated so that it
+// holds per key with reads and writes and never relies on an instance that may yet become a
+// no-op.
 //
-// Recovery (Explicit Prepare, paper §4.6) with ballots. A replica that needs an instance (its
+// Recovery (the paper's Explicit Prepare) with ballots. A replica that needs an instance (its
 // execution waits on it, or it is its own leader's and was preempted) and has not seen it
 // committed within recover_after sends Prepare at a ballot of its own (b ≡ its index mod N,
 // b > 0). With promises from a classic quorum it:

@@ -5,10 +5,9 @@ import (
 	"slices"
 )
 
-// execute runs the execution algorithm (paper §4.6 "Execution algorithm") from the committed
-// instance root: a depth-first search over committed, not yet executed instances along deps,
-// which finds strongly connected components with Tarjan's algorithm and executes each as soon as
-// it is complete. Tarjan completes a component only after every component reachable from it, so
+// execute runs the paper's execution algorithm from the committed instance root: a depth-first
+// search over committed, not yet executed instances along deps, which finds strongly connected
+// components with Tarjan's algorithm and executes each as soon as it is complete. Tarjan completes a component only after every component reachable from it, so
 // components run in reverse topological order. If the search reaches an instance that is not
 // committed here, it stops; components completed before that are executed already (everything
 // they reach is), and root waits for the blocking instance, which is watched so that it gets
