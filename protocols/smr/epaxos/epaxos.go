@@ -149,6 +149,7 @@ type entry struct {
 	drive     *drive // this replica leads the instance (original leader or recoverer)
 	// recoverAtUs and backoffUs schedule recovery while the instance is watched.
 	recoverAtUs, backoffUs int64
+	marks                  visitMarks // the execution algorithm's (exec.go)
 }
 
 type phase uint8
@@ -214,6 +215,7 @@ type Replica struct {
 	// not acknowledged the Commit yet (retransmitted every retry period).
 	announced map[Instance]*announcement
 	gc        gcState
+	search    uint64 // generation of the execution algorithm's last search
 
 	stats counters
 }

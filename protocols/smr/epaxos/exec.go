@@ -15,36 +15,43 @@ import (
 // committed instance is either executed or waits on an uncommitted one: execution cannot
 // deadlock, whatever cycles the graph has.
 func (r *Replica) execute(root Instance) {
-	if e := r.insts[root]; e == nil || e.status != Committed {
+	e := r.insts[root]
+	if e == nil || e.status != Committed {
 		return
 	}
-	t := &tarjan{r: r, index: map[Instance]int{}, low: map[Instance]int{}, onStack: map[Instance]bool{}}
-	if t.visit(root) {
+	r.search++
+	t := &tarjan{r: r, gen: r.search}
+	if t.visit(root, e) {
 		return
 	}
 	r.waiters[t.blocker] = append(r.waiters[t.blocker], root)
 	r.watchInstance(t.blocker, r.entry(t.blocker))
 }
 
-// tarjan is one search of the execution algorithm.
+// tarjan is one search of the execution algorithm. Its per-instance marks live in the entries
+// (visit), tagged with the search's generation, so a search allocates nothing per instance.
 type tarjan struct {
 	r       *Replica
+	gen     uint64
 	next    int
-	index   map[Instance]int
-	low     map[Instance]int
-	onStack map[Instance]bool
 	stack   []Instance
 	blocker Instance
 }
 
-// visit searches from v, executing every component it completes; false if the search reached
-// an uncommitted instance (t.blocker).
-func (t *tarjan) visit(v Instance) bool {
-	t.index[v], t.low[v] = t.next, t.next
+// visitMarks are an entry's Tarjan marks for the search of generation gen.
+type visitMarks struct {
+	gen        uint64
+	index, low int
+	onStack    bool
+}
+
+// visit searches from v (entry e), executing every component it completes; false if the search
+// reached an uncommitted instance (t.blocker).
+func (t *tarjan) visit(v Instance, e *entry) bool {
+	e.marks = visitMarks{gen: t.gen, index: t.next, low: t.next, onStack: true}
 	t.next++
 	t.stack = append(t.stack, v)
-	t.onStack[v] = true
-	for _, w := range t.r.insts[v].Deps {
+	for _, w := range e.Deps {
 		we := t.r.insts[w]
 		switch {
 		case we != nil && we.status == Executed, t.r.forgotten(w):
@@ -53,16 +60,16 @@ func (t *tarjan) visit(v Instance) bool {
 			t.blocker = w
 			return false
 		}
-		if _, seen := t.index[w]; !seen {
-			if !t.visit(w) {
+		if we.marks.gen != t.gen {
+			if !t.visit(w, we) {
 				return false
 			}
-			t.low[v] = min(t.low[v], t.low[w])
-		} else if t.onStack[w] {
-			t.low[v] = min(t.low[v], t.index[w])
+			e.marks.low = min(e.marks.low, we.marks.low)
+		} else if we.marks.onStack {
+			e.marks.low = min(e.marks.low, we.marks.index)
 		}
 	}
-	if t.low[v] == t.index[v] {
+	if e.marks.low == e.marks.index {
 		k := len(t.stack) - 1
 		for t.stack[k] != v {
 			k--
@@ -70,7 +77,7 @@ func (t *tarjan) visit(v Instance) bool {
 		scc := slices.Clone(t.stack[k:])
 		t.stack = t.stack[:k]
 		for _, m := range scc {
-			t.onStack[m] = false
+			t.r.insts[m].marks.onStack = false
 		}
 		t.r.executeComponent(scc)
 	}
