@@ -230,6 +230,18 @@ func (w *world) settle() {
 	w.t.Fatal("the replicas did not settle within a simulated minute")
 }
 
+// until ticks 10 ms at a time, delivering everything queued, until cond holds; the caller checks
+// what it then expects. It gives up after three simulated seconds.
+func (w *world) until(cond func() bool) {
+	for range 300 {
+		if cond() {
+			return
+		}
+		w.tick(10_000)
+		w.deliver(nil)
+	}
+}
+
 // crash stops datacenter dc's replica: it receives nothing until restart.
 func (w *world) crash(dc int) { w.down[dc] = true }
 

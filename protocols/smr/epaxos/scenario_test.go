@@ -94,13 +94,7 @@ func TestRestartedReplicaRemembersPreAccept(t *testing.T) {
 		t.Fatalf("restarted R1 answered δ with %+v; want γ %v in deps, changed", reply, gamma)
 	}
 	w.deliver(nil)
-	for range 200 {
-		if w.reps[2].insts[delta].status == Executed {
-			break
-		}
-		w.tick(10_000)
-		w.deliver(nil)
-	}
+	w.until(func() bool { return w.reps[2].insts[delta].status == Executed })
 	if d := w.reps[2].insts[delta]; d.status != Executed || !slices.Contains(d.Deps, gamma) {
 		t.Fatalf("δ at R2: status %d deps %v; want executed after γ", d.status, d.Deps)
 	}
@@ -225,13 +219,7 @@ func TestExecutionCompletesAcrossCyclesAndWaitingChains(t *testing.T) {
 		}
 	}
 	w.drop(func(envelope) bool { return true })
-	for range 300 {
-		if w.reps[1].insts[g].status >= Committed {
-			break
-		}
-		w.tick(10_000)
-		w.deliver(nil)
-	}
+	w.until(func() bool { return w.reps[1].insts[g].status >= Committed })
 	w.restart(2)
 	for _, m := range commits {
 		w.handle(0, 2, m)
@@ -313,13 +301,7 @@ func TestRecoveryDecidesNoOpForCommandNobodyHolds(t *testing.T) {
 	if e := r1.insts[gamma2]; e.status != Committed || !slices.Contains(e.Deps, gamma) {
 		t.Fatalf("γ2 at R1: status %d deps %v; want committed, waiting for γ", e.status, e.Deps)
 	}
-	for range 300 {
-		if r1.insts[gamma2].status == Executed {
-			break
-		}
-		w.tick(10_000)
-		w.deliver(nil)
-	}
+	w.until(func() bool { return r1.insts[gamma2].status == Executed })
 	if e := r1.insts[gamma]; e.status != Executed || !e.noop {
 		t.Fatalf("γ at R1: status %d no-op %v; want an executed no-op", e.status, e.noop)
 	}
