@@ -315,3 +315,46 @@ func TestRecoveryDecidesNoOpForCommandNobodyHolds(t *testing.T) {
 		t.Fatal("T2 did not commit")
 	}
 }
+
+// TestRecoveryWaitsForPossibleFastQuorumEvidence shows why recovery step 4 waits, and that it
+// resumes. N = 5 (FQ = 3). R0's γ (T1: read x, write x) is pre-accepted unchanged at R1 and R2,
+// so R0 commits it on the fast path with deps {} and answers its client; its Commits are lost,
+// and R0 and R2 crash. Meanwhile R4's δ (T2: read x, write x) is pre-accepted at R3 only. R3
+// recovers γ with promises from R1 (unchanged), R3 and R4: one unchanged reply, and R2 unheard
+// could be the second that makes a fast quorum with R0, as it is. Restarting Phase 1 here would
+// give γ the deps {δ} (R3 knows δ) and contradict the fast commit, so R3 must wait. When R2
+// returns, its unchanged promise completes the evidence and R3 commits γ with R0's attributes;
+// every replica then agrees with the answer R0 gave.
+func TestRecoveryWaitsForPossibleFastQuorumEvidence(t *testing.T) {
+	w := newWorld(t, 5, nil)
+	gamma := w.submit(0, "T1", x, x)
+	w.deliver(and(is[*PreAccept], func(e envelope) bool { return e.to == 1 || e.to == 2 }))
+	w.deliver(is[*PreAcceptReply])
+	w.drop(func(e envelope) bool { return e.from == 0 || e.to == 0 })
+	if w.outcome("T1") != txn.Committed {
+		t.Fatal("R0 did not commit γ on the fast path")
+	}
+	w.crash(0)
+	w.crash(2)
+	w.submit(4, "T2", x, x)
+	w.deliver(and(is[*PreAccept], between(4, 3)))
+	w.drop(func(e envelope) bool { return e.from == 4 || e.to == 4 })
+
+	r3 := w.reps[3]
+	r3.startRecovery(gamma, r3.entry(gamma))
+	w.deliver(nil)
+	if d := r3.insts[gamma].drive; d == nil || d.phase != preparing {
+		t.Fatalf("R3 did not wait for R2 (drive %+v): it would have contradicted γ's fast commit", d)
+	}
+	w.restart(2)
+	w.until(func() bool { return r3.insts[gamma].status >= Committed })
+	if e := r3.insts[gamma]; e.status < Committed || len(e.Deps) != 0 {
+		t.Fatalf("γ at R3: status %d deps %v; want committed with R0's deps {}", e.status, e.Deps)
+	}
+	w.restart(0)
+	w.settle()
+	w.checkInvariants()
+	if w.outcome("T1") != txn.Committed || w.outcome("T2") != txn.Aborted {
+		t.Fatalf("T1 %v, T2 %v; want T1 committed (as R0 answered) and T2 aborted", w.outcome("T1"), w.outcome("T2"))
+	}
+}
