@@ -534,11 +534,25 @@ func printResult(w io.Writer, r *bench.Result, opts bench.Options, real bool) {
 	}
 	fmt.Fprintf(tw, "avg/total\t%.1f\t\t\t%.1f\t%.1f\t%.0f\t%.1f%%\t\n", sum.Latency.Mean/n, sum.LowerBoundMs/n, sum.CommittedTPS, sum.OpsPerSec, 100*abortRate)
 	tw.Flush()
+	printOrdering(w, r.Ordering)
 	verdict := "checker: " + r.Checker.Summary()
 	for _, warning := range r.Warnings() {
 		verdict += "; " + warning
 	}
 	fmt.Fprintf(w, "%s\n\n", verdict)
+}
+
+// printOrdering prints a run's ordering figures, if its replicas report them: the fast-path
+// share of decisions and the executed components with more than one command.
+func printOrdering(w io.Writer, o *protocol.OrderingStats) {
+	if o == nil {
+		return
+	}
+	fmt.Fprintf(w, "ordering: fast path %.1f%% of %d decisions", 100*o.FastShare(), o.FastDecisions+o.SlowDecisions)
+	if count, multi, largest := o.Components(); count > 0 {
+		fmt.Fprintf(w, "; %d components executed over all replicas, %.2f%% with more than one command, largest %d", count, 100*multi, largest)
+	}
+	fmt.Fprintln(w)
 }
 
 // abortReasons renders a datacenter's aborts by reason, most frequent first, as shares of its

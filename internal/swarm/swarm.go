@@ -223,10 +223,22 @@ var ErrUnfinished = errors.New("liveness")
 // MERIDIAN_SEED=N is prefixed; MERIDIAN_SEED=N runs just that seed, and -short runs 20 seeds.
 func Run(t *testing.T, proto, replayCmd string) {
 	t.Helper()
+	RunWith(t, proto, replayCmd, nil)
+}
+
+// RunWith is Run with adjust (if not nil) applied to every seed's options after all of
+// Options' draws, for a protocol's own additions: faults aimed at its recovery, parameters.
+// What adjust adds is part of the printed parameters, so a failing seed still replays.
+func RunWith(t *testing.T, proto, replayCmd string, adjust func(seed uint64, opts *bench.Options)) {
+	t.Helper()
 	seeds := seedsToRun(t)
 	committed := 0
 	for _, seed := range seeds {
-		res, err := Check(proto, Options(proto, seed))
+		opts := Options(proto, seed)
+		if adjust != nil {
+			adjust(seed, &opts)
+		}
+		res, err := Check(proto, opts)
 		if err != nil {
 			t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
 		}

@@ -216,7 +216,11 @@ type Result struct {
 	Unfinished  int // transactions still waiting for a decision when the run stopped
 	// Metrics are the workload's own figures (workload.TCCMetrics for the TCC workload).
 	Metrics workload.Metrics
-	Sim     sim.Stats
+	// Ordering sums the replicas' ordering figures (fast-path decisions, executed components)
+	// in a simulated run of a protocol whose replicas report them (protocol.OrderingReporter);
+	// nil otherwise.
+	Ordering *protocol.OrderingStats
+	Sim      sim.Stats
 	// OriginUnixUs is the wall-clock time (Unix µs) of the run's time 0 on a real cluster, to
 	// which the history's times are relative; 0 for a simulated run.
 	OriginUnixUs int64

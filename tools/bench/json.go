@@ -14,7 +14,11 @@ import (
 //	    "committed_tps","ops_per_s","abort_rate","committed","aborted","aborts_by_reason":{...},
 //	    "end_to_end_latency_ms":{"mean","p50","p99"},"attempts_per_commit"}],
 //	  "checker":{"ok","model","anomalies","expected_anomalies","summary"},
-//	  "unfinished","warnings":[...],"workload_metrics":{...},"replay"}]}
+//	  "unfinished","warnings":[...],"workload_metrics":{...},
+//	  "ordering":{"fast_decisions","slow_decisions","fast_path_share","components",
+//	    "multi_component_share","largest_component","component_sizes":{...}},"replay"}]}
+//
+// "ordering" is present for simulated runs of protocols whose replicas report it (EPaxos).
 
 // RunJSON is one run in the JSON form of results.
 type RunJSON struct {
@@ -29,7 +33,20 @@ type RunJSON struct {
 	Unfinished  int              `json:"unfinished"`
 	Warnings    []string         `json:"warnings"`
 	Metrics     workload.Metrics `json:"workload_metrics"`
+	Ordering    *OrderingJSON    `json:"ordering,omitempty"`
 	Replay      string           `json:"replay"`
+}
+
+// OrderingJSON is a run's ordering figures (Result.Ordering): decisions by path, over every
+// replica, and the strongly connected components executed, counted at every replica, by size.
+type OrderingJSON struct {
+	FastDecisions       int         `json:"fast_decisions"`
+	SlowDecisions       int         `json:"slow_decisions"`
+	FastPathShare       float64     `json:"fast_path_share"`
+	Components          int         `json:"components"`
+	MultiComponentShare float64     `json:"multi_component_share"`
+	LargestComponent    int         `json:"largest_component"`
+	ComponentSizes      map[int]int `json:"component_sizes,omitempty"`
 }
 
 // DCJSON is one datacenter's figures.
@@ -73,6 +90,11 @@ func (r *Result) JSON() RunJSON {
 		Consistency: string(r.Consistency), Datacenters: make([]DCJSON, len(r.DCs)), Unfinished: r.Unfinished, Warnings: r.Warnings(), Metrics: r.Metrics,
 		Replay: r.Replay, Checker: CheckerJSON{OK: r.Checker.OK, Model: r.Checker.Model.String(), Anomalies: len(r.Checker.Anomalies),
 			ExpectedAnomalies: r.ExpectedAnomalies(), Summary: r.Checker.Summary()}}
+	if o := r.Ordering; o != nil {
+		count, multi, largest := o.Components()
+		out.Ordering = &OrderingJSON{FastDecisions: o.FastDecisions, SlowDecisions: o.SlowDecisions, FastPathShare: o.FastShare(),
+			Components: count, MultiComponentShare: multi, LargestComponent: largest, ComponentSizes: o.ComponentSizes}
+	}
 	for i, d := range r.DCs {
 		out.Datacenters[i] = DCJSON{Name: d.Name, CommitLatency: LatencyJSON{Mean: d.Latency.Mean, P50: d.Latency.P50, P99: d.Latency.P99},
 			LowerBoundMs: d.LowerBoundMs, CommittedTPS: d.CommittedTPS, OpsPerSec: d.OpsPerSec, AbortRate: d.AbortRate,

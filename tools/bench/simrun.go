@@ -95,10 +95,25 @@ func Run(opts Options, protocolName string) (*Result, error) {
 		}
 		replicas = append(replicas, history.Replica{Name: replicaName(opts.Topology.DCs, nd, partitioned), VersionOrder: order})
 	}
+	res.Ordering = orderingStats(s)
 	run.finish(res, replicas, final)
 	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(&opts, protocolName)
 	res.WallTime = time.Since(wallStart)
 	return res, nil
+}
+
+// orderingStats sums the ordering figures of the replicas that report them, or nil if none does.
+func orderingStats(s *sim.Sim) *protocol.OrderingStats {
+	var sum *protocol.OrderingStats
+	for _, nd := range s.Nodes() {
+		if rep, ok := s.Replica(nd.ID).(protocol.OrderingReporter); ok {
+			if sum == nil {
+				sum = &protocol.OrderingStats{}
+			}
+			sum.Add(rep.OrderingStats())
+		}
+	}
+	return sum
 }
 
 // simDriver is the simulator's side of a run: virtual time, the replicas, and fresh clients at
@@ -136,10 +151,14 @@ func (d *simDriver) quiesce() {
 }
 
 // converged reports whether the replicas of each partition hold the same number of versions
-// (the checker then compares their version orders in full).
+// (the checker then compares their version orders in full) and every replica that can tell
+// (protocol.Quiescer) has no work in flight.
 func (d *simDriver) converged() bool {
 	versions := map[int]int{}
 	for _, nd := range d.s.Nodes() {
+		if q, ok := d.s.Replica(nd.ID).(protocol.Quiescer); ok && !q.Quiescent() {
+			return false
+		}
 		n := d.s.Store(nd.ID).Versions()
 		if want, ok := versions[nd.Partition]; ok && want != n {
 			return false

@@ -135,3 +135,20 @@ func TestSnapshotsAreBounded(t *testing.T) {
 		t.Fatal("the oldest snapshot was kept")
 	}
 }
+
+// TestAbandonAbortsTheWaitingClient: a transaction the ordering layer gives up on is answered
+// with an abort at its origin, once; elsewhere Abandon does nothing.
+func TestAbandonAbortsTheWaitingClient(t *testing.T) {
+	env := &fakeEnv{st: store.New()}
+	e := New(env, "test", ReadOnlyOrdered)
+	tx := write(txn.NewID(1, 1), "x", "1")
+	e.Admit(commit(tx))
+	e.Abandon(tx.ID, "gone")
+	if r := env.last(); r.Status != txn.Aborted || r.Reason != "gone" || e.Waiting() != 0 {
+		t.Fatalf("reply %+v, %d waiting; want an abort for reason gone and none waiting", r, e.Waiting())
+	}
+	e.Abandon(tx.ID, "gone")
+	if len(env.replies) != 1 {
+		t.Fatalf("%d replies, want 1", len(env.replies))
+	}
+}

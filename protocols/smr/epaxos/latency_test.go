@@ -1,0 +1,71 @@
+package epaxos
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/meridian-kv/meridian/internal/swarm"
+	"github.com/meridian-kv/meridian/topology"
+)
+
+// fastPathMs is spec §3.10's zero-load fast-path latency at each origin, which EPaxos shares
+// with ALVIN-F (§5.2): the RTT to the (FQ−1)-th closest other replica, r_{FQ−1}, computed from
+// topo's matrix.
+func fastPathMs(topo *topology.Topology) map[string]float64 {
+	_, fq := Quorums(topo.N())
+	want := map[string]float64{}
+	for a, dc := range topo.DCs {
+		var rtts []float64
+		for b := range topo.N() {
+			if b != a {
+				rtts = append(rtts, topo.RTTMs[a][b])
+			}
+		}
+		slices.Sort(rtts)
+		want[dc] = rtts[fq-2]
+	}
+	return want
+}
+
+// paper7 is spec §7.1's assumed 7-site RTT table (VA, OR, IE, SP, TK, SG, SY), for which the
+// spec lists the fast-path latencies 160, 170, 190, 260, 160, 180, 210 ms (FQ = 5, so r_4).
+func paper7() *topology.Topology {
+	dcs := []string{"VA", "OR", "IE", "SP", "TK", "SG", "SY"}
+	rtt := [][]float64{
+		{0, 100, 90, 120, 160, 230, 210},
+		{100, 0, 170, 180, 100, 170, 160},
+		{90, 170, 0, 190, 220, 180, 280},
+		{120, 180, 190, 0, 260, 330, 310},
+		{160, 100, 220, 260, 0, 70, 110},
+		{230, 170, 180, 330, 70, 0, 170},
+		{210, 160, 280, 310, 110, 170, 0},
+	}
+	sd := make([][]float64, len(dcs))
+	for i := range sd {
+		sd[i] = make([]float64, len(dcs))
+	}
+	return &topology.Topology{Name: "alvin-paper-7", DCs: dcs, RTTMs: rtt, StdDevMs: sd}
+}
+
+// TestZeroLoadFastPathLatency is spec S12 for EPaxos: one client per datacenter over a huge key
+// space, exact delays and no client hop, so every command takes the fast path and executes at
+// once; each origin's mean commit latency must be r_{FQ−1} from the topology's RTTs (within
+// swarm.CheckLatencies' 1 ms, inside the 2 ms), on aws-helios (N = 5, FQ = CQ = 3) and on
+// the spec's 7-site table (N = 7, FQ = 5 > CQ = 4), whose published values it also checks.
+func TestZeroLoadFastPathLatency(t *testing.T) {
+	t.Run("aws-helios", func(t *testing.T) {
+		opts := swarm.Uncontended(t, "aws-helios")
+		swarm.CheckLatencies(t, opts, "epaxos", fastPathMs(opts.Topology))
+	})
+	t.Run("alvin-paper-7", func(t *testing.T) {
+		opts := swarm.Uncontended(t, "aws-helios")
+		opts.Topology = paper7()
+		want := fastPathMs(opts.Topology)
+		for dc, ms := range map[string]float64{"VA": 160, "OR": 170, "IE": 190, "SP": 260, "TK": 160, "SG": 180, "SY": 210} {
+			if want[dc] != ms {
+				t.Fatalf("%s: r_4 = %v, the spec's table says %v", dc, want[dc], ms)
+			}
+		}
+		swarm.CheckLatencies(t, opts, "epaxos", want)
+	})
+}
