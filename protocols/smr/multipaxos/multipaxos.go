@@ -155,10 +155,10 @@ type Replica struct {
 	majority int // phase 1 quorum
 	// commitQuorum is the phase 2 quorum: a majority, or 1 under ParamUnsafeCommitWithoutMajority.
 	commitQuorum int
-	rank     int // position in the fail-over order (0: preferred leader)
-	leaseUs  int64
-	beatUs   int64
-	resendUs int64
+	rank         int // position in the fail-over order (0: preferred leader)
+	leaseUs      int64
+	beatUs       int64
+	resendUs     int64
 
 	promised    uint64 // highest ballot promised; leader(promised) is the leader this replica follows
 	preferred   int
@@ -175,7 +175,7 @@ type Replica struct {
 
 	// Leader state.
 	nextSlot uint64
-	queue    []*txn.Txn         // forwarded while this replica was a candidate
+	queue    []*txn.Txn        // forwarded while this replica was a candidate
 	inflight map[txn.ID]uint64 // transactions proposed in this ballot and not yet executed here
 
 	log       map[uint64]*entry
