@@ -28,7 +28,10 @@
 // runs phase 1 (Prepare/Promise) at start. Every replica promises one ballot for the whole log.
 // The leader sends Commit (its commit index) every ParamLease/5 as a heartbeat; a replica that
 // hears nothing from the leader of its promised ballot for ParamLease, plus ParamLease/4 per rank
-// behind the preferred leader (so that candidates rarely duel), starts phase 1 with the smallest
+// behind the preferred leader (so that candidates rarely duel), doubled for each election it
+// started since it last heard an established leader and plus a random jitter of up to half a
+// lease (so that rounds of phase 1 stop preempting each other when delays exceed the lease),
+// starts phase 1 with the smallest
 // ballot of its own above the one it promised, asking for every accepted entry above its commit
 // index. With a majority of promises it becomes leader: for every slot from its commit index up
 // to the highest slot any promise reported it proposes the value accepted in the highest ballot,
@@ -164,8 +167,12 @@ type Replica struct {
 	preferred   int
 	role        role
 	lastHeardUs int64 // last message from leader(promised), or this replica's last election start
-	lastBeatUs  int64
-	lastFetchUs int64
+	// failedElections counts the elections this replica started since it last heard an
+	// established leader (an Accept or Commit): each doubles its wait before the next one.
+	failedElections int
+	waitJitterUs    int64 // random part of the current wait, drawn at each election
+	lastBeatUs      int64
+	lastFetchUs     int64
 
 	// Candidate state.
 	promisedBy []bool
@@ -345,7 +352,7 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 			}
 		}
 	}
-	if r.role != leader && now-r.lastHeardUs > r.leaseUs+int64(r.rank)*r.leaseUs/4 {
+	if r.role != leader && now-r.lastHeardUs > r.electionWaitUs() {
 		r.startElection()
 	}
 	for _, id := range r.pendingIDs() {
@@ -434,6 +441,20 @@ func (r *Replica) broadcast(m protocol.Message) {
 	}
 }
 
+// electionWaitUs is how long this replica waits without hearing the leader before it runs for
+// leadership: the lease plus a quarter lease per rank behind the preferred leader, doubled per
+// election it started in vain (at most 64 times; when message delays exceed the lease, rounds of
+// phase 1 would otherwise preempt each other forever), plus the jitter drawn at its last election.
+func (r *Replica) electionWaitUs() int64 {
+	return (r.leaseUs+int64(r.rank)*r.leaseUs/4)<<min(r.failedElections, 6) + r.waitJitterUs
+}
+
+// heardLeader notes a message of the established leader of the promised ballot.
+func (r *Replica) heardLeader() {
+	r.lastHeardUs = r.env.NowUs()
+	r.failedElections, r.waitJitterUs = 0, 0
+}
+
 // startElection runs phase 1 with the smallest ballot of this replica above the promised one.
 func (r *Replica) startElection() {
 	n := uint64(r.n)
@@ -443,6 +464,8 @@ func (r *Replica) startElection() {
 	}
 	now := r.env.NowUs()
 	r.promised, r.role, r.lastHeardUs, r.prepareUs = b, candidate, now, now
+	r.failedElections++
+	r.waitJitterUs = r.env.Rand().Int64N(r.leaseUs/2 + 1)
 	r.promisedBy, r.promises = make([]bool, r.n), 0
 	r.best = make(map[uint64]Entry)
 	clear(r.inflight)
@@ -496,6 +519,7 @@ func (r *Replica) addPromise(dc int, entries []Entry) {
 		}
 	}
 	if r.promises >= r.majority {
+		r.failedElections, r.waitJitterUs = 0, 0
 		r.becomeLeader()
 	}
 }
@@ -591,7 +615,7 @@ func (r *Replica) onAccept(dc int, m *Accept) {
 		r.env.Send(r.nodeOf[dc], &Nack{Ballot: r.promised})
 		return
 	}
-	r.lastHeardUs = r.env.NowUs()
+	r.heardLeader()
 	if e, ok := r.log[m.Slot]; !ok || !e.committed {
 		r.log[m.Slot] = &entry{ballot: m.Ballot, txn: m.Txn}
 		r.maxSlot = max(r.maxSlot, m.Slot)
@@ -641,7 +665,7 @@ func (r *Replica) onCommit(dc int, m *Commit) {
 		r.env.Send(r.nodeOf[dc], &Nack{Ballot: r.promised})
 		return
 	}
-	r.lastHeardUs = r.env.NowUs()
+	r.heardLeader()
 	for s := r.commitIdx + 1; s <= m.UpTo; s++ {
 		if e, ok := r.log[s]; ok && e.ballot == m.Ballot {
 			r.choose(e)

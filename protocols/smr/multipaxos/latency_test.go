@@ -1,0 +1,52 @@
+package multipaxos
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/meridian-kv/meridian/internal/swarm"
+	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/workload"
+)
+
+// zeroLoadLatencyMs is spec §5.1's zero-load latency at each origin o: RTT(o, L) + r^L_{CQ−1},
+// the leader's (CQ−1)-th smallest RTT to another datacenter, CQ = ⌊n/2⌋+1 (RTT(L, L) = 0).
+func zeroLoadLatencyMs(topo *topology.Topology, p Placement) map[string]float64 {
+	l := FailoverOrder(topo, p)[0]
+	var rtts []float64
+	for dc, v := range topo.RTTMs[l] {
+		if dc != l {
+			rtts = append(rtts, v)
+		}
+	}
+	slices.Sort(rtts)
+	round := rtts[topo.N()/2-1] // r_{CQ-1}, 1-based: CQ-1 = ⌊n/2⌋ others
+	want := map[string]float64{}
+	for dc, name := range topo.DCs {
+		want[name] = topo.RTTMs[dc][l] + round
+	}
+	return want
+}
+
+// TestZeroLoadLatency is spec §6.2 S12 for Multi-Paxos on aws-3 and aws-5, both placements: one
+// client per datacenter, no conflicts, exact delays and no client hop; each origin's mean commit
+// latency must equal RTT(o, L) + r^L_{CQ−1} within 1 ms (the issue asks for 2). Transactions
+// write and never only read, so that none commits locally.
+func TestZeroLoadLatency(t *testing.T) {
+	for _, name := range []string{"aws-3", "aws-5"} {
+		for _, v := range []struct {
+			proto string
+			p     Placement
+		}{{"multipaxos-lo", LowestMeanRTT}, {"multipaxos-hi", HighestMeanRTT}} {
+			t.Run(name+"/"+v.proto, func(t *testing.T) {
+				opts := swarm.Uncontended(t, name)
+				w := opts.Workload.(workload.TYCSB)
+				w.ReadRatio = 0
+				opts.Workload = w
+				want := zeroLoadLatencyMs(opts.Topology, v.p)
+				t.Logf("analytic: %v", want)
+				swarm.CheckLatencies(t, opts, v.proto, want)
+			})
+		}
+	}
+}
