@@ -7,6 +7,7 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/smr/batch"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
@@ -32,6 +33,9 @@ type observedRun struct {
 
 func (o observedRun) Tick(replicas []protocol.Replica, nowUs int64) {
 	for dc, r := range replicas {
+		if w, ok := r.(*batch.Replica); ok {
+			r = w.Inner()
+		}
 		if mp, ok := r.(*Replica); ok && mp.IsLeader() && dc != mp.preferred {
 			*o.failedOver = true
 		}
