@@ -14,7 +14,8 @@ import (
 //	Nack      ballot
 //	Accept    ballot, slot, optional transaction (a presence byte; absent: a no-op)
 //	Accepted  ballot, slot
-//	Commit    ballot, up-to slot
+//	Commit    ballot, up-to slot, trim-to slot (at most the up-to slot)
+//	CommitAck ballot, executed slot
 //	Fetch     from
 //	Chosen    entries
 //
@@ -37,6 +38,7 @@ const (
 	tagCommit
 	tagFetch
 	tagChosen
+	tagCommitAck
 )
 
 func writeOptTxn(w *wire.Writer, t *txn.Txn) {
@@ -118,6 +120,14 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		w.Byte(tagCommit)
 		w.Uvarint(m.Ballot)
 		w.Uvarint(m.UpTo)
+		if m.TrimTo > m.UpTo {
+			w.Fail("trim-to slot", "%d above the up-to slot %d", m.TrimTo, m.UpTo)
+		}
+		w.Uvarint(m.TrimTo)
+	case *CommitAck:
+		w.Byte(tagCommitAck)
+		w.Uvarint(m.Ballot)
+		w.Uvarint(m.Executed)
 	case *Fetch:
 		w.Byte(tagFetch)
 		w.Uvarint(m.From)
@@ -160,7 +170,13 @@ func read(r *wire.Reader) protocol.Message {
 	case tagAccepted:
 		return &Accepted{Ballot: r.Uvarint("ballot"), Slot: readSlot(r)}
 	case tagCommit:
-		return &Commit{Ballot: r.Uvarint("ballot"), UpTo: r.Uvarint("up-to slot")}
+		m := &Commit{Ballot: r.Uvarint("ballot"), UpTo: r.Uvarint("up-to slot"), TrimTo: r.Uvarint("trim-to slot")}
+		if m.TrimTo > m.UpTo && r.Err() == nil {
+			r.Fail("trim-to slot", "%d above the up-to slot %d", m.TrimTo, m.UpTo)
+		}
+		return m
+	case tagCommitAck:
+		return &CommitAck{Ballot: r.Uvarint("ballot"), Executed: r.Uvarint("executed slot")}
 	case tagFetch:
 		return &Fetch{From: r.Uvarint("from")}
 	case tagChosen:

@@ -20,7 +20,8 @@ func sampleMessages() []protocol.Message {
 		&Accept{Ballot: 7, Slot: 3, Txn: tx},
 		&Accept{Ballot: 7, Slot: 4},
 		&Accepted{Ballot: 7, Slot: 4},
-		&Commit{Ballot: 7, UpTo: 40},
+		&Commit{Ballot: 7, UpTo: 40, TrimTo: 31},
+		&CommitAck{Ballot: 7, Executed: 39},
 		&Fetch{From: 2},
 		&Chosen{Entries: entries},
 	}
@@ -36,6 +37,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		&Promise{Ballot: 1, Entries: []Entry{{Slot: 0}}}, // slot 0
 		&Forward{}, // no transaction
 		(*Commit)(nil),
+		&Commit{Ballot: 1, UpTo: 3, TrimTo: 4}, // trims what is not chosen
 	} {
 		if _, err := Codec.Append(nil, m); err == nil {
 			t.Errorf("%#v was encoded", m)

@@ -53,10 +53,19 @@ type Accepted struct {
 
 // Commit tells every replica that every slot up to UpTo is chosen (spec §5.1 COMMIT): a replica
 // that accepted a slot in Ballot now knows that value is chosen, and fetches the others. The
-// leader also sends it as its heartbeat, which renews the followers' lease.
+// leader also sends it as its heartbeat, which renews the followers' lease. Every replica has
+// executed the slots up to TrimTo (≤ UpTo), so they may be dropped from the logs.
 type Commit struct {
 	Ballot uint64
 	UpTo   uint64
+	TrimTo uint64
+}
+
+// CommitAck answers a Commit, at most twice per heartbeat period: the follower is alive and in
+// Ballot, and has executed the log up to Executed.
+type CommitAck struct {
+	Ballot   uint64
+	Executed uint64
 }
 
 // Fetch asks a replica for the chosen values of the slots from From on, which the sender lacks.
@@ -103,7 +112,10 @@ func (m *Accept) SizeBytes() int { return 11 + txnSize(m.Txn) }
 func (m *Accepted) SizeBytes() int { return 11 }
 
 // SizeBytes estimates the encoded size.
-func (m *Commit) SizeBytes() int { return 11 }
+func (m *Commit) SizeBytes() int { return 16 }
+
+// SizeBytes estimates the encoded size.
+func (m *CommitAck) SizeBytes() int { return 11 }
 
 // SizeBytes estimates the encoded size.
 func (m *Fetch) SizeBytes() int { return 6 }

@@ -36,7 +36,10 @@
 // index. With a majority of promises it becomes leader: for every slot from its commit index up
 // to the highest slot any promise reported it proposes the value accepted in the highest ballot,
 // or a no-op where nobody in the quorum accepted anything; new transactions take the slots after.
-// A replica that learns of a higher ballot (from any message, or a Nack) steps down.
+// A replica that learns of a higher ballot (from any message, or a Nack) steps down. A leader
+// that has not heard a majority (CommitAck, Accepted) for quorumLeases leases steps down too
+// (check-quorum), so that a leader whose incoming messages are lost, while its heartbeats still
+// arrive, does not hold its followers forever.
 //
 // Recovery of a deposed leader's in-flight slots: a slot the old leader proposed and some replica
 // of the new leader's promise quorum accepted is re-proposed by the new leader with the same value
@@ -59,7 +62,11 @@
 // a Commit of chosen slots it cannot execute (it never accepted their value in that ballot) sends
 // Fetch to the leader, which answers Chosen with up to maxFetchEntries chosen values.
 //
-// The log is kept whole: there is no snapshotting or truncation of executed slots yet.
+// Followers answer Commit with CommitAck (their executed slot), and the leader's Commit tells
+// every replica the lowest slot all have executed: every replica drops the slots up to it from
+// its log. No replica can need them again, as every replica executed them and a restarted node
+// replays its input log. A replica that stays down stops this trimming until it is back (there is
+// no snapshot transfer to a replica that lost its state, which the crash model excludes).
 //
 // # Batching
 //
@@ -127,6 +134,9 @@ const (
 
 const timerTick protocol.TimerID = 1
 
+// quorumLeases is the leader's check-quorum window, in leases (see hasQuorum).
+const quorumLeases = 4
+
 // maxFetchEntries bounds the chosen entries of one Chosen message.
 const maxFetchEntries = 256
 
@@ -182,6 +192,7 @@ type Replica struct {
 	waitJitterUs    int64 // random part of the current wait, drawn at each election
 	lastBeatUs      int64
 	lastFetchUs     int64
+	lastAckUs       int64
 
 	// Candidate state.
 	promisedBy []bool
@@ -191,11 +202,16 @@ type Replica struct {
 
 	// Leader state.
 	nextSlot uint64
-	queue    []*txn.Txn        // forwarded while this replica was a candidate
-	inflight map[txn.ID]uint64 // transactions proposed in this ballot and not yet executed here
+	// heardUs is when the leader last heard each replica in its ballot (Accepted, CommitAck),
+	// and executedOf the highest executed slot each reported.
+	heardUs    []int64
+	executedOf []uint64
+	queue      []*txn.Txn        // forwarded while this replica was a candidate
+	inflight   map[txn.ID]uint64 // transactions proposed in this ballot and not yet executed here
 
 	log       map[uint64]*entry
 	commitIdx uint64 // every slot up to it is chosen and executed here
+	trimmed   uint64 // every slot up to it is executed everywhere and dropped from log
 	maxSlot   uint64 // highest slot this replica holds an entry for
 	executed  map[txn.ClientID]uint32
 
@@ -346,9 +362,12 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 	r.env.SetTimer(r.tickUs(), timerTick)
 	switch r.role {
 	case leader:
+		if !r.hasQuorum(now) {
+			r.stepDown()
+			break
+		}
 		if now-r.lastBeatUs >= r.beatUs {
-			r.lastBeatUs = now
-			r.broadcast(&Commit{Ballot: r.promised, UpTo: r.commitIdx})
+			r.sendCommit()
 		}
 		r.resendAccepts(now)
 	case candidate:
@@ -405,6 +424,8 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		r.onAccepted(dc, m)
 	case *Commit:
 		r.onCommit(dc, m)
+	case *CommitAck:
+		r.onCommitAck(dc, m)
 	case *Fetch:
 		r.onFetch(dc, m)
 	case *Chosen:
@@ -421,15 +442,57 @@ func (r *Replica) observe(b uint64) bool {
 	}
 	if b > r.promised {
 		r.promised = b
-		r.lastHeardUs = r.env.NowUs()
-		if r.role != follower {
-			r.role = follower
-			r.queue, r.promisedBy, r.best = nil, nil, nil
-			clear(r.inflight)
-		}
+		r.stepDown()
 		r.resendPending()
 	}
 	return true
+}
+
+// stepDown makes this replica a follower that has just heard from the leader: a leader or
+// candidate drops its queued transactions and bookkeeping (their origins will send them again).
+func (r *Replica) stepDown() {
+	r.lastHeardUs = r.env.NowUs()
+	if r.role != follower {
+		r.role = follower
+		r.queue, r.promisedBy, r.best, r.heardUs, r.executedOf = nil, nil, nil, nil, nil
+		clear(r.inflight)
+	}
+}
+
+// hasQuorum reports whether the leader heard a majority (itself included) within the last
+// quorumLeases leases. A leader that did not steps down (check-quorum): under asymmetric loss it
+// might otherwise keep renewing its followers' leases with heartbeats they receive while it hears
+// nobody and commits nothing. The window is several leases so that slow links (whose delays may
+// exceed a lease) do not depose a leader that still has its majority.
+func (r *Replica) hasQuorum(now int64) bool {
+	heard := 1
+	for dc, at := range r.heardUs {
+		if dc != r.self && now-at <= quorumLeases*r.leaseUs {
+			heard++
+		}
+	}
+	return heard >= r.majority
+}
+
+// sendCommit sends the leader's commit index, and the slots every replica executed, which it
+// drops from its own log too.
+func (r *Replica) sendCommit() {
+	r.lastBeatUs = r.env.NowUs()
+	trimTo := r.commitIdx
+	for dc, x := range r.executedOf {
+		if dc != r.self {
+			trimTo = min(trimTo, x)
+		}
+	}
+	r.trim(trimTo)
+	r.broadcast(&Commit{Ballot: r.promised, UpTo: r.commitIdx, TrimTo: trimTo})
+}
+
+// trim drops the log's slots up to to (at most the commit index).
+func (r *Replica) trim(to uint64) {
+	for ; r.trimmed < min(to, r.commitIdx); r.trimmed++ {
+		delete(r.log, r.trimmed+1)
+	}
 }
 
 // resendPending forwards every pending transaction of this origin to the leader it follows.
@@ -488,7 +551,7 @@ func (r *Replica) startElection() {
 // acceptedFrom lists this replica's entries from slot from on, in slot order.
 func (r *Replica) acceptedFrom(from uint64) []Entry {
 	var out []Entry
-	for s := from; s <= r.maxSlot; s++ {
+	for s := max(from, r.trimmed+1); s <= r.maxSlot; s++ {
 		if e, ok := r.log[s]; ok {
 			out = append(out, Entry{Slot: s, Ballot: e.ballot, Txn: e.txn})
 		}
@@ -503,8 +566,7 @@ func (r *Replica) onPrepare(dc int, m *Prepare) {
 		}
 		return
 	}
-	r.observe(m.Ballot)
-	r.lastHeardUs = r.env.NowUs()
+	r.observe(m.Ballot) // a new ballot gives its candidate one wait to win; a repeated Prepare does not
 	r.env.Send(r.nodeOf[dc], &Promise{Ballot: m.Ballot, Entries: r.acceptedFrom(max(m.From, 1))})
 }
 
@@ -551,8 +613,11 @@ func (r *Replica) becomeLeader() {
 		}
 		r.proposeAt(s, best[s].Txn)
 	}
-	r.lastBeatUs = r.env.NowUs()
-	r.broadcast(&Commit{Ballot: r.promised, UpTo: r.commitIdx})
+	r.heardUs, r.executedOf = make([]int64, r.n), make([]uint64, r.n)
+	for dc := range r.heardUs {
+		r.heardUs[dc] = r.env.NowUs()
+	}
+	r.sendCommit()
 	queue := r.queue
 	r.queue = nil
 	for _, t := range queue {
@@ -625,7 +690,7 @@ func (r *Replica) onAccept(dc int, m *Accept) {
 		return
 	}
 	r.heardLeader()
-	if e, ok := r.log[m.Slot]; !ok || !e.committed {
+	if e, ok := r.log[m.Slot]; m.Slot > r.trimmed && (!ok || !e.committed) {
 		r.log[m.Slot] = &entry{ballot: m.Ballot, txn: m.Txn}
 		r.maxSlot = max(r.maxSlot, m.Slot)
 	}
@@ -640,6 +705,7 @@ func (r *Replica) onAccepted(dc int, m *Accepted) {
 	if r.role != leader || m.Ballot != r.promised {
 		return
 	}
+	r.heardUs[dc] = r.env.NowUs()
 	if e, ok := r.log[m.Slot]; ok && e.ballot == m.Ballot && e.acks != nil {
 		r.ack(m.Slot, e, dc)
 	}
@@ -657,9 +723,8 @@ func (r *Replica) ack(s uint64, e *entry, dc int) {
 		return
 	}
 	r.choose(e)
-	if before := r.commitIdx; r.advance() > before {
-		r.lastBeatUs = r.env.NowUs()
-		r.broadcast(&Commit{Ballot: r.promised, UpTo: r.commitIdx})
+	if before := r.commitIdx; r.advance() > before && r.role == leader {
+		r.sendCommit()
 	}
 }
 
@@ -683,6 +748,22 @@ func (r *Replica) onCommit(dc int, m *Commit) {
 	if r.advance() < m.UpTo {
 		r.fetch(dc)
 	}
+	r.trim(m.TrimTo)
+	if now := r.env.NowUs(); now-r.lastAckUs >= r.beatUs/2 {
+		r.lastAckUs = now
+		r.env.Send(r.nodeOf[dc], &CommitAck{Ballot: m.Ballot, Executed: r.commitIdx})
+	}
+}
+
+func (r *Replica) onCommitAck(dc int, m *CommitAck) {
+	if m.Ballot > r.promised {
+		r.observe(m.Ballot)
+		return
+	}
+	if r.role == leader && m.Ballot == r.promised {
+		r.heardUs[dc] = r.env.NowUs()
+		r.executedOf[dc] = max(r.executedOf[dc], m.Executed)
+	}
 }
 
 // fetch asks dc for the chosen values this replica lacks, at most once per half resend period.
@@ -695,7 +776,7 @@ func (r *Replica) fetch(dc int) {
 
 func (r *Replica) onFetch(dc int, m *Fetch) {
 	var out []Entry
-	for s := max(m.From, 1); s <= r.commitIdx && len(out) < maxFetchEntries; s++ {
+	for s := max(m.From, r.trimmed+1); s <= r.commitIdx && len(out) < maxFetchEntries; s++ {
 		e := r.log[s]
 		out = append(out, Entry{Slot: s, Ballot: e.ballot, Txn: e.txn})
 	}

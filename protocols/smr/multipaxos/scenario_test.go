@@ -119,15 +119,16 @@ func (w *world) tick() {
 	}
 }
 
-// checkInvariants: every slot executed by two replicas holds the same value (agreement), and no
-// replica's store holds two versions by one writer (no transaction applied twice).
+// checkInvariants: every slot executed by two replicas and still in both logs holds the same
+// value (agreement), and no replica's store holds two versions by one writer (no transaction
+// applied twice).
 func (w *world) checkInvariants() {
 	w.t.Helper()
 	for a := range w.Replicas {
 		ra := w.replica(a)
 		for b := range a {
 			rb := w.replica(b)
-			for s := uint64(1); s <= min(ra.commitIdx, rb.commitIdx); s++ {
+			for s := max(ra.trimmed, rb.trimmed) + 1; s <= min(ra.commitIdx, rb.commitIdx); s++ {
 				if x, y := ra.log[s].txn, rb.log[s].txn; (x == nil) != (y == nil) || x != nil && x.ID != y.ID {
 					w.t.Fatalf("slot %d: %s executed %v, %s executed %v\n%s", s, w.Topo.DCs[a], x, w.Topo.DCs[b], y, w.Trace())
 				}
@@ -230,11 +231,10 @@ func TestLeaderFailoverRecoversInflightSlots(t *testing.T) {
 	}
 	w.requireOutcome("T1", txn.Committed, -1)
 	w.requireOutcome("T2", txn.Committed, -1)
-	w.run(750)
-	w.Send(2) // A is back since 700: C's heartbeat deposes it, and A fetches the chosen slots
-	w.run(900)
-	w.tick()
-	w.run(1100)
+	for ms := int64(650); ms <= 1100; ms += 50 { // A is back at 700: C's heartbeat deposes it, and A fetches
+		w.tick()
+		w.run(ms)
+	}
 	if a := w.replica(0); a.IsLeader() || a.Leader() != 2 {
 		t.Fatalf("A leads %v, follows %s\n%s", a.IsLeader(), w.Topo.DCs[a.Leader()], w.Trace())
 	}
@@ -255,5 +255,28 @@ func TestDuplicateSlotsExecuteOnce(t *testing.T) {
 	r.HandleMessage(0, &Chosen{Entries: []Entry{{Slot: 1, Ballot: 3, Txn: t1}, {Slot: 2, Ballot: 3}, {Slot: 3, Ballot: 6, Txn: t1}, {Slot: 4, Ballot: 6, Txn: t2}}})
 	if got := w.Store(1).VersionOrder()["x"]; r.CommitIndex() != 4 || !slices.Equal(got, []txn.ID{t1.ID, t2.ID}) {
 		t.Fatalf("commit index %d, versions of x %v; want 4 and [t1 t2]", r.CommitIndex(), got)
+	}
+}
+
+// TestLeaderDeafToItsFollowers (asymmetric loss): from 100 ms every message to the leader A is
+// lost, while A's own still arrive. A's heartbeats keep renewing its followers' leases, but A
+// hears no majority, so after its check-quorum window it steps down; its followers' leases run
+// out, C takes over, and T1 (from B, first forwarded to A and lost) commits.
+func TestLeaderDeafToItsFollowers(t *testing.T) {
+	w := newWorld(t, preset(t, "table4.1"), LowestMeanRTT, nil)
+	w.drop = func(from, to int, _ protocol.Message) bool { return to == 0 && w.NowMs() >= 100 }
+	w.Start()
+	w.run(150)
+	w.Request(1, "T1", []string{"x"}, []string{"x"})
+	for ms := int64(200); ms <= 2500; ms += 50 {
+		w.tick()
+		w.run(ms)
+	}
+	w.requireOutcome("T1", txn.Committed, -1)
+	if o, _ := w.Outcome("T1"); o.AtMs < 100+quorumLeases*200 {
+		t.Fatalf("T1 committed at %d ms, before A could have stepped down\n%s", o.AtMs, w.Trace())
+	}
+	if a, c := w.replica(0), w.replica(2); a.IsLeader() || !c.IsLeader() {
+		t.Fatalf("A leads: %v, C leads: %v; want C\n%s", a.IsLeader(), c.IsLeader(), w.Trace())
 	}
 }
