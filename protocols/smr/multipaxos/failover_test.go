@@ -46,7 +46,8 @@ func (o observedRun) Tick(replicas []protocol.Replica, nowUs int64) {
 // leaderCrashOptions is swarm seed seed of proto with, in addition to the seed's own faults and
 // chaos, an outage of the preferred leader twice as long as a lease drawn from 1.2 to 2.5 times
 // the largest RTT (plus 200 ms), starting between 0.2 and 0.6 s: long enough that a follower
-// takes over, and over before the run ends.
+// takes over, and over before the run ends. In half the seeds the next replica in the fail-over
+// order crashes too, for 0.1 to 0.6 s, while it runs (or is about to run) phase 1.
 func leaderCrashOptions(proto string, seed uint64, failedOver *bool) bench.Options {
 	opts := swarm.Options(proto, seed)
 	r := rand.New(rand.NewPCG(seed, 0x6c6561646572))
@@ -61,8 +62,14 @@ func leaderCrashOptions(proto string, seed uint64, failedOver *bool) bench.Optio
 		p = HighestMeanRTT
 	}
 	start := 200_000 + r.Int64N(400_000)
-	opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Outage, DC: opts.Topology.DCs[FailoverOrder(opts.Topology, p)[0]],
+	order := FailoverOrder(opts.Topology, p)
+	opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Outage, DC: opts.Topology.DCs[order[0]],
 		StartUs: start, EndUs: start + 2*leaseMs*1000 + 200_000})
+	if r.IntN(2) == 0 { // the first in line crashes too, around when it runs phase 1
+		mid := start + leaseMs*1000*5/4 + r.Int64N(int64(maxRTTMs*1000)+1)
+		opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Outage, DC: opts.Topology.DCs[order[1]],
+			StartUs: mid, EndUs: mid + 100_000 + r.Int64N(500_000)})
+	}
 	opts.Workload = observedTYCSB{TYCSB: opts.Workload.(workload.TYCSB), failedOver: failedOver}
 	return opts
 }
