@@ -207,15 +207,17 @@ type Replica struct {
 	heardUs    []int64
 	executedOf []uint64
 	queue      []*txn.Txn        // forwarded while this replica was a candidate
-	inflight   map[txn.ID]uint64 // transactions proposed in this ballot and not yet executed here
+	inflight   map[txn.ID]uint64 // transactions proposed in this ballot and not yet executed here, and their slots
 
 	log       map[uint64]*entry
 	commitIdx uint64 // every slot up to it is chosen and executed here
 	trimmed   uint64 // every slot up to it is executed everywhere and dropped from log
 	maxSlot   uint64 // highest slot this replica holds an entry for
-	executed  map[txn.ClientID]uint32
+	// executed is, per client, the highest sequence number of its transactions executed here:
+	// a transaction at or below it is a duplicate (see the package comment).
+	executed map[txn.ClientID]uint32
 
-	pending map[txn.ID]*pending
+	pending map[txn.ID]*pending // update transactions of this origin, until executed
 }
 
 // Factory returns the factory of the Multi-Paxos variant with the leader placed by p.
