@@ -32,10 +32,9 @@ func zeroLoadLatencyMs(topo *topology.Topology, p Placement) map[string]float64 
 }
 
 // TestZeroLoadLatency is spec §6.2 S12 for Multi-Paxos on aws-3, aws-5, aws-7 and alvin-paper-7,
-// both placements: one
-// client per datacenter, no conflicts, exact delays and no client hop; each origin's mean commit
-// latency must equal RTT(o, L) + r^L_{CQ−1} within 1 ms (the issue asks for 2), with batching
-// off. Transactions write and never only read, so that none commits locally.
+// both placements: one client per datacenter, no conflicts, exact delays and no client hop; each
+// origin's mean commit latency must equal RTT(o, L) + r^L_{CQ−1} within 1 ms (the issue asks for
+// 2), with batching off. Transactions write and never only read, so that none commits locally.
 func TestZeroLoadLatency(t *testing.T) {
 	for _, name := range []string{"aws-3", "aws-5", "aws-7", "alvin-paper-7"} {
 		for _, v := range []struct {
