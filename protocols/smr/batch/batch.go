@@ -132,7 +132,7 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	r.inner.HandleMessage(from, m)
 }
 
-// HandleTimer flushes the due buffers on the wrapper's timer and passes the protocol's timers on.
+// HandleTimer fires the wrapper's flush timers (odd ids) and passes the protocol's timers on.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
 	if id&1 == 1 {
 		r.b.fire(uint64(id) >> 1)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/codectest"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/topology"
@@ -243,4 +244,30 @@ func FuzzDecode(f *testing.F) {
 		&note{Seq: 1},
 		&Batch{Msgs: []protocol.Message{&note{Seq: 1}, &note{Seq: 2, Pad: "xy"}}},
 	}, nil)
+}
+
+// ordered is a toy that orders versions itself.
+type ordered struct{ *toy }
+
+func (ordered) VersionOrder() map[string][]txn.ID { return map[string][]txn.ID{"k": {txn.NewID(1, 1)}} }
+
+// TestWrapKeepsVersionOrderer: a protocol that orders versions itself still does behind the
+// wrapper, and one that does not, does not appear to.
+func TestWrapKeepsVersionOrderer(t *testing.T) {
+	topo, _ := topology.Preset("aws-3")
+	cfg := protocol.Config{Nodes: []protocol.Node{{ID: 0}, {ID: 1, DC: 1}, {ID: 2, DC: 2}}, Topology: topo}
+	plain := toyFactory(1000, 1, 0)
+	withOrder := func(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
+		r, err := plain(cfg, env)
+		return ordered{r.(*toy)}, err
+	}
+	r, err := Wrap(withOrder)(cfg, nil)
+	if vo, ok := r.(protocol.VersionOrderer); err != nil || !ok || len(vo.VersionOrder()["k"]) != 1 {
+		t.Fatalf("wrapped VersionOrderer lost: %T, %v", r, err)
+	}
+	if r, err := Wrap(plain)(cfg, nil); err != nil {
+		t.Fatal(err)
+	} else if _, ok := r.(protocol.VersionOrderer); ok {
+		t.Fatalf("%T claims a version order", r)
+	}
 }
