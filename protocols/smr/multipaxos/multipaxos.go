@@ -212,7 +212,6 @@ type Replica struct {
 	log       map[uint64]*entry
 	commitIdx uint64 // every slot up to it is chosen and executed here
 	trimmed   uint64 // every slot up to it is executed everywhere and dropped from log
-	maxSlot   uint64 // highest slot this replica holds an entry for
 	// executed is, per client, the highest sequence number of its transactions executed here:
 	// a transaction at or below it is a duplicate (see the package comment).
 	executed map[txn.ClientID]uint32
@@ -552,11 +551,20 @@ func (r *Replica) startElection() {
 
 // acceptedFrom lists this replica's entries from slot from on, in slot order.
 func (r *Replica) acceptedFrom(from uint64) []Entry {
-	var out []Entry
-	for s := max(from, r.trimmed+1); s <= r.maxSlot; s++ {
-		if e, ok := r.log[s]; ok {
-			out = append(out, Entry{Slot: s, Ballot: e.ballot, Txn: e.txn})
+	var slots []uint64
+	for s := range r.log {
+		if s >= from {
+			slots = append(slots, s)
 		}
+	}
+	if len(slots) == 0 {
+		return nil
+	}
+	slices.Sort(slots)
+	out := make([]Entry, len(slots))
+	for i, s := range slots {
+		e := r.log[s]
+		out[i] = Entry{Slot: s, Ballot: e.ballot, Txn: e.txn}
 	}
 	return out
 }
@@ -659,7 +667,6 @@ func (r *Replica) propose(t *txn.Txn) {
 func (r *Replica) proposeAt(s uint64, t *txn.Txn) {
 	e := &entry{ballot: r.promised, txn: t, acks: make([]bool, r.n), sentUs: r.env.NowUs()}
 	r.log[s] = e
-	r.maxSlot = max(r.maxSlot, s)
 	if t != nil {
 		r.inflight[t.ID] = s
 	}
@@ -694,7 +701,6 @@ func (r *Replica) onAccept(dc int, m *Accept) {
 	r.heardLeader()
 	if e, ok := r.log[m.Slot]; m.Slot > r.trimmed && (!ok || !e.committed) {
 		r.log[m.Slot] = &entry{ballot: m.Ballot, txn: m.Txn}
-		r.maxSlot = max(r.maxSlot, m.Slot)
 	}
 	r.env.Send(r.nodeOf[dc], &Accepted{Ballot: m.Ballot, Slot: m.Slot})
 }
@@ -742,11 +748,7 @@ func (r *Replica) onCommit(dc int, m *Commit) {
 		return
 	}
 	r.heardLeader()
-	for s := r.commitIdx + 1; s <= m.UpTo; s++ {
-		if e, ok := r.log[s]; ok && e.ballot == m.Ballot {
-			r.choose(e)
-		}
-	}
+	r.chooseUpTo(m.Ballot, m.UpTo)
 	if r.advance() < m.UpTo {
 		r.fetch(dc)
 	}
@@ -754,6 +756,28 @@ func (r *Replica) onCommit(dc int, m *Commit) {
 	if now := r.env.NowUs(); now-r.lastAckUs >= r.beatUs/2 {
 		r.lastAckUs = now
 		r.env.Send(r.nodeOf[dc], &CommitAck{Ballot: m.Ballot, Executed: r.commitIdx})
+	}
+}
+
+// chooseUpTo marks chosen every entry above the commit index and up to upTo accepted in ballot b.
+// A replica far behind holds far fewer entries than the slots it lacks, so it visits whichever
+// is fewer: its entries (in any order: marking is order-independent) or the slots.
+func (r *Replica) chooseUpTo(b, upTo uint64) {
+	if upTo <= r.commitIdx {
+		return
+	}
+	if upTo-r.commitIdx > uint64(len(r.log)) {
+		for s, e := range r.log {
+			if s > r.commitIdx && s <= upTo && e.ballot == b {
+				r.choose(e)
+			}
+		}
+		return
+	}
+	for s := r.commitIdx + 1; s <= upTo; s++ {
+		if e, ok := r.log[s]; ok && e.ballot == b {
+			r.choose(e)
+		}
 	}
 }
 
@@ -796,7 +820,6 @@ func (r *Replica) onChosen(m *Chosen) {
 			continue
 		}
 		r.log[c.Slot] = &entry{ballot: c.Ballot, txn: c.Txn, committed: true}
-		r.maxSlot = max(r.maxSlot, c.Slot)
 	}
 	r.advance()
 }
