@@ -75,6 +75,9 @@
 // up to 3/5/7/more datacenters, as in the spec's evaluation; batch_window_ms=0 turns it off. Each
 // hop of the commit path then waits up to one window: at zero load a non-leader origin waits up
 // to 4 windows more (Forward, Accept, Accepted, Commit), the leader's own clients up to 2.
+// A slot holds one transaction (the spec's §5.1 sketch gives a slot a batch of requests, and
+// §5.3 offers proposal batching as an alternative mode, not built here): under load, network
+// batching carries many slots' Accepts, Accepteds and Forwards in one message instead.
 package multipaxos
 
 import (
