@@ -26,14 +26,13 @@
 // Ballots are positive integers, and ballot b belongs to replica b mod n, so two candidates never
 // share one and every replica knows the leader of the ballot it promised. The preferred leader
 // runs phase 1 (Prepare/Promise) at start. Every replica promises one ballot for the whole log.
-// The leader sends Commit (its commit index) every ParamLease/5 as a heartbeat; a replica that
+// The leader sends Commit (its commit index) every ParamLease/5 as a heartbeat. A replica that
 // hears nothing from the leader of its promised ballot for ParamLease, plus ParamLease/4 per rank
 // behind the preferred leader (so that candidates rarely duel), doubled for each election it
-// started since it last heard an established leader and plus a random jitter of up to half a
-// lease (so that rounds of phase 1 stop preempting each other when delays exceed the lease),
-// starts phase 1 with the smallest
-// ballot of its own above the one it promised, asking for every accepted entry above its commit
-// index. With a majority of promises it becomes leader: for every slot from its commit index up
+// started since it last heard an established leader, plus a random jitter of up to half a lease
+// (so that rounds of phase 1 stop preempting each other when delays exceed the lease), starts
+// phase 1 with the smallest ballot of its own above the one it promised, asking for every
+// accepted entry above its commit index. With a majority of promises it becomes leader: for every slot from its commit index up
 // to the highest slot any promise reported it proposes the value accepted in the highest ballot,
 // or a no-op where nobody in the quorum accepted anything; new transactions take the slots after.
 // A replica that learns of a higher ballot (from any message, or a Nack) steps down. A leader
@@ -43,8 +42,9 @@
 //
 // Recovery of a deposed leader's in-flight slots: a slot the old leader proposed and some replica
 // of the new leader's promise quorum accepted is re-proposed by the new leader with the same value
-// (the highest-ballot rule; a chosen value is always among them), a slot nobody there accepted
-// becomes a no-op, and the deposed leader's queued, unproposed transactions are dropped. Nothing
+// (the highest-ballot rule; a chosen value is always among them), a slot below the highest one
+// reported that nobody there accepted becomes a no-op (slots above it are simply reused), and the
+// deposed leader's queued, unproposed transactions are dropped. Nothing
 // is lost, because every origin keeps each of its update transactions until it executes it, and
 // forwards it again to the new leader when it learns of a new ballot (and after ParamResend).
 // Nothing is delivered twice: a transaction can so end up in two slots, and replicas skip, at
