@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/meridian-kv/meridian/tools/bench"
 )
 
 // TestBenchMultiPaxosAWS5 is the issue's command, `meridian bench --protocols
@@ -18,17 +20,12 @@ func TestBenchMultiPaxosAWS5(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
-	var got struct {
+	var got struct { // the fields of bench.RunJSON this test reads
 		Runs []struct {
-			Protocol    string `json:"protocol"`
-			Datacenters []struct {
-				Name          string             `json:"name"`
-				CommitLatency map[string]float64 `json:"commit_latency_ms"`
-			} `json:"datacenters"`
-			Checker struct {
-				OK bool `json:"ok"`
-			} `json:"checker"`
-		} `json:"runs"`
+			Protocol    string
+			Datacenters []bench.DCJSON
+			Checker     bench.CheckerJSON
+		}
 	}
 	data, err := os.ReadFile(jsonFile)
 	if err != nil {
@@ -47,7 +44,7 @@ func TestBenchMultiPaxosAWS5(t *testing.T) {
 		}
 		fastest, best := "", 0.0
 		for _, dc := range r.Datacenters {
-			if m := dc.CommitLatency["mean"]; fastest == "" || m < best {
+			if m := dc.CommitLatency.Mean; fastest == "" || m < best {
 				fastest, best = dc.Name, m
 			}
 		}
