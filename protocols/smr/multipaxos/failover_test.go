@@ -148,3 +148,68 @@ func TestCheckerCatchesCommitWithoutMajority(t *testing.T) {
 	}
 	t.Logf("caught on %d of %d seeds", caught, seeds)
 }
+
+// sevenSiteOptions is swarm seed seed of proto moved to aws-7 (the swarm's own topologies have
+// at most five datacenters): the seed's workload, chaos and parameters, clocks redrawn for seven
+// sites, and faults drawn here: the leader crashes, and so do up to two others (f = 3), at random
+// times, and one random pair of sites is partitioned; all faults end by 2.5 s.
+func sevenSiteOptions(proto string, seed uint64) bench.Options {
+	opts := swarm.Options(proto, seed)
+	r := rand.New(rand.NewPCG(seed, 0x736576656e))
+	topo, _ := topology.Preset("aws-7")
+	opts.Topology = topo
+	opts.ClockOffsetUs, opts.ClockDriftPPM = make([]int64, topo.N()), make([]float64, topo.N())
+	for dc := range topo.N() {
+		opts.ClockOffsetUs[dc] = r.Int64N(200_001) - 100_000
+		opts.ClockDriftPPM[dc] = r.Float64()*200 - 100
+	}
+	opts.Params = randomParams(r, topo, 0)
+	p := LowestMeanRTT
+	if proto == "multipaxos-hi" {
+		p = HighestMeanRTT
+	}
+	order := FailoverOrder(topo, p)
+	victims := append([]int{order[0]}, r.Perm(topo.N() - 1)[:r.IntN(3)]...)
+	opts.Faults = nil
+	for i, v := range victims {
+		if i > 0 {
+			v = order[1+v]
+		}
+		start := r.Int64N(1_500_000)
+		opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Outage, DC: topo.DCs[v], StartUs: start, EndUs: start + 100_000 + r.Int64N(2_500_000-start-100_000)})
+	}
+	a, b := r.IntN(topo.N()), r.IntN(topo.N()-1)
+	if b >= a {
+		b++
+	}
+	start := r.Int64N(1_500_000)
+	opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Partition, DC: topo.DCs[a], Peer: topo.DCs[b], StartUs: start, EndUs: start + 500_000})
+	return opts
+}
+
+// TestPropertySevenSites runs 50 seeds (10 with -short) of each placement on aws-7 with crashes
+// of the leader and of up to two more sites, a partition, and the seed's chaos: no anomaly, and
+// every transaction finished once the faults are over.
+func TestPropertySevenSites(t *testing.T) {
+	seeds := uint64(50)
+	if testing.Short() {
+		seeds = 10
+	}
+	for _, proto := range []string{"multipaxos-lo", "multipaxos-hi"} {
+		t.Run(proto, func(t *testing.T) {
+			committed := 0
+			for seed := uint64(1); seed <= seeds; seed++ {
+				res, err := bench.Run(sevenSiteOptions(proto, seed), proto)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				if err := res.Problem(); err != nil || res.Unfinished > 0 {
+					t.Fatalf("seed %d: %v; %s; %d transactions unfinished\nreplay: sevenSiteOptions(%q, %d)\nparameters: %s",
+						seed, err, res.Checker.Summary(), res.Unfinished, proto, seed, res.Replay)
+				}
+				committed += res.Checker.Committed
+			}
+			t.Logf("%d seeds, %d committed transactions checked", seeds, committed)
+		})
+	}
+}
