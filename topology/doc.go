@@ -20,6 +20,17 @@
 //
 // The experiments' sub-scenarios (MF's CO, COV, COVI) are made with Subset.
 //
+// The ALVIN spec (specs/alvin.md §7.1) adds four presets over its seven EC2 sites VA
+// (us-east-1), OR (us-west-2), IE (eu-west-1), SP (sa-east-1), TK (ap-northeast-1), SG
+// (ap-southeast-1) and SY (ap-southeast-2):
+//
+//   - "aws-7": measured RTTs, each pair the mean of both directions' average ping RTT (and of
+//     their mdev as the standard deviation) from the AWS measurements of 2020-06-05 published
+//     with the fantoch project (github.com/vitorenesduarte/fantoch, latency_aws/2020_06_05).
+//   - "aws-5" and "aws-3": its subsets of the spec's 5-site {VA, OR, IE, TK, SG} and 3-site
+//     {VA, IE, TK} configurations.
+//   - "alvin-paper-7": the spec's assumed table (circa 2014–2015), no jitter.
+//
 // Both AWS presets violate the triangle inequality for some triples (for example RTT(V,S) = 268 >
 // RTT(V,C) + RTT(C,S) = 78 + 182 in Table 4.2), as measured Internet paths do; Validate reports
 // such triples as warnings, not errors.

@@ -69,8 +69,9 @@ func zeros(n int) [][]float64 {
 	return m
 }
 
-// Preset returns a fresh copy of the named preset topology ("table4.1", "aws-mf" or
-// "aws-helios"; see the package documentation), or false if there is no such preset.
+// Preset returns a fresh copy of the named preset topology ("table4.1", "aws-mf", "aws-helios",
+// "aws-3", "aws-5", "aws-7" or "alvin-paper-7"; see the package documentation), or false if
+// there is no such preset.
 func Preset(name string) (*Topology, bool) {
 	build, ok := presets[name]
 	if !ok {

@@ -11,6 +11,7 @@ import (
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/mf"
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/ogre"
 	_ "github.com/meridian-kv/meridian/protocols/smr/epaxos"
+	_ "github.com/meridian-kv/meridian/protocols/smr/multipaxos"
 	_ "github.com/meridian-kv/meridian/protocols/tcc/ec"
 	_ "github.com/meridian-kv/meridian/protocols/tcc/eiger"
 	_ "github.com/meridian-kv/meridian/protocols/tcc/fastccs"

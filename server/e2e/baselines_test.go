@@ -5,14 +5,14 @@ import (
 )
 
 // TestBaselinesEndToEnd starts a three-datacenter cluster (table4.1, emulated WAN) of each
-// baseline, and of Ogre and Basic-Ogre, in turn as real processes, so its messages cross the wire codec and the durable
+// baseline, of Ogre and Basic-Ogre, and of Multi-Paxos (both placements), in turn as real processes, so its messages cross the wire codec and the durable
 // input log, runs three seconds of the contended workload through the client library, and
 // requires commits and a clean checker verdict (serializable, replicas converged).
 func TestBaselinesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
-	for _, proto := range []string{"rc", "2pc-paxos", "paxos-commit", "paxos-cp", "ogre", "ogre-basic"} {
+	for _, proto := range []string{"rc", "2pc-paxos", "paxos-commit", "paxos-cp", "ogre", "ogre-basic", "multipaxos-lo", "multipaxos-hi"} {
 		t.Run(proto, func(t *testing.T) {
 			cfg, _ := startCluster(t, "table4.1", proto)
 			res, err := runShortWorkload(cfg)
