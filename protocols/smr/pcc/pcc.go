@@ -121,6 +121,16 @@ func (e *Executor) Deliver(t *txn.Txn) (committed bool) {
 	return committed
 }
 
+// Abandon answers the client waiting here for transaction id, if any, with an abort for reason:
+// the ordering layer decided that id will never be delivered (ALVIN's NO-OP, spec alvin.md §3.7),
+// so none of its writes is ever installed.
+func (e *Executor) Abandon(id txn.ID, reason txn.AbortReason) {
+	if req, ok := e.waiting[id]; ok {
+		delete(e.waiting, id)
+		e.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Status: txn.Aborted, Reason: reason})
+	}
+}
+
 // Waiting reports how many transactions submitted here wait for their delivery.
 func (e *Executor) Waiting() int { return len(e.waiting) }
 
