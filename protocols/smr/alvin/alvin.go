@@ -150,8 +150,9 @@ type entry struct {
 	deliveredBy   uint64 // bitmap of nodes known to have delivered it
 	indexed       bool   // in the conflict index
 	// Recovery timing: since when the entry waits for progress, and whether it fetched already.
-	sinceUs int64
-	fetched bool
+	sinceUs  int64
+	fetched  bool
+	attempts int // recoveries this node started, for the backoff
 }
 
 // reply is one node's answer in a phase this node leads.
@@ -717,6 +718,7 @@ func (r *Replica) onAccept(from protocol.NodeID, m *Accept) {
 	e.noop = m.NoOp
 	r.setPayload(e, m.Payload)
 	e.promised, e.accEpoch, e.status = m.Epoch, m.Epoch, Accepted
+	e.sinceUs = r.env.NowUs()
 	e.pos, e.deps = m.Pos, m.Deps
 	r.maxSeen = max(r.maxSeen, m.Pos)
 	if m.NoOp {
@@ -877,6 +879,14 @@ func (r *Replica) tryDeliver(id txn.ID) {
 
 // ---- Recovery (§3.7) ----
 
+// backOff postpones this node's next recovery of e by a random delay that grows with the
+// recoveries it started, so that competing recoverers (each preempting the others with a
+// higher epoch) do not livelock.
+func (r *Replica) backOff(e *entry) {
+	e.fetched = true
+	e.sinceUs = r.env.NowUs() + r.env.Rand().Int64N(r.recoverUs*int64(1+min(e.attempts, 4)))
+}
+
 // recover starts PREPARE for id in the smallest epoch of this node's residue above every epoch
 // seen for it.
 func (r *Replica) recover(id txn.ID, e *entry) {
@@ -903,6 +913,7 @@ func (r *Replica) onPrepare(from protocol.NodeID, m *Prepare) {
 		return
 	}
 	e.promised = m.Epoch
+	r.backOff(e) // another node recovers it
 	p := &Promise{Tid: m.Tid, Epoch: m.Epoch, Status: e.status, Pos: e.pos, Deps: e.deps, NoOp: e.noop, AcceptedEpoch: e.accEpoch,
 		HasProposal: e.hasProposal, ProposedEpoch: e.proposedEpoch, ProposedPos: e.proposedPos, ProposedDeps: e.proposedDeps, Payload: e.t}
 	if e.t == nil && e.status == Unknown {
@@ -1027,9 +1038,11 @@ func (r *Replica) onNack(m *Nack) {
 	e.maxEpoch = max(e.maxEpoch, m.Promised)
 	if l := r.leads[m.Tid]; l != nil && l.phase != decided && l.epoch < m.Promised {
 		delete(r.leads, m.Tid)
+		r.backOff(e)
 	}
 	if rec := r.recs[m.Tid]; rec != nil && rec.epoch < m.Promised {
 		delete(r.recs, m.Tid)
+		r.backOff(e)
 	}
 }
 
@@ -1130,7 +1143,7 @@ func (r *Replica) tick() {
 			continue
 		}
 		e.fetched = false
-		e.sinceUs = now + r.recoverUs*int64(r.self)/int64(r.n) // stagger the recoverers
+		e.attempts++
 		r.recover(id, e)
 	}
 	if len(fetch) > 0 {
