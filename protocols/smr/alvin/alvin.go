@@ -115,6 +115,10 @@ const (
 	// ParamUnsafeSkipDelivered is the negative control of spec S11: conflicts() skips the
 	// transactions already delivered here, which breaks the core lemma at a lagging node.
 	ParamUnsafeSkipDelivered = protocol.UnsafeParamPrefix + "skip_delivered_conflicts"
+	// ParamUnsafeIgnoreDeps delivers a transaction as soon as it is stable, without waiting for
+	// its dependencies: conflicting transactions are then delivered in different orders at
+	// different nodes, the bug the checker must catch (TestCheckerCatchesBrokenPOB).
+	ParamUnsafeIgnoreDeps = protocol.UnsafeParamPrefix + "ignore_deps"
 )
 
 // ReasonNoOp is the abort reason of a transaction that recovery decided as a NO-OP (§3.7).
@@ -207,7 +211,7 @@ type Replica struct {
 	fast bool
 
 	tickUs, retryUs, recoverUs, reportUs, forgetUs, fastTimeoutUs int64
-	skipDelivered                                                 bool
+	skipDelivered, ignoreDeps                                     bool
 	// forceSlow makes the leader take the classic path after a fast quorum (tests of the slow
 	// path's latency).
 	forceSlow bool
@@ -264,7 +268,7 @@ func New(cfg protocol.Config, env protocol.Env, fast bool) (*Replica, error) {
 		return nil, err
 	}
 	p := cfg.Params
-	if err := p.CheckKnown([]string{ParamReads, ParamTick, ParamRetry, ParamRecoverAfter, ParamReportInterval, ParamGCForget, ParamUnsafeSkipDelivered}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamReads, ParamTick, ParamRetry, ParamRecoverAfter, ParamReportInterval, ParamGCForget, ParamUnsafeSkipDelivered, ParamUnsafeIgnoreDeps}, nil); err != nil {
 		return nil, fmt.Errorf("alvin: %w", err)
 	}
 	n := len(cfg.Nodes)
@@ -317,6 +321,9 @@ func New(cfg protocol.Config, env protocol.Env, fast bool) (*Replica, error) {
 		*d.dst = v
 	}
 	if r.skipDelivered, err = p.Bool(ParamUnsafeSkipDelivered, false); err != nil {
+		return nil, fmt.Errorf("alvin: %w", err)
+	}
+	if r.ignoreDeps, err = p.Bool(ParamUnsafeIgnoreDeps, false); err != nil {
 		return nil, fmt.Errorf("alvin: %w", err)
 	}
 	// τ_fast (§3.5): twice the RTT to the (FQ−1)-th closest node.
@@ -848,7 +855,7 @@ func (r *Replica) tryDeliver(id txn.ID) {
 	if e == nil || e.status != StableStatus || e.delivered || (e.t == nil && !e.noop) {
 		return
 	}
-	if !e.noop {
+	if !e.noop && !r.ignoreDeps {
 		for _, d := range e.deps {
 			if d == id || r.done(d) {
 				continue
