@@ -936,6 +936,7 @@ func (r *Replica) onPromise(from protocol.NodeID, m *Promise) {
 	}
 	rec.promises[from] = m
 	rec.count++
+	r.maxSeen = max(r.maxSeen, m.Pos, m.ProposedPos)
 	if rec.count >= r.cq {
 		r.decideRecovery(m.Tid, rec)
 	}
