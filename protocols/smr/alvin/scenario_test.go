@@ -1,11 +1,14 @@
 package alvin
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/verify/checker"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 // The deterministic scenarios of spec §6.2, on equal 20 ms RTTs (10 ms one way) unless a
@@ -343,4 +346,137 @@ func TestQuorumSizes(t *testing.T) {
 			t.Errorf("N=%d: CQ %d, FQ off %d, FQ on %d; want %d, %d, %d", c.n, cq, fqOff, fqOn, c.cq, c.fqOff, c.fqOn)
 		}
 	}
+}
+
+// TestS8RecovererCrashesMidRecovery: as S8 on five nodes, but the first recoverer (node 2,
+// epoch 2) crashes after its ACCEPT reached node 3 only; node 4 recovers in a higher epoch,
+// finds the value accepted in epoch 2 (the highest) and finishes: T1 is delivered at its
+// position by every live node.
+func TestS8RecovererCrashesMidRecovery(t *testing.T) {
+	s := newScript(t, 5, false, nil)
+	isAccept := func(m protocol.Message) bool { _, ok := m.(*Accept); return ok }
+	for _, to := range []int{2, 3, 4} {
+		s.holdMsgs(0, to, isAccept, neverMs)
+	}
+	for _, to := range []int{1, 4} {
+		s.holdMsgs(2, to, isAccept, neverMs)
+	}
+	s.w.Request(0, "T1", rw("x"), rw("x"))
+	s.w.RunTo(20)
+	s.crashed[0] = true
+	for now := int64(30); !s.crashed[2]; now += 10 {
+		if now > 2000 {
+			t.Fatalf("node 2 never re-accepted T1\n%s", s.w.Trace())
+		}
+		s.w.RunTo(now)
+		s.w.Send(2)
+		if l := s.reps[2].leads[s.id("T1")]; l != nil && l.phase == accepting {
+			s.crashed[2] = true
+		}
+	}
+	s.w.RunTo(s.w.NowMs() + 20) // node 2's ACCEPT reaches node 3
+	if e := s.reps[3].entries[s.id("T1")]; e.status != Accepted || e.accEpoch != 2 {
+		t.Fatalf("node 3 did not accept T1 in epoch 2: %+v", e)
+	}
+	for now := s.w.NowMs(); now < 4000; now += 10 {
+		s.w.RunTo(now)
+		s.w.Send(4)
+	}
+	for _, node := range []int{1, 3, 4} {
+		s.wantStable(node, "T1", 5)
+	}
+	if e := s.reps[4].entries[s.id("T1")]; e.promised <= 2 || e.promised%5 != 4 {
+		t.Fatalf("node 4 recovered in epoch %d, want one of its own above 2", e.promised)
+	}
+	s.wantOrder("T1")
+	s.checkConverged()
+}
+
+// s6Run is spec S6's schedule and what the history needs of it.
+type s6Run struct {
+	*script
+	eus   bool
+	reads map[string][]txn.Read // per transaction, the versions it read
+}
+
+// request submits name at dc, remembering the versions its reads see now.
+func (s *s6Run) request(dc int, name string, reads, writes []string) {
+	for _, k := range reads {
+		s.reads[name] = append(s.reads[name], txn.Read{Key: k, Version: s.w.Store(dc).Get(k).Writer})
+	}
+	s.w.Request(dc, name, reads, writes)
+}
+
+// s6 runs spec S6's schedule with read-only mode reads: T_h@0 writes a, T_k@1 writes b; node 0
+// delivers T_h then T_k, node 2 T_k then T_h (node 0's link to node 2 is slow); the read-only
+// T_q begins at node 0 between its two deliveries, T_w at node 2 between its own.
+func s6(t *testing.T, reads string) *s6Run {
+	s := &s6Run{script: newScript(t, 3, true, protocol.Params{ParamReads: reads}), eus: reads == "eus", reads: map[string][]txn.Read{}}
+	s.w.DelayMs = func(from, to int, _ int64) int64 {
+		switch {
+		case from == 0 && to == 2:
+			return 50
+		case from == 1 && to == 2:
+			return 5
+		}
+		return 10
+	}
+	s.request(0, "Th", rw("a"), rw("a"))
+	s.request(1, "Tk", rw("b"), rw("b"))
+	s.w.RunTo(22)                               // node 0 delivered T_h at 20; T_k's STABLE arrives at 25
+	s.request(0, "Tq", []string{"a", "b"}, nil) // at node 0: a new, b old
+	s.w.RunTo(40)                               // node 2 delivered T_k at 20; T_h's STABLE arrives at 70
+	s.request(2, "Tw", []string{"a", "b"}, nil) // at node 2: b new, a old
+	s.settle(1000)
+	return s
+}
+
+// TestS6EUSAnomalyAllowedSRForbids: under reads=eus both read-only transactions commit at once
+// and together they see T_h and T_k in opposite orders: not serializable (the checker's global
+// check finds the G2 cycle), but allowed by EUS, which is what the registry tells the checker
+// (each datacenter's snapshots with the updates: clean). Under reads=sr both go through POB and
+// at least one of them aborts.
+func TestS6EUSAnomalyAllowedSRForbids(t *testing.T) {
+	s := s6(t, "eus")
+	s.wantOutcome("Tq", txn.Committed)
+	s.wantOutcome("Tw", txn.Committed)
+	if q, w := s.reads["Tq"], s.reads["Tw"]; q[0].Version != s.id("Th") || q[1].Version != txn.None || w[0].Version != txn.None || w[1].Version != s.id("Tk") {
+		t.Fatalf("the schedule did not produce the long fork: T_q read %v, T_w read %v", q, w)
+	}
+	h := s.history()
+	if rep := checker.Check(h, checker.Options{Model: checker.Serializable}); rep.OK || rep.Counts[checker.KindG2] == 0 {
+		t.Fatalf("the global check should find the long fork: %s", rep.Summary())
+	}
+	if rep := checker.Check(h, checker.Options{Model: checker.Serializable, SnapshotsPerDC: true}); !rep.OK {
+		t.Fatalf("EUS, checked per datacenter: %s", rep.Summary())
+	}
+
+	s = s6(t, "sr")
+	oq, _ := s.w.Outcome("Tq")
+	ow, _ := s.w.Outcome("Tw")
+	if oq.Status == txn.Committed && ow.Status == txn.Committed {
+		t.Fatalf("under SR both read-only transactions committed\n%s", s.w.Trace())
+	}
+	if rep := checker.Check(s.history(), checker.Options{Model: checker.Serializable}); !rep.OK {
+		t.Fatalf("SR: %s", rep.Summary())
+	}
+}
+
+// history is the run's history as the bench records it (committed read-only transactions of an
+// EUS run marked as snapshots: registry.Entry.ReadOnlyCommitsAreSnapshots), with the replicas'
+// version orders.
+func (s *s6Run) history() *history.History {
+	h := &history.History{}
+	for node := range s.reps {
+		h.Replicas = append(h.Replicas, history.Replica{Name: fmt.Sprint(node), VersionOrder: s.w.Store(node).VersionOrder()})
+	}
+	for _, c := range []struct {
+		name, dc string
+		writes   []string
+	}{{"Th", "0", rw("a")}, {"Tk", "1", rw("b")}, {"Tq", "0", nil}, {"Tw", "2", nil}} {
+		o, _ := s.w.Outcome(c.name)
+		h.Txns = append(h.Txns, history.Txn{ID: s.id(c.name), DC: c.dc, Client: c.name, Status: o.Status, Reads: s.reads[c.name],
+			Writes: c.writes, Snapshot: s.eus && o.Status == txn.Committed && len(c.writes) == 0})
+	}
+	return h
 }
