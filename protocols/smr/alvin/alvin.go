@@ -46,7 +46,9 @@ package alvin
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"time"
 
@@ -393,47 +395,30 @@ func (r *Replica) drain() {
 }
 
 func (r *Replica) handle(from protocol.NodeID, m protocol.Message) {
+	if v := reflect.ValueOf(m); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+		return // a nil message: malformed
+	}
 	switch m := m.(type) {
 	case *Propose:
-		if m != nil {
-			r.onPropose(from, m)
-		}
+		r.onPropose(from, m)
 	case *AckPropose:
-		if m != nil {
-			r.onAckPropose(from, m)
-		}
+		r.onAckPropose(from, m)
 	case *Accept:
-		if m != nil {
-			r.onAccept(from, m)
-		}
+		r.onAccept(from, m)
 	case *AckAccept:
-		if m != nil {
-			r.onAckAccept(from, m)
-		}
+		r.onAckAccept(from, m)
 	case *Stable:
-		if m != nil {
-			r.onStable(from, m)
-		}
+		r.onStable(from, m)
 	case *Prepare:
-		if m != nil {
-			r.onPrepare(from, m)
-		}
+		r.onPrepare(from, m)
 	case *Promise:
-		if m != nil {
-			r.onPromise(from, m)
-		}
+		r.onPromise(from, m)
 	case *Nack:
-		if m != nil {
-			r.onNack(m)
-		}
+		r.onNack(m)
 	case *Fetch:
-		if m != nil {
-			r.onFetch(from, m)
-		}
+		r.onFetch(from, m)
 	case *Delivered:
-		if m != nil {
-			r.onDelivered(from, m)
-		}
+		r.onDelivered(from, m)
 	}
 	r.deliverReady()
 }
@@ -1190,11 +1175,5 @@ func (r *Replica) report() {
 	}
 }
 
-func sortedIDs[V any](m map[txn.ID]V) []txn.ID {
-	ids := make([]txn.ID, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+// sortedIDs returns the keys of m in increasing order: outputs never depend on map iteration.
+func sortedIDs[V any](m map[txn.ID]V) []txn.ID { return slices.Sorted(maps.Keys(m)) }
