@@ -1092,8 +1092,9 @@ func (r *Replica) collect(id txn.ID, e *entry) {
 func (r *Replica) tick() {
 	now := r.env.NowUs()
 	for _, id := range sortedIDs(r.leads) {
-		l := r.leads[id]
+		l := r.current(id, r.leads[id].epoch, r.leads[id].phase) // nil once a higher epoch was promised here
 		switch {
+		case l == nil:
 		case l.phase == proposing && r.fast && l.epoch == 0 && l.count >= r.cq && now-l.startUs >= r.fastTimeoutUs:
 			r.decide(id, l) // A14: fewer than FQ answered in time
 		case l.phase == proposing && now-l.sentUs >= r.retryUs:
