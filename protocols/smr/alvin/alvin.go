@@ -19,7 +19,11 @@
 // decision (FETCH); if none answers, the node runs PREPARE in an epoch of its own residue and,
 // from a classic quorum of PROMISEs, re-sends a STABLE, re-accepts the accepted value of the
 // highest epoch, adopts a possibly fast-decided proposal (SAFE-ADOPT), restarts the proposal
-// (SAFE-RESTART), or decides a NO-OP when no promiser knows the payload. The spec's experimental
+// (SAFE-RESTART), or decides a NO-OP when no promiser knows the payload (its client, if waiting,
+// gets an abort). Leaders and recoverers re-send their phase's message to the nodes that have not
+// answered every retry; a node preempted by a higher epoch backs off for a random, growing delay
+// before it recovers the entry itself, so competing recoverers do not livelock. Only a node that
+// knows a transaction (its payload, or its id as a dependency) recovers it. The spec's experimental
 // fallback for the ambiguous fast-mode case is not implemented: the recoverer keeps waiting for
 // more promises, which the simulator's outages (they end) always provide.
 //
@@ -33,7 +37,9 @@
 // Choices where the spec is silent: a node that receives an ACCEPT without holding the payload
 // ignores it (the leader's retransmission carries the payload); a PROPOSE in a higher epoch
 // replaces a value accepted in a lower one (the recoverer has proven it was not chosen); the
-// leader's own messages are handled after the current input, like a peer's.
+// leader's own messages are handled after the current input, like a peer's; the initial
+// position of a restarted proposal is above every position the recoverer learned, PROMISEs
+// included.
 //
 // Read-only transactions (param reads): "sr" (default) orders them through POB and validates them
 // like updates (serializable); "eus" commits them at once at the origin from their snapshot
