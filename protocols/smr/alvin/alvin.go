@@ -29,9 +29,9 @@
 //
 // Garbage collection (§3.9): every report_interval each node sends every peer the transactions
 // it has delivered and still keeps (DELIVERED); an entry is collected once every node reported
-// it. A report also tells a node what it missed (it fetches transactions another node
-// delivered), so that STABLE messages lost to a node are recovered without retransmission by the
-// leader. Collected ids are remembered for gc_forget (default 60s) so that late duplicates are
+// it. The deciding leader re-sends its STABLE every retry to the nodes that have not reported
+// the transaction, and a report also tells a node what it missed (it fetches transactions another
+// node delivered), so that a STABLE lost to a node is made up for twice over. Collected ids are remembered for gc_forget (default 60s) so that late duplicates are
 // ignored; a message delayed beyond that could resurrect an entry.
 //
 // Choices where the spec is silent: a node that receives an ACCEPT without holding the payload
@@ -164,7 +164,7 @@ type entry struct {
 	// Recovery timing: since when the entry waits for progress, and whether it fetched already.
 	sinceUs  int64
 	fetched  bool
-	attempts int // recoveries this node started, for the backoff
+	attempts int // how often this node backed off recovering it (backOff)
 }
 
 // reply is one node's answer in a phase this node leads.
@@ -599,6 +599,9 @@ func (r *Replica) onPropose(from protocol.NodeID, m *Propose) {
 	e.pos, e.deps, e.status = newPos, newDeps, Pending
 	e.hasProposal, e.proposedEpoch, e.proposedPos, e.proposedDeps = true, m.Epoch, m.Pos, m.Deps
 	r.maxSeen = max(r.maxSeen, newPos)
+	if m.Epoch > 0 {
+		r.backOff(e) // a recoverer restarted it
+	}
 	r.send(from, &AckPropose{Tid: m.Tid, Epoch: m.Epoch, Pos: newPos, Deps: newDeps})
 }
 
@@ -717,6 +720,9 @@ func (r *Replica) onAccept(from protocol.NodeID, m *Accept) {
 	r.setPayload(e, m.Payload)
 	e.promised, e.accEpoch, e.status = m.Epoch, m.Epoch, Accepted
 	e.sinceUs = r.env.NowUs()
+	if m.Epoch > 0 {
+		r.backOff(e) // a recoverer leads it
+	}
 	e.pos, e.deps = m.Pos, m.Deps
 	r.maxSeen = max(r.maxSeen, m.Pos)
 	if m.NoOp {
@@ -769,11 +775,29 @@ func (r *Replica) sendStable(id txn.ID, l *lead) {
 	}
 	bare := &Stable{Tid: id, Epoch: l.epoch, Pos: l.pos, Deps: l.deps, NoOp: l.noop}
 	full := &Stable{Tid: id, Epoch: l.epoch, Pos: l.pos, Deps: l.deps, NoOp: l.noop, Payload: payload}
+	l.sentUs = r.env.NowUs()
 	for i := range r.n {
 		if l.havePayload[i] {
 			r.send(protocol.NodeID(i), bare)
 		} else {
 			r.send(protocol.NodeID(i), full)
+		}
+	}
+}
+
+// resendStable re-sends l's decision, with the payload, to the nodes that have not reported its
+// delivery (§3.9's reports), so that a lost STABLE does not leave a node behind until another
+// node's report makes it fetch the decision.
+func (r *Replica) resendStable(id txn.ID, l *lead) {
+	l.sentUs = r.env.NowUs()
+	e := r.entries[id]
+	if e == nil || e.status != StableStatus {
+		return
+	}
+	m := r.stableOf(id, e)
+	for i := range r.n {
+		if e.deliveredBy&(1<<i) == 0 && protocol.NodeID(i) != r.self {
+			r.send(protocol.NodeID(i), m)
 		}
 	}
 }
@@ -877,12 +901,14 @@ func (r *Replica) tryDeliver(id txn.ID) {
 
 // ---- Recovery (§3.7) ----
 
-// backOff postpones this node's next recovery of e by a random delay that grows with the
-// recoveries it started, so that competing recoverers (each preempting the others with a
-// higher epoch) do not livelock.
+// backOff postpones this node's next recovery of e, because another node is recovering it or
+// preempted this node's instance, by a random delay whose range doubles each time (up to 32
+// times recover_after), so that competing recoverers (each preempting the others with a higher
+// epoch) do not livelock however slow the network is.
 func (r *Replica) backOff(e *entry) {
 	e.fetched = true
-	e.sinceUs = r.env.NowUs() + r.env.Rand().Int64N(r.recoverUs*int64(1+min(e.attempts, 4)))
+	e.attempts++
+	e.sinceUs = r.env.NowUs() + r.env.Rand().Int64N(r.recoverUs<<min(e.attempts, 5))
 }
 
 // recover starts PREPARE for id in the smallest epoch of this node's residue above every epoch
@@ -1114,6 +1140,8 @@ func (r *Replica) tick() {
 		case l.phase == accepting && now-l.sentUs >= r.retryUs:
 			l.sentUs = now
 			r.sendAccept(id, l, true)
+		case l.phase == decided && now-l.sentUs >= r.retryUs:
+			r.resendStable(id, l)
 		}
 	}
 	for _, id := range sortedIDs(r.recs) {
@@ -1143,7 +1171,6 @@ func (r *Replica) tick() {
 			continue
 		}
 		e.fetched = false
-		e.attempts++
 		r.recover(id, e)
 	}
 	if len(fetch) > 0 {

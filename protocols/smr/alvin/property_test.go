@@ -121,3 +121,30 @@ func TestSimulationIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestPropertySafetyLong is the long campaign, run with MERIDIAN_LONG=1 (about 4 minutes on
+// one core): swarm seeds 201 to 2200 of each protocol and seven-site seeds 51 to 550, beyond
+// the ones the other property tests run. Replay a failing seed with MERIDIAN_SEED=N and the test
+// its message names.
+func TestPropertySafetyLong(t *testing.T) {
+	if os.Getenv("MERIDIAN_LONG") == "" {
+		t.Skip("set MERIDIAN_LONG=1 for the long campaign")
+	}
+	check := func(name string, seed uint64, opts bench.Options, proto string) {
+		res, err := bench.Run(opts, proto)
+		if err != nil {
+			t.Fatalf("%s seed %d: %v", name, seed, err)
+		}
+		if err := res.Problem(); err != nil || res.Unfinished > 0 {
+			t.Errorf("%s seed %d: %v; %s; %d unfinished\nparameters: %s", name, seed, err, res.Checker.Summary(), res.Unfinished, res.Replay)
+		}
+	}
+	for _, proto := range []string{"alvin", "alvin-nf"} {
+		for seed := uint64(201); seed <= 2200; seed++ {
+			check("TestPropertySafety/"+proto, seed, swarm.Options(proto, seed), proto)
+		}
+	}
+	for seed := uint64(51); seed <= 550; seed++ {
+		check("TestPropertySafetySevenSites", seed, sevenSiteOptions("alvin", seed), "alvin")
+	}
+}
