@@ -73,7 +73,7 @@ func init() {
 		registry.Register(v.name, registry.Entry{
 			Family: registry.ReadWrite,
 			Description: "ALVIN: partial-order broadcast of conflicting transactions (" + v.what +
-				"), parallel certification at delivery; --set reads=sr|eus",
+				"), P-CC certification at delivery; --set reads=sr|eus",
 			New:                         newFactory(v.fast),
 			Codec:                       Codec,
 			SerializableSnapshotsPerDC:  true,
