@@ -1,6 +1,7 @@
 package alvin
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -12,28 +13,34 @@ import (
 
 // TestCheckerCatchesBrokenPOB proves the checker can fail ALVIN: with unsafe_ignore_deps a node
 // delivers a transaction as soon as it is stable, so nodes deliver conflicting transactions in
-// different orders; runs under contention, with one slow link, must be caught on most seeds.
+// different orders; runs under contention, with one slow link, must be caught on most seeds,
+// and the same runs without the switch must all be clean.
 func TestCheckerCatchesBrokenPOB(t *testing.T) {
 	const seeds = 10
 	caught := 0
 	for seed := uint64(1); seed <= seeds; seed++ {
-		opts := bench.Defaults()
-		opts.Topology, _ = topology.Preset("aws-helios")
-		opts.Seed = seed
-		opts.ClientsPerDC = 4
-		opts.Workload = workload.TYCSB{Keys: 10, Distribution: workload.DistUniform, OpsPerTxn: 2, ReadRatio: 0.5}
-		opts.DurationUs, opts.WarmupUs = 2_000_000, 0
-		opts.Params = protocol.Params{ParamUnsafeIgnoreDeps: "true"}
-		// S hears V late: V's decisions reach S after the later decisions of other leaders.
-		opts.Faults = []sim.Fault{{Kind: sim.Slow, DC: "V", Peer: "S", StartUs: 0, EndUs: opts.DurationUs, ExtraUs: 300_000}}
-		res, err := bench.Run(opts, "alvin-nf")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Checker.OK {
-			caught++
-			if caught == 1 {
-				t.Logf("seed %d: %s", seed, res.Checker.Summary())
+		for _, broken := range []bool{false, true} {
+			opts := bench.Defaults()
+			opts.Topology, _ = topology.Preset("aws-helios")
+			opts.Seed = seed
+			opts.ClientsPerDC = 4
+			opts.Workload = workload.TYCSB{Keys: 10, Distribution: workload.DistUniform, OpsPerTxn: 2, ReadRatio: 0.5}
+			opts.DurationUs, opts.WarmupUs = 2_000_000, 0
+			opts.Params = protocol.Params{ParamUnsafeIgnoreDeps: fmt.Sprint(broken)}
+			// S hears V late: V's decisions reach S after the later decisions of other leaders.
+			opts.Faults = []sim.Fault{{Kind: sim.Slow, DC: "V", Peer: "S", StartUs: 0, EndUs: opts.DurationUs, ExtraUs: 300_000}}
+			res, err := bench.Run(opts, "alvin-nf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case !broken && (!res.Checker.OK || res.Unfinished > 0):
+				t.Fatalf("seed %d without the switch: %s, %d unfinished", seed, res.Checker.Summary(), res.Unfinished)
+			case broken && !res.Checker.OK:
+				caught++
+				if caught == 1 {
+					t.Logf("seed %d: %s", seed, res.Checker.Summary())
+				}
 			}
 		}
 	}
