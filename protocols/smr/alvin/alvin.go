@@ -1123,7 +1123,10 @@ func (r *Replica) collect(id txn.ID, e *entry) {
 // forgets old collected ids, each in a deterministic order.
 func (r *Replica) tick() {
 	now := r.env.NowUs()
-	for _, id := range sortedIDs(r.leads) {
+	leadsDue := selectIDs(r.leads, func(_ txn.ID, l *lead) bool {
+		return now-l.sentUs >= r.retryUs || (l.phase == proposing && r.fast && l.epoch == 0 && l.count >= r.cq && now-l.startUs >= r.fastTimeoutUs)
+	})
+	for _, id := range leadsDue {
 		l := r.current(id, r.leads[id].epoch, r.leads[id].phase) // nil once a higher epoch was promised here
 		switch {
 		case l == nil:
@@ -1144,26 +1147,26 @@ func (r *Replica) tick() {
 			r.resendStable(id, l)
 		}
 	}
-	for _, id := range sortedIDs(r.recs) {
-		if rec := r.recs[id]; now-rec.sentUs >= r.retryUs {
-			rec.sentUs = now
-			m := &Prepare{Tid: id, Epoch: rec.epoch}
-			for i := range r.n {
-				if rec.promises[i] == nil {
-					r.send(protocol.NodeID(i), m)
-				}
+	for _, id := range selectIDs(r.recs, func(_ txn.ID, rec *recovery) bool { return now-rec.sentUs >= r.retryUs }) {
+		rec := r.recs[id]
+		rec.sentUs = now
+		m := &Prepare{Tid: id, Epoch: rec.epoch}
+		for i := range r.n {
+			if rec.promises[i] == nil {
+				r.send(protocol.NodeID(i), m)
 			}
 		}
 	}
 	var fetch []txn.ID
-	for _, id := range sortedIDs(r.entries) {
-		e := r.entries[id]
+	stuck := selectIDs(r.entries, func(id txn.ID, e *entry) bool {
 		if e.delivered || r.recs[id] != nil || now-e.sinceUs < r.recoverUs || (e.status == StableStatus && (e.t != nil || e.noop)) {
-			continue
+			return false
 		}
-		if l := r.leads[id]; l != nil && l.phase != decided {
-			continue
-		}
+		l := r.leads[id]
+		return l == nil || l.phase == decided
+	})
+	for _, id := range stuck {
+		e := r.entries[id]
 		e.sinceUs = now
 		if !e.fetched || e.status == StableStatus { // a decision without its payload: fetch only
 			e.fetched = true
@@ -1192,12 +1195,7 @@ func (r *Replica) tick() {
 
 // report sends every peer the DELIVERED report of §3.9.
 func (r *Replica) report() {
-	var mine []txn.ID
-	for _, id := range sortedIDs(r.entries) {
-		if r.entries[id].delivered {
-			mine = append(mine, id)
-		}
-	}
+	mine := selectIDs(r.entries, func(_ txn.ID, e *entry) bool { return e.delivered })
 	for i := range r.n {
 		to := protocol.NodeID(i)
 		if to == r.self || (len(mine) == 0 && len(r.echo[i]) == 0) {
@@ -1211,3 +1209,16 @@ func (r *Replica) report() {
 
 // sortedIDs returns the keys of m in increasing order: outputs never depend on map iteration.
 func sortedIDs[V any](m map[txn.ID]V) []txn.ID { return slices.Sorted(maps.Keys(m)) }
+
+// selectIDs returns, in increasing order, the keys of m whose entries satisfy keep: which keys
+// are selected does not depend on map iteration, so neither does what the caller does with them.
+func selectIDs[V any](m map[txn.ID]V, keep func(txn.ID, V) bool) []txn.ID {
+	var ids []txn.ID
+	for id, v := range m {
+		if keep(id, v) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
