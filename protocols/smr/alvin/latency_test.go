@@ -67,10 +67,10 @@ func zeroLoadMs(topo *topology.Topology, path string) map[string]float64 {
 	return out
 }
 
-// TestZeroLoadLatencyPaperTable is spec S12 on §7.1's seven sites: the formulas reproduce the
+// TestS12ZeroLoadLatencyPaperTable is spec S12 on §7.1's seven sites: the formulas reproduce the
 // spec's analytic table, and the simulated origin latencies of ALVIN-F (fast and slow path) and
 // ALVIN-NF match them within 1 ms.
-func TestZeroLoadLatencyPaperTable(t *testing.T) {
+func TestS12ZeroLoadLatencyPaperTable(t *testing.T) {
 	topo := paper7()
 	spec := map[string][]float64{ // §7.1: F fast, NF, F slow
 		"VA": {160, 240, 280}, "OR": {170, 320, 330}, "IE": {190, 360, 370}, "SP": {260, 380, 450},
@@ -92,9 +92,9 @@ func TestZeroLoadLatencyPaperTable(t *testing.T) {
 	}
 }
 
-// TestZeroLoadLatencyAWSHelios: on the five-site aws-helios preset FQ = CQ = 3, so ALVIN's fast
-// path is r_2 and ALVIN-NF 2·r_2.
-func TestZeroLoadLatencyAWSHelios(t *testing.T) {
+// TestS12ZeroLoadLatencyAWSHelios is spec S12 on the five-site aws-helios preset: FQ = CQ = 3,
+// so ALVIN's fast path is r_2 and ALVIN-NF 2·r_2, each within 1 ms.
+func TestS12ZeroLoadLatencyAWSHelios(t *testing.T) {
 	topo, _ := topology.Preset("aws-helios")
 	swarm.CheckLatencies(t, swarm.Uncontended(t, "aws-helios"), "alvin", zeroLoadMs(topo, "fast"))
 	swarm.CheckLatencies(t, swarm.Uncontended(t, "aws-helios"), "alvin-nf", zeroLoadMs(topo, "nf"))
