@@ -202,8 +202,8 @@ type recovery struct {
 // delivery is a message from this replica to itself, handled after the current input.
 type delivery struct{ m protocol.Message }
 
-// Stats counts this node's decisions as a leader.
-type Stats struct {
+// counters counts this node's decisions as a leader and its recoveries (the tests read them).
+type counters struct {
 	FastDecisions, SlowDecisions, Recoveries, NoOps int
 }
 
@@ -239,7 +239,7 @@ type Replica struct {
 	inbox []delivery
 	ready []txn.ID
 
-	stats Stats
+	stats counters
 	// onDeliver, if set, observes every delivery (tests: invariants of §6.1).
 	onDeliver func(tid txn.ID, committed bool)
 }
@@ -348,9 +348,6 @@ func New(cfg protocol.Config, env protocol.Env, fast bool) (*Replica, error) {
 	r.exec = pcc.New(env, "alvin", readOnly)
 	return r, nil
 }
-
-// Stats returns this node's decision counters.
-func (r *Replica) Stats() Stats { return r.stats }
 
 // Start arms the housekeeping timer.
 func (r *Replica) Start() { r.env.SetTimer(r.tickUs, timerTick) }
