@@ -28,12 +28,15 @@ func TestALVINEndToEnd(t *testing.T) {
 	}
 }
 
-// TestALVINCrashRestart kills an ALVIN node with SIGKILL during load and restarts it,
-// repeatedly (crashRestart): no acknowledged commit is lost, the replicas converge, and the
-// surviving datacenters keep committing while a node is down (a classic quorum of 2 of 3).
+// TestALVINCrashRestart kills an ALVIN (and an ALVIN-NF) node with SIGKILL during load and
+// restarts it, repeatedly (crashRestart): no acknowledged commit is lost, the replicas converge,
+// and the surviving datacenters keep committing while a node is down (a classic quorum of 2 of
+// 3).
 func TestALVINCrashRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
-	crashRestart(t, "alvin")
+	for _, proto := range []string{"alvin", "alvin-nf"} {
+		t.Run(proto, func(t *testing.T) { crashRestart(t, proto) })
+	}
 }
