@@ -480,3 +480,29 @@ func (s *s6Run) history() *history.History {
 	}
 	return h
 }
+
+// TestFastPathTimeoutA14: with seven nodes FQ = 5 > CQ = 4; nodes 4, 5 and 6 are down, so only
+// a classic quorum answers T1's PROPOSE. After τ_fast (twice the RTT to the fourth closest
+// node) the leader takes the classic path with the answers in hand (spec A14), and T1 commits.
+func TestFastPathTimeoutA14(t *testing.T) {
+	s := newScript(t, 7, true, nil)
+	for _, node := range []int{4, 5, 6} {
+		s.crashed[node] = true
+	}
+	s.w.Request(0, "T1", rw("x"), rw("x"))
+	s.w.RunTo(30)
+	if l := s.reps[0].leads[s.id("T1")]; l == nil || l.phase != proposing || l.count != 4 {
+		t.Fatalf("T1 should wait for a fast quorum with 4 answers: %+v", l)
+	}
+	for now := int64(30); now <= 200; now += 10 {
+		s.w.RunTo(now)
+		s.w.Send(0)
+	}
+	for node := range 4 {
+		s.wantStable(node, "T1", 7)
+	}
+	if st := s.reps[0].stats; st.FastDecisions != 0 || st.SlowDecisions != 1 {
+		t.Fatalf("decisions %+v, want one classic", st)
+	}
+	s.wantOutcome("T1", txn.Committed)
+}
