@@ -44,8 +44,11 @@ type World struct {
 	// send over the replica link): later messages on the link do not wait for it.
 	Hold     func(from, to int, sendMs int64, m protocol.Message) int64
 	Outcomes map[txn.ID]Outcome
-	names    map[string]txn.ID
-	Log      []string // every event, for failure messages
+	// AfterEvent, if set, runs after every input a replica handles (a message, a request, a
+	// periodic send), so that a test can check invariants after every event.
+	AfterEvent func()
+	names      map[string]txn.ID
+	Log        []string // every event, for failure messages
 }
 
 type delivery struct {
@@ -113,6 +116,7 @@ func (w *World) RunTo(tMs int64) {
 		w.nowMs = d.atMs
 		w.logf("%s receives from %s", w.Topo.DCs[d.to], w.Topo.DCs[d.from])
 		w.Replicas[d.to].HandleMessage(protocol.NodeID(d.from), d.msg)
+		w.afterEvent()
 	}
 	w.nowMs = tMs
 }
@@ -121,6 +125,13 @@ func (w *World) RunTo(tMs int64) {
 func (w *World) Send(dc int) {
 	w.logf("%s sends", w.Topo.DCs[dc])
 	w.Replicas[dc].HandleTimer(PropagateTimer)
+	w.afterEvent()
+}
+
+func (w *World) afterEvent() {
+	if w.AfterEvent != nil {
+		w.AfterEvent()
+	}
 }
 
 // Request submits transaction name at datacenter dc: it read each key of reads (at the version
@@ -143,6 +154,7 @@ func (w *World) Request(dc int, name string, reads, writes []string) {
 	}
 	w.logf("%s: %s requests commit", w.Topo.DCs[dc], name)
 	w.Replicas[dc].HandleRequest(protocol.Request{Client: id.Client(), Seq: 1, Kind: protocol.Commit, Txn: t})
+	w.afterEvent()
 }
 
 // ID returns the id of the transaction the script called name.

@@ -85,6 +85,11 @@ type Entry struct {
 	// checker checks them one datacenter at a time (checker.Options.SnapshotsPerDC). Elsewhere a
 	// snapshot is consistent within its replica only, and is not checked.
 	SerializableSnapshotsPerDC bool
+	// ReadOnlyCommitsAreSnapshots, if set, reports whether with parameters p a read-only
+	// transaction committed through Commit was served from its replica's snapshot without being
+	// ordered (ALVIN's EUS reads, reads=eus): the driver records such transactions as snapshots,
+	// checked one datacenter at a time with SerializableSnapshotsPerDC.
+	ReadOnlyCommitsAreSnapshots func(p protocol.Params) bool
 	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
 	// (Helios-1: 1, Helios-2: 2); 0 for the others.
 	ToleratesOutages int

@@ -75,6 +75,9 @@ func newRun(opts *Options, e registry.Entry, layout *tcc.Layout) (*runState, err
 }
 
 func (r *runState) record(t history.Txn) {
+	if t.Status == txn.Committed && len(t.Writes) == 0 && r.entry.ReadOnlyCommitsAreSnapshots != nil && r.entry.ReadOnlyCommitsAreSnapshots(r.opts.Params) {
+		t.Snapshot = true // a local read-only commit (registry.Entry.ReadOnlyCommitsAreSnapshots)
+	}
 	r.mu.Lock()
 	if n := len(r.txns); n == 0 || len(r.txns[n-1]) == txnChunk {
 		r.txns = append(r.txns, make([]history.Txn, 0, txnChunk))

@@ -122,8 +122,8 @@ func (e *Executor) Deliver(t *txn.Txn) (committed bool) {
 }
 
 // Abandon answers the client waiting here for transaction id, if any, with an abort for reason:
-// the ordering layer decided that id will never be delivered (EPaxos recovery replaced its
-// instance by a no-op), so no replica installs its writes.
+// the ordering layer decided that id will never be delivered (ALVIN's NO-OP, spec alvin.md §3.7;
+// EPaxos recovery replacing its instance by a no-op), so none of its writes is ever installed.
 func (e *Executor) Abandon(id txn.ID, reason txn.AbortReason) {
 	if req, ok := e.waiting[id]; ok {
 		delete(e.waiting, id)
