@@ -321,12 +321,18 @@ func (c *tccClient) Abandon(nowUs int64) {
 // checkValues counts the reads whose value is not the one their version wrote; r.mu is held.
 func (r *tccRun) checkValues(reads []tcc.Read) {
 	for _, rd := range reads {
-		want := []byte(nil)
-		if rd.Version != txn.None {
-			want = valueOf(rd.Version, rd.Key, r.cfg.ValueBytes)
-		}
-		if string(rd.Value) != string(want) {
+		if !valueMatches(rd.Key, rd.Value, rd.Version, r.cfg.ValueBytes) {
 			r.m.ValueMismatches++
 		}
 	}
+}
+
+// valueMatches reports whether value is what version wrote to key with values of size bytes
+// (valueOf; nothing for the initial version).
+func valueMatches(key string, value []byte, version txn.ID, size int) bool {
+	want := []byte(nil)
+	if version != txn.None {
+		want = valueOf(version, key, size)
+	}
+	return string(value) == string(want)
 }

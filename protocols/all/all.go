@@ -10,6 +10,7 @@ import (
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/helios"
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/mf"
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/ogre"
+	_ "github.com/meridian-kv/meridian/protocols/partitioned/sdur"
 	_ "github.com/meridian-kv/meridian/protocols/tcc/ec"
 	_ "github.com/meridian-kv/meridian/protocols/tcc/eiger"
 	_ "github.com/meridian-kv/meridian/protocols/tcc/fastccs"

@@ -34,6 +34,9 @@ type Options struct {
 	// Partitions is the number of partitions per datacenter for the partitioned families
 	// (registry.Family.Partitioned); the others run one full replica per datacenter.
 	Partitions int
+	// Replicas is the number of replicas of every partition for the PartitionedReadWrite family
+	// (partitioned.PlacementFor places them; 0 means 3, the spec's); the others ignore it.
+	Replicas int
 	// LatencyIncludesAborts averages the latency of aborted transactions too (Chapter 3's
 	// convention, spec GAP-E2); by default only committed ones count (Chapter 4's).
 	LatencyIncludesAborts bool

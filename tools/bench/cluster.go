@@ -60,7 +60,7 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, dialOpts
 		return nil, fmt.Errorf("bench: cluster %s: %w", cfg.Path, err)
 	}
 	opts.Topology, opts.Protocols, opts.Partitions, opts.Params = cfg.Topology, []string{cfg.Protocol}, layout.Partitions(), cfg.Params
-	run, err := newRun(&opts, entry, layout)
+	run, err := newRun(&opts, entry, layout, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,13 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/sim"
@@ -26,6 +29,9 @@ func Run(opts Options, protocolName string) (*Result, error) {
 		opts.Topology = singleDC()
 	}
 	opts.Protocols = []string{protocolName}
+	if entry.Family == registry.PartitionedReadWrite {
+		return runPlaced(opts, entry)
+	}
 	partitioned := entry.Family.Partitioned()
 	var nodes []protocol.Node // nil: one replica per datacenter
 	if partitioned {
@@ -33,6 +39,25 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	} else {
 		opts.Partitions = 1
 	}
+	s, err := newSim(&opts, entry, nodes)
+	if err != nil {
+		return nil, err
+	}
+	layout, err := tcc.NewLayout(s.Nodes(), opts.Topology.N())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	run, err := newRun(&opts, entry, layout, nil)
+	if err != nil {
+		return nil, err
+	}
+	return simulate(&opts, s, run, func(dc, i int) protocol.NodeID { return layout.Node[dc][i%layout.Partitions()] },
+		func(nd protocol.Node) string { return replicaName(opts.Topology.DCs, nd, partitioned) })
+}
+
+// newSim validates opts and builds the simulator of protocol entry on nodes (nil: one replica
+// per datacenter).
+func newSim(opts *Options, entry registry.Entry, nodes []protocol.Node) (*sim.Sim, error) {
 	cfg := sim.Config{Topology: opts.Topology, Nodes: nodes, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
 		Jitter: opts.Jitter, JitterCorrelationUs: opts.JitterCorrelationUs, ClockOffsetUs: opts.ClockOffsetUs,
 		ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, LAN: opts.LAN,
@@ -42,26 +67,68 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	}
 	s, err := sim.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", protocolName, err)
+		return nil, fmt.Errorf("%s: %w", entry.Name, err)
 	}
-	layout, err := tcc.NewLayout(s.Nodes(), opts.Topology.N())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	return s, nil
+}
+
+// runPlaced runs a PartitionedReadWrite protocol: opts.Partitions partitions of opts.Replicas
+// replicas placed over the topology (partitioned.PlacementFor). Clients run only in the
+// datacenters that host a preferred server (spec sdur.md B13: clients in the partitions' home
+// regions), each connected there; the history's replicas are the r-th replicas of every
+// partition merged (their keys are disjoint), so that the checker compares whole stores.
+func runPlaced(opts Options, entry registry.Entry) (*Result, error) {
+	if opts.Replicas == 0 {
+		opts.Replicas = 3
 	}
-	run, err := newRun(&opts, entry, layout)
+	placement, err := partitioned.PlacementFor(opts.Topology, opts.Partitions, opts.Replicas)
 	if err != nil {
 		return nil, err
 	}
+	s, err := newSim(&opts, entry, placement.Nodes())
+	if err != nil {
+		return nil, err
+	}
+	run, err := newRun(&opts, entry, nil, placement)
+	if err != nil {
+		return nil, err
+	}
+	home := make([]protocol.NodeID, opts.Topology.N())
+	for dc := range home {
+		home[dc] = -1
+	}
+	for p := range placement.Partitions() {
+		if n := placement.Preferred(p); home[placement.DC[n]] < 0 {
+			home[placement.DC[n]] = n
+		}
+	}
+	res, err := simulate(&opts, s, run, func(dc, _ int) protocol.NodeID { return home[dc] },
+		func(nd protocol.Node) string {
+			return fmt.Sprintf("r%d", slices.Index(placement.Node[nd.Partition], nd.ID))
+		})
+	if err != nil {
+		return nil, err
+	}
+	res.Replay += fmt.Sprintf(" replicas=%d", opts.Replicas)
+	return res, nil
+}
+
+// simulate runs the simulation s of run: clients connected to the node homeOf gives for their
+// datacenter and number (-1: the datacenter runs none), the history's replicas named by
+// replicaOf (replicas of one name are merged).
+func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) protocol.NodeID,
+	replicaOf func(protocol.Node) string) (*Result, error) {
+	protocolName := run.entry.Name
 	d := &simDriver{s: s, run: run, nextID: run.clientID(opts.Topology.N(), 0)}
 	wallStart := time.Now()
 	d.tick()
 	for dc := range opts.Topology.N() {
-		if !run.hasClients(dc) {
+		if !run.hasClients(dc) || homeOf(dc, 0) < 0 {
 			continue
 		}
 		for i := range opts.ClientsPerDC + opts.Workload.ExtraClientsPerDC() {
 			id := run.clientID(dc, i)
-			conn, err := s.Connect(id, layout.Node[dc][i%layout.Partitions()])
+			conn, err := s.Connect(id, homeOf(dc, i))
 			if err != nil {
 				return nil, err
 			}
@@ -93,10 +160,15 @@ func Run(opts Options, protocolName string) (*Result, error) {
 		} else {
 			order = s.Store(nd.ID).VersionOrder()
 		}
-		replicas = append(replicas, history.Replica{Name: replicaName(opts.Topology.DCs, nd, partitioned), VersionOrder: order})
+		name := replicaOf(nd)
+		if i := slices.IndexFunc(replicas, func(r history.Replica) bool { return r.Name == name }); i >= 0 {
+			maps.Copy(replicas[i].VersionOrder, order)
+			continue
+		}
+		replicas = append(replicas, history.Replica{Name: name, VersionOrder: order})
 	}
 	run.finish(res, replicas, final)
-	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(&opts, protocolName)
+	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(opts, protocolName)
 	res.WallTime = time.Since(wallStart)
 	return res, nil
 }

@@ -1,0 +1,297 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/verify/history"
+)
+
+// Micro is S-DUR's microbenchmark (spec sdur.md §7.2) on the PartitionedReadWrite family: every
+// transaction reads two distinct objects and writes both (read x, read y, write x, write y). A
+// local transaction draws both from the client's home partition; a global one, with probability
+// GlobalFraction, draws y from another partition, uniformly. Keys are drawn uniformly from
+// ItemsPerPartition items per partition. ReadOnlyFraction (0 in the spec's experiments) makes
+// that share of transactions snapshot read-only transactions that read x and y only, so that
+// property tests exercise the certification-less path.
+type Micro struct {
+	ItemsPerPartition int
+	GlobalFraction    float64
+	ReadOnlyFraction  float64
+	// ValueBytes is the size of a value: at least the writer's id and key, which every value
+	// names so that a read whose value and version disagree is caught.
+	ValueBytes int
+}
+
+// DefaultMicro is the spec's setting: 1,000,000 items per partition, 10% globals.
+func DefaultMicro() Micro {
+	return Micro{ItemsPerPartition: 1_000_000, GlobalFraction: 0.1, ValueBytes: 4}
+}
+
+// Name is "micro".
+func (m Micro) Name() string { return "micro" }
+
+// Family is registry.PartitionedReadWrite.
+func (m Micro) Family() registry.Family { return registry.PartitionedReadWrite }
+
+// ExtraClientsPerDC is 0.
+func (m Micro) ExtraClientsPerDC() int { return 0 }
+
+// ClientStream is 2·id+1; the client library of client id draws from stream 2·id.
+func (m Micro) ClientStream(id txn.ClientID) uint64 { return uint64(id)<<1 | 1 }
+
+// Validate reports the first invalid setting.
+func (m Micro) Validate() error {
+	switch {
+	case m.ItemsPerPartition < 2:
+		return fmt.Errorf("workload: micro needs at least 2 items per partition, got %d", m.ItemsPerPartition)
+	case m.GlobalFraction < 0 || m.GlobalFraction > 1 || m.ReadOnlyFraction < 0 || m.ReadOnlyFraction > 1:
+		return errors.New("workload: micro's global and read-only fractions must be in [0, 1]")
+	case m.ValueBytes < 0:
+		return errors.New("workload: micro's value size must not be negative")
+	}
+	return nil
+}
+
+// MicroMetrics are the micro workload's figures (JSON "workload_metrics"): local and global
+// update transactions apart, as the spec's figures show them (the convoy effect is local latency
+// taking the shape of global latency), and the snapshot read-only transactions.
+type MicroMetrics struct {
+	// ThroughputTPS counts committed transactions finished inside the measurement window, per
+	// second; LocalTPS and GlobalTPS the committed update transactions of each class.
+	ThroughputTPS float64 `json:"throughput_tps"`
+	LocalTPS      float64 `json:"local_tps"`
+	GlobalTPS     float64 `json:"global_tps"`
+	// Local, Global and ReadOnly are the end-to-end latencies (begin to outcome) of committed
+	// transactions of each class, with their CDFs.
+	Local     TCCLatency `json:"local_latency"`
+	Global    TCCLatency `json:"global_latency"`
+	ReadOnly  TCCLatency `json:"read_only_latency"`
+	LocalCDF  []CDFPoint `json:"local_latency_cdf"`
+	GlobalCDF []CDFPoint `json:"global_latency_cdf"`
+	// LocalAbortRate and GlobalAbortRate are each class's aborted share of decided attempts.
+	LocalAbortRate  float64 `json:"local_abort_rate"`
+	GlobalAbortRate float64 `json:"global_abort_rate"`
+	// ValueMismatches counts reads whose value is not what their version's writer wrote.
+	ValueMismatches int `json:"value_mismatches"`
+
+	counts [3][2]int // class (local, global, read-only) × (committed, aborted), measured
+}
+
+// Violations reports reads whose values do not match their versions.
+func (m *MicroMetrics) Violations() []string {
+	if m.ValueMismatches == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d reads whose value is not their version's", m.ValueMismatches)}
+}
+
+// The transaction classes of the micro workload.
+const (
+	classLocal = iota
+	classGlobal
+	classReadOnly
+)
+
+// NewRun returns the client side of one run.
+func (m Micro) NewRun(info RunInfo) (Run, error) {
+	if info.Placement == nil || info.Protocol.NewPartitionedClient == nil {
+		return nil, fmt.Errorf("workload: micro runs on partitioned read-write protocols, not %s", info.Protocol.Name)
+	}
+	r := &microRun{cfg: m, info: info, m: &MicroMetrics{}}
+	for i := range r.hist {
+		r.hist[i] = newLatencyHistogram()
+	}
+	return r, nil
+}
+
+type microRun struct {
+	cfg  Micro
+	info RunInfo
+	mu   sync.Mutex
+	m    *MicroMetrics
+	hist [3]*hdrhistogram.Histogram
+}
+
+func (r *microRun) NewClient(ci ClientInfo) (Client, error) {
+	tr, ok := ci.Conn.(partitioned.Transport)
+	if !ok {
+		return nil, fmt.Errorf("workload: micro needs a partitioned client transport, got %T", ci.Conn)
+	}
+	lib, err := r.info.Protocol.NewPartitionedClient(partitioned.ClientConfig{ID: ci.ID, DC: ci.DC, Topology: r.info.Topology,
+		Placement: r.info.Placement, Transport: tr, Rand: rand.New(rand.NewPCG(r.info.Seed, uint64(ci.ID)<<1)), Params: r.info.Params})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.info.Protocol.Name, err)
+	}
+	return &microClient{run: r, ci: ci, lib: lib, home: r.info.Placement.HomePartition(r.info.Topology, ci.DC)}, nil
+}
+
+// Tick reads nothing from the replicas.
+func (r *microRun) Tick([]protocol.Replica, int64) {}
+
+// Final runs no final reads: the checker compares the replicas' stores.
+func (r *microRun) Final(Settler) ([]txn.ID, error) { return nil, nil }
+
+func (r *microRun) Metrics() Metrics {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.m
+	windowS := float64(r.info.WindowUs[1]-r.info.WindowUs[0]) / 1e6
+	m.LocalTPS = float64(m.counts[classLocal][0]) / windowS
+	m.GlobalTPS = float64(m.counts[classGlobal][0]) / windowS
+	m.ThroughputTPS = m.LocalTPS + m.GlobalTPS + float64(m.counts[classReadOnly][0])/windowS
+	m.Local, m.Global, m.ReadOnly = latencyOf(r.hist[classLocal]), latencyOf(r.hist[classGlobal]), latencyOf(r.hist[classReadOnly])
+	m.LocalCDF, m.GlobalCDF = CDFOf(r.hist[classLocal]), CDFOf(r.hist[classGlobal])
+	rate := func(c [2]int) float64 {
+		if c[0]+c[1] == 0 {
+			return 0
+		}
+		return float64(c[1]) / float64(c[0]+c[1])
+	}
+	m.LocalAbortRate, m.GlobalAbortRate = rate(m.counts[classLocal]), rate(m.counts[classGlobal])
+	return m
+}
+
+// microTxn is one drawn transaction.
+type microTxn struct {
+	class int
+	keys  [2]string
+}
+
+type microClient struct {
+	run  *microRun
+	ci   ClientInfo
+	lib  partitioned.Client
+	home int
+	seq  uint32
+	last microTxn
+	// committing is the update transaction whose commit is in flight, recorded with an unknown
+	// outcome if the run ends first.
+	committing *history.Txn
+}
+
+// draw draws the next transaction.
+func (c *microClient) draw(rng *rand.Rand) microTxn {
+	cfg, parts := c.run.cfg, c.run.info.Placement.Partitions()
+	t := microTxn{class: classLocal}
+	if rng.Float64() < cfg.ReadOnlyFraction {
+		t.class = classReadOnly
+	} else if parts > 1 && rng.Float64() < cfg.GlobalFraction {
+		t.class = classGlobal
+	}
+	x := rng.IntN(cfg.ItemsPerPartition)
+	t.keys[0] = partitioned.Key(c.home, strconv.Itoa(x))
+	if t.class == classGlobal {
+		other := (c.home + 1 + rng.IntN(parts-1)) % parts
+		t.keys[1] = partitioned.Key(other, strconv.Itoa(rng.IntN(cfg.ItemsPerPartition)))
+	} else {
+		y := (x + 1 + rng.IntN(cfg.ItemsPerPartition-1)) % cfg.ItemsPerPartition
+		t.keys[1] = partitioned.Key(c.home, strconv.Itoa(y))
+	}
+	return t
+}
+
+func (c *microClient) Next(rng *rand.Rand, done func(Outcome)) {
+	c.last = c.draw(rng)
+	c.start(c.last, done)
+}
+
+// Retry re-runs the last transaction on the same keys.
+func (c *microClient) Retry(done func(Outcome)) { c.start(c.last, done) }
+
+// start runs t: begin, read both keys, write both (update transactions), commit.
+func (c *microClient) start(t microTxn, done func(Outcome)) {
+	c.seq++
+	id := txn.NewID(c.ci.ID, c.seq)
+	conn, r := c.ci.Conn, c.run
+	startUs := conn.NowUs()
+	ro := t.class == classReadOnly
+	h := &history.Txn{ID: id, DC: r.info.Topology.DCs[c.ci.DC], Client: c.ci.Name, StartUs: startUs}
+	if !ro {
+		h.Writes = t.keys[:]
+	}
+	fail := func(err error) {
+		h.Status, h.EndUs = txn.Aborted, conn.NowUs()
+		r.info.Record(*h) // nothing was submitted for commit: nothing can have been installed
+		done(Outcome{Status: txn.Unknown, Err: err, LatencyUs: h.EndUs - startUs, Ops: 4})
+	}
+	finish := func(status txn.Status, reason txn.AbortReason, err error) {
+		c.committing = nil
+		h.Status, h.Reason, h.EndUs, h.Reads = status, reason, conn.NowUs(), c.lib.Reads()
+		r.info.Record(*h)
+		r.measure(t.class, h)
+		done(Outcome{Status: status, Reason: reason, Err: err, LatencyUs: h.EndUs - startUs, Ops: 4})
+	}
+	steps := []func(next func(error)){
+		func(next func(error)) { c.lib.Begin(id, ro, next) },
+	}
+	for _, k := range t.keys {
+		steps = append(steps, func(next func(error)) {
+			c.lib.Read(k, func(v []byte, version txn.ID, err error) {
+				if err == nil && !valueMatches(k, v, version, r.cfg.ValueBytes) {
+					r.mu.Lock()
+					r.m.ValueMismatches++
+					r.mu.Unlock()
+				}
+				next(err)
+			})
+		})
+	}
+	if !ro {
+		for _, k := range t.keys {
+			steps = append(steps, func(next func(error)) { c.lib.Write(k, valueOf(id, k, r.cfg.ValueBytes), next) })
+		}
+	}
+	var step func(i int)
+	step = func(i int) {
+		if i == len(steps) {
+			if !ro {
+				c.committing = h
+			}
+			c.lib.Commit(finish)
+			return
+		}
+		steps[i](func(err error) {
+			if err != nil {
+				fail(err)
+				return
+			}
+			step(i + 1)
+		})
+	}
+	step(0)
+}
+
+// measure counts a measured transaction.
+func (r *microRun) measure(class int, h *history.Txn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.info.Measured(h.StartUs, h.EndUs) {
+		return
+	}
+	switch h.Status {
+	case txn.Committed:
+		r.m.counts[class][0]++
+		_ = r.hist[class].RecordValue(max(h.EndUs-h.StartUs, 1))
+	case txn.Aborted:
+		r.m.counts[class][1]++
+	}
+}
+
+// Abandon records the update transaction whose commit was in flight with an unknown outcome.
+func (c *microClient) Abandon(nowUs int64) {
+	if h := c.committing; h != nil {
+		h.Status, h.EndUs, h.Reads = txn.Unknown, nowUs, c.lib.Reads()
+		c.run.info.Record(*h)
+		c.committing = nil
+	}
+}
