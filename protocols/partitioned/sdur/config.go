@@ -20,6 +20,7 @@ type config struct {
 	finalTimeoutUs int64 // τ_final: a follower proposes FINAL (VOTEBCAST)
 	snapshotUs     int64 // snapshot interval (0: none)
 	noReconcile    bool  // unsafe: publish the SCs without reconciliation
+	asymmetric     bool  // unsafe: certify globals with the local (one-way) test
 	// Paxos (§3.7)
 	tickUs, batchUs, retryUs, electionUs, heartbeatUs, forwardUs int64
 	maxBatch                                                     int
@@ -27,7 +28,7 @@ type config struct {
 
 // Params are S-DUR's parameters (bench --set name=value).
 var Params = []string{"mode", "k", "delay", "tick_noop", "vote_timeout", "final_timeout", "snapshot_interval",
-	"batch", "batch_size", "election_timeout", "unsafe_snapshot_no_reconcile"}
+	"batch", "batch_size", "election_timeout", "unsafe_snapshot_no_reconcile", "unsafe_asymmetric_certification"}
 
 var modes = map[string]Mode{"base": Base, "threshold": Threshold, "votebcast": VoteBcast}
 
@@ -75,6 +76,9 @@ func parse(p protocol.Params, defaults protocol.Params) (config, error) {
 		return config{}, fmt.Errorf("sdur: %w", err)
 	}
 	if c.noReconcile, err = merged.Bool("unsafe_snapshot_no_reconcile", false); err != nil {
+		return config{}, fmt.Errorf("sdur: %w", err)
+	}
+	if c.asymmetric, err = merged.Bool("unsafe_asymmetric_certification", false); err != nil {
 		return config{}, fmt.Errorf("sdur: %w", err)
 	}
 	switch {

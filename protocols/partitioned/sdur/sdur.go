@@ -28,6 +28,8 @@
 //     partition 0's broadcast (SnapDecided) before it is published, so snapshots form one
 //     monotonic chain across leader changes. unsafe_snapshot_no_reconcile publishes the SCs
 //     without reconciliation, the uncorrected rule: the negative control the checker catches.
+//     unsafe_asymmetric_certification certifies globals with the local test, the source's
+//     footnote 2 (scenario SD2's negative control).
 //   - THRESHOLD's liveness tick (§5.2, B20) is on by default (tick_noop = 20ms): with it off a
 //     global waits for K later deliveries, forever at the end of a run. One tick closes the
 //     head global's window (Tick) instead of counting one delivery.
@@ -88,6 +90,7 @@ type Replica struct {
 	ab   *abcast
 
 	sc        uint64
+	db        []txn.ID          // DB: the committed transactions, in SC order (DB[i-1] took SC i)
 	lastWrite map[string]uint64 // key → SC of the last committed writer
 	lastRead  map[string]uint64 // key → SC of the last committed reader
 	pending   []*pendingTx      // PL, in completion order
@@ -421,12 +424,13 @@ func (r *Replica) certify(t *Terminate, global bool) (bool, txn.AbortReason) {
 		r.dc++ // every certified delivery counts, aborted or not (B25)
 	}
 	sl := &t.Slice
+	symmetric := global && !r.cfg.asymmetric
 	for _, k := range sl.RS {
 		if r.lastWrite[k] > sl.St {
 			return false, ReasonCertification
 		}
 	}
-	if global {
+	if symmetric {
 		for _, w := range sl.WS {
 			if r.lastRead[w.Key] > sl.St {
 				return false, ReasonCertification
@@ -454,7 +458,7 @@ func (r *Replica) certify(t *Terminate, global bool) (bool, txn.AbortReason) {
 		return true, ""
 	}
 	for _, q := range r.pending {
-		if !ctest(sl, global, &q.t.Slice) {
+		if !ctest(sl, symmetric, &q.t.Slice) {
 			return false, ReasonPending
 		}
 	}
@@ -598,6 +602,7 @@ func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
 	delete(r.votes, t.Tx)
 	if commit {
 		r.sc++
+		r.db = append(r.db, t.Tx)
 		r.env.Store().Apply(t.Tx, t.Slice.WS)
 		for _, k := range t.Slice.RS {
 			r.lastRead[k] = r.sc
