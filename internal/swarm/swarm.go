@@ -33,6 +33,9 @@ func Options(proto string, seed uint64) bench.Options {
 	if err != nil {
 		panic(fmt.Sprintf("swarm: %v", err))
 	}
+	if entry.Family == registry.PartitionedReadWrite {
+		return partitionedOptions(entry, seed)
+	}
 	f := entry.ToleratesOutages
 	var topo *topology.Topology
 	choices := topologiesFor(f)

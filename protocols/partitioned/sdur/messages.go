@@ -69,6 +69,10 @@ type Vote struct {
 	Commit bool
 }
 
+// VoteQuery asks a server of another partition for its partition's vote on Tx, which the
+// asker has missed (a lost message, a crash); a server that has voted answers with a Vote.
+type VoteQuery struct{ Tx txn.ID }
+
 // SnapAsk asks a server of every partition for its REPORT for snapshot M; Prev is the previous
 // snapshot, which the reports start from.
 type SnapAsk struct {
@@ -198,6 +202,7 @@ func (m *SnapReply) SizeBytes() int { return 8 + 8*len(m.S) }
 func (m *CommitReq) SizeBytes() int { return 8 + slicesSize(m.Slices) }
 func (m *Submit) SizeBytes() int    { return 4 + m.Payload.SizeBytes() }
 func (m *Vote) SizeBytes() int      { return 13 }
+func (m *VoteQuery) SizeBytes() int { return 8 }
 func (m *SnapAsk) SizeBytes() int   { return 8 + 8*len(m.Prev) }
 func (m *Report) SizeBytes() int {
 	n := 20

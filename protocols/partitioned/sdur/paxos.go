@@ -171,8 +171,9 @@ func (a *abcast) propose() {
 		}
 	}
 	if len(v) > 0 {
-		a.proposeAt(a.next, v)
-		a.next++
+		inst := a.next
+		a.next++ // first: with one replica the slot is decided and delivered within proposeAt
+		a.proposeAt(inst, v)
 	}
 }
 

@@ -36,9 +36,21 @@
 //   - A transaction's coordinator is the server its client sent COMMIT to, which must replicate
 //     one of the transaction's partitions; the client library picks the preferred server of its
 //     home partition if the transaction touched it, else of its lowest partition.
-//   - A delivered ABORTREQ for a transaction already delivered makes the partition send its vote
-//     again (spec §3.5 says ignore): votes travel over lossy links, and this is their
-//     retransmission.
+//   - Votes travel over lossy links, and a crashed server misses those sent meanwhile: a server
+//     missing a partition's vote for τ_vote asks that partition's servers for it directly
+//     (VoteQuery) as well as abcasting ABORTREQ (§3.5); a server that voted answers.
+//   - SC counts the completions of every transaction that passed certification here, committed
+//     or aborted by another partition's vote, not only the commits: replicas of a partition
+//     learn votes at different times, so at a TERMINATE's delivery one replica may have
+//     completed a pending transaction that another has not. The spec's certification (a
+//     committed transaction checked against DB(st, SC], a pending one as pending) gives them
+//     different answers when that transaction later aborts or is inside the reader's snapshot.
+//     Here a TERMINATE with snapshot st waits until SC ≥ st (reads already do, B18), so every
+//     completion inside the snapshot happened here too and every other one comes after st; and
+//     a transaction that passed certification, completed with abort at slot i > st, still
+//     counts as a conflict (abortedRead, abortedWrite). Certification is then a function of the
+//     delivery order alone (invariant 1). Aborts take no version, so snapshots see the same
+//     data; found by the swarm (seed 1 of TestSwarm/sdur diverged before).
 //   - Nothing is ever garbage-collected (versions, the delivered log, the per-transaction
 //     records): runs are bounded; the real servers' durable store would prune.
 package sdur
@@ -89,11 +101,16 @@ type Replica struct {
 	pl   *partitioned.Placement
 	ab   *abcast
 
-	sc        uint64
-	db        []txn.ID          // DB: the committed transactions, in SC order (DB[i-1] took SC i)
-	lastWrite map[string]uint64 // key → SC of the last committed writer
-	lastRead  map[string]uint64 // key → SC of the last committed reader
-	pending   []*pendingTx      // PL, in completion order
+	sc  uint64   // SC: completions of certified transactions (see the package comment)
+	log []txn.ID // the completed transactions, in SC order (log[i-1] took SC i)
+	// lastWrite and lastRead: key → SC of the last committed writer and reader; abortedWrite
+	// and abortedRead the same for the certified transactions that completed with abort.
+	lastWrite, lastRead, abortedWrite, abortedRead map[string]uint64
+	// inbox holds delivered payloads whose processing waits: a TERMINATE whose snapshot is
+	// ahead of SC, and everything delivered after it.
+	inbox     []Payload
+	draining  bool
+	pending   []*pendingTx // PL, in completion order
 	votes     map[txn.ID]map[int]bool
 	seen      map[txn.ID]*seenTx
 	dc        uint64 // THRESHOLD: delivered counter
@@ -132,7 +149,7 @@ type snapRound struct {
 // Partition returns the partition the replica serves.
 func (r *Replica) Partition() int { return r.part }
 
-// SC returns the replica's snapshot counter: the transactions its partition committed.
+// SC returns the replica's snapshot counter (see the package comment).
 func (r *Replica) SC() uint64 { return r.sc }
 
 // Snapshot returns the latest snapshot the replica knows: its number and one SC per partition.
@@ -153,8 +170,9 @@ func newReplica(cfg protocol.Config, env protocol.Env, c config) (*Replica, erro
 		return nil, fmt.Errorf("sdur: at most 63 replicas per partition, got %d", len(pl.Node[0]))
 	}
 	r := &Replica{env: env, cfg: c, self: cfg.Self, part: cfg.Nodes[cfg.Self].Partition, pl: pl,
-		lastWrite: map[string]uint64{}, lastRead: map[string]uint64{}, votes: map[txn.ID]map[int]bool{},
-		seen: map[txn.ID]*seenTx{}, snapS: make([]uint64, pl.Partitions())}
+		lastWrite: map[string]uint64{}, lastRead: map[string]uint64{}, abortedWrite: map[string]uint64{}, abortedRead: map[string]uint64{},
+		votes: map[txn.ID]map[int]bool{},
+		seen:  map[txn.ID]*seenTx{}, snapS: make([]uint64, pl.Partitions())}
 	members := pl.Node[r.part]
 	r.ab = newAbcast(r, r.part, members, slices.Index(members, cfg.Self))
 	return r, nil
@@ -199,6 +217,10 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	case *Vote:
 		if m.Part >= 0 && m.Part < r.pl.Partitions() {
 			r.onVote(m)
+		}
+	case *VoteQuery:
+		if s := r.seen[m.Tx]; s != nil && s.vote != 0 {
+			r.env.Send(from, &Vote{Tx: m.Tx, Part: r.part, Commit: s.vote > 0})
 		}
 	case *SnapAsk:
 		r.onSnapAsk(from, m)
@@ -346,9 +368,36 @@ func (r *Replica) seenOf(id txn.ID) *seenTx {
 	return s
 }
 
-// deliver is adeliver: one payload of the partition's broadcast, in order.
+// deliver is adeliver: one payload of the partition's broadcast, in order. A TERMINATE whose
+// snapshot this replica has not reached waits, and everything delivered after it with it, until
+// SC reaches the snapshot: then every transaction inside the snapshot has completed here, and
+// those that are not will complete after SC (see the package comment).
 func (r *Replica) deliver(p Payload) {
 	r.lastDelUs = r.env.NowUs()
+	r.inbox = append(r.inbox, p)
+	r.drain()
+}
+
+// drain processes the inbox's payloads in order while the first one may be processed.
+func (r *Replica) drain() {
+	if r.draining {
+		return
+	}
+	r.draining = true
+	for len(r.inbox) > 0 {
+		if t, ok := r.inbox[0].(*Terminate); ok && t.Slice.St > r.sc {
+			break
+		}
+		p := r.inbox[0]
+		r.inbox[0] = nil
+		r.inbox = r.inbox[1:]
+		r.process(p)
+	}
+	r.draining = false
+}
+
+// process is the delivery of one payload.
+func (r *Replica) process(p Payload) {
 	switch p := p.(type) {
 	case *Terminate:
 		r.onTerminate(p)
@@ -426,13 +475,13 @@ func (r *Replica) certify(t *Terminate, global bool) (bool, txn.AbortReason) {
 	sl := &t.Slice
 	symmetric := global && !r.cfg.asymmetric
 	for _, k := range sl.RS {
-		if r.lastWrite[k] > sl.St {
+		if r.lastWrite[k] > sl.St || r.abortedWrite[k] > sl.St {
 			return false, ReasonCertification
 		}
 	}
 	if symmetric {
 		for _, w := range sl.WS {
-			if r.lastRead[w.Key] > sl.St {
+			if r.lastRead[w.Key] > sl.St || r.abortedRead[w.Key] > sl.St {
 				return false, ReasonCertification
 			}
 		}
@@ -588,11 +637,14 @@ func (r *Replica) maybeFinal(id txn.ID) {
 	}
 }
 
-// complete ends t at this partition (Alg. 2's complete): a commit takes the next SC slot and
-// installs the writes; the coordinator answers the client either way.
+// complete ends t at this partition (Alg. 2's complete): a commit, or the abort of a transaction
+// that had passed certification here, takes the next SC slot; a commit installs the writes. The
+// coordinator answers the client either way.
 func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
+	certified := false
 	if i := r.indexOf(t.Tx); i >= 0 {
 		r.pending = slices.Delete(r.pending, i, i+1)
+		certified = true
 	}
 	s := r.seenOf(t.Tx)
 	if s.completed {
@@ -600,17 +652,21 @@ func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
 	}
 	s.completed, s.committed = true, commit
 	delete(r.votes, t.Tx)
-	if commit {
+	if commit || certified {
 		r.sc++
-		r.db = append(r.db, t.Tx)
-		r.env.Store().Apply(t.Tx, t.Slice.WS)
+		r.log = append(r.log, t.Tx)
+		reads, writes, installed := r.lastRead, r.lastWrite, t.Slice.WS
+		if !commit {
+			reads, writes, installed = r.abortedRead, r.abortedWrite, nil
+		}
+		r.env.Store().Apply(t.Tx, installed)
 		for _, k := range t.Slice.RS {
-			r.lastRead[k] = r.sc
+			reads[k] = r.sc
 		}
 		for _, w := range t.Slice.WS {
-			r.lastWrite[w.Key] = r.sc
+			writes[w.Key] = r.sc
 		}
-		if len(t.Parts) > 1 {
+		if commit && len(t.Parts) > 1 {
 			r.globals = append(r.globals, GlobalCommit{Tx: t.Tx, SC: r.sc, Parts: t.Parts})
 		}
 		r.reads.Release(int64(r.sc), r.serveRead)
@@ -622,19 +678,14 @@ func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
 		}
 		r.env.Reply(rep)
 	}
+	r.drain()
 }
 
 // onAbortReq is ABORTREQ's delivery (§3.5): it takes effect unless the transaction was
-// delivered first, in which case the partition's vote is sent again.
+// delivered first.
 func (r *Replica) onAbortReq(a *AbortReq) {
 	s := r.seenOf(a.Tx)
-	if s.delivered {
-		if s.vote != 0 {
-			r.sendAllOf(a.Parts, &Vote{Tx: a.Tx, Part: r.part, Commit: s.vote > 0})
-		}
-		return
-	}
-	if s.abortRequested {
+	if s.delivered || s.abortRequested {
 		return
 	}
 	s.abortRequested, s.vote, s.completed = true, -1, true
@@ -662,6 +713,7 @@ func (r *Replica) tick(now int64) {
 		for _, q := range p.t.Parts {
 			if _, ok := v[q]; !ok {
 				r.submitTo(q, &AbortReq{Tx: p.t.Tx, Parts: p.t.Parts, Coord: p.t.Coord, Client: p.t.Client, Seq: p.t.Seq})
+				r.sendAllOf([]int{q}, &VoteQuery{Tx: p.t.Tx})
 			}
 		}
 	}

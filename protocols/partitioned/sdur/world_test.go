@@ -168,11 +168,13 @@ func (w *world) outcome(name string) string {
 	return r.Status.String()
 }
 
-// db is the committed sequence of node n, by script names.
+// db is the committed sequence of node n (DB), by script names.
 func (w *world) db(n protocol.NodeID) []string {
 	var out []string
-	for _, id := range w.replicas[n].db {
-		out = append(out, w.name(id))
+	for _, id := range w.replicas[n].log {
+		if w.replicas[n].seen[id].committed {
+			out = append(out, w.name(id))
+		}
 	}
 	return out
 }
@@ -203,10 +205,10 @@ func (w *world) checkInvariants() {
 	w.t.Helper()
 	for p, reps := range w.pl.Node {
 		for _, n := range reps[1:] {
-			a, b := w.replicas[reps[0]].db, w.replicas[n].db
+			a, b := w.replicas[reps[0]].log, w.replicas[n].log
 			k := min(len(a), len(b))
 			if !slices.Equal(a[:k], b[:k]) {
-				w.t.Fatalf("invariant 1: partition %d's replicas committed %v and %v", p, w.db(reps[0]), w.db(n))
+				w.t.Fatalf("invariant 1: partition %d's replicas completed %v and %v", p, a, b)
 			}
 		}
 	}
@@ -243,7 +245,10 @@ func (w *world) checkInvariants() {
 func (w *world) inconsistent(s []uint64) string {
 	slot := map[txn.ID]map[int]uint64{} // T[i], from each partition's first replica
 	for p, reps := range w.pl.Node {
-		for i, id := range w.replicas[reps[0]].db {
+		for i, id := range w.replicas[reps[0]].log {
+			if !w.replicas[reps[0]].seen[id].committed {
+				continue
+			}
 			if slot[id] == nil {
 				slot[id] = map[int]uint64{}
 			}
