@@ -21,8 +21,9 @@ import (
 // local transaction draws both from the client's home partition; a global one, with probability
 // GlobalFraction, draws y from another partition, uniformly. Keys are drawn uniformly from
 // ItemsPerPartition items per partition. ReadOnlyFraction (0 in the spec's experiments) makes
-// that share of transactions snapshot read-only transactions that read x and y only, so that
-// property tests exercise the certification-less path.
+// that share of transactions snapshot read-only transactions that read x and y only (y from
+// another partition with probability GlobalFraction, as for updates), so that property tests
+// exercise the certification-less path.
 type Micro struct {
 	ItemsPerPartition int
 	GlobalFraction    float64
@@ -183,14 +184,16 @@ type microClient struct {
 func (c *microClient) draw(rng *rand.Rand) microTxn {
 	cfg, parts := c.run.cfg, c.run.info.Placement.Partitions()
 	t := microTxn{class: classLocal}
-	if rng.Float64() < cfg.ReadOnlyFraction {
+	global := parts > 1 && rng.Float64() < cfg.GlobalFraction
+	switch {
+	case rng.Float64() < cfg.ReadOnlyFraction:
 		t.class = classReadOnly
-	} else if parts > 1 && rng.Float64() < cfg.GlobalFraction {
+	case global:
 		t.class = classGlobal
 	}
 	x := rng.IntN(cfg.ItemsPerPartition)
 	t.keys[0] = partitioned.Key(c.home, strconv.Itoa(x))
-	if t.class == classGlobal {
+	if global {
 		other := (c.home + 1 + rng.IntN(parts-1)) % parts
 		t.keys[1] = partitioned.Key(other, strconv.Itoa(rng.IntN(cfg.ItemsPerPartition)))
 	} else {

@@ -207,11 +207,18 @@ func (d *simDriver) quiesce() {
 	d.tick()
 }
 
+// busyReporter is implemented by replicas that know when they have work in progress (S-DUR:
+// pending transactions, held payloads): a run is not quiescent while one is busy.
+type busyReporter interface{ Busy() bool }
+
 // converged reports whether the replicas of each partition hold the same number of versions
-// (the checker then compares their version orders in full).
+// (the checker then compares their version orders in full) and none reports being busy.
 func (d *simDriver) converged() bool {
 	versions := map[int]int{}
 	for _, nd := range d.s.Nodes() {
+		if b, ok := d.s.Replica(nd.ID).(busyReporter); ok && b.Busy() {
+			return false
+		}
 		n := d.s.Store(nd.ID).Versions()
 		if want, ok := versions[nd.Partition]; ok && want != n {
 			return false

@@ -37,8 +37,9 @@
 //     one of the transaction's partitions; the client library picks the preferred server of its
 //     home partition if the transaction touched it, else of its lowest partition.
 //   - Votes travel over lossy links, and a crashed server misses those sent meanwhile: a server
-//     missing a partition's vote for τ_vote asks that partition's servers for it directly
-//     (VoteQuery) as well as abcasting ABORTREQ (§3.5); a server that voted answers.
+//     missing a partition's vote asks that partition's servers for it directly (VoteQuery)
+//     every 300 ms, besides abcasting ABORTREQ after τ_vote (§3.5); a server that voted
+//     answers.
 //   - SC counts the completions of every transaction that passed certification here, committed
 //     or aborted by another partition's vote, not only the commits: replicas of a partition
 //     learn votes at different times, so at a TERMINATE's delivery one replica may have
@@ -130,6 +131,7 @@ type pendingTx struct {
 	rt        uint64 // THRESHOLD: the global's reorder threshold
 	since     int64  // delivery time
 	askedUs   int64  // last ABORTREQ
+	queriedUs int64  // last VoteQuery
 	finalUs   int64  // VOTEBCAST: last FINAL proposal
 	allVoteUs int64  // VOTEBCAST: when the votes were all in
 }
@@ -154,6 +156,11 @@ func (r *Replica) SC() uint64 { return r.sc }
 
 // Snapshot returns the latest snapshot the replica knows: its number and one SC per partition.
 func (r *Replica) Snapshot() (uint64, []uint64) { return r.snapM, r.snapS }
+
+// Busy reports whether the replica has work in progress: a transaction pending or waiting to be
+// certified, a payload held for its broadcast. Drivers wait for every replica to be idle before
+// they check a run (bench: quiescence).
+func (r *Replica) Busy() bool { return len(r.pending) > 0 || len(r.inbox) > 0 || len(r.ab.held) > 0 }
 
 // Leading reports whether the replica leads its partition's Paxos group.
 func (r *Replica) Leading() bool { return r.ab.leading }
@@ -705,15 +712,22 @@ func (r *Replica) tick(now int64) {
 		if r.cfg.mode == VoteBcast {
 			r.maybeFinal(p.t.Tx)
 		}
+		v := r.votes[p.t.Tx]
+		if now-p.since >= r.cfg.retryUs && now-p.queriedUs >= r.cfg.retryUs {
+			p.queriedUs = now
+			for _, q := range p.t.Parts {
+				if _, ok := v[q]; !ok {
+					r.sendAllOf([]int{q}, &VoteQuery{Tx: p.t.Tx})
+				}
+			}
+		}
 		if now-p.since < r.cfg.voteTimeoutUs || now-p.askedUs < r.cfg.voteTimeoutUs {
 			continue
 		}
 		p.askedUs = now
-		v := r.votes[p.t.Tx]
 		for _, q := range p.t.Parts {
 			if _, ok := v[q]; !ok {
 				r.submitTo(q, &AbortReq{Tx: p.t.Tx, Parts: p.t.Parts, Coord: p.t.Coord, Client: p.t.Client, Seq: p.t.Seq})
-				r.sendAllOf([]int{q}, &VoteQuery{Tx: p.t.Tx})
 			}
 		}
 	}
