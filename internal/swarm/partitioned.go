@@ -3,7 +3,6 @@ package swarm
 import (
 	"math/rand/v2"
 
-	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/sim"
@@ -54,44 +53,19 @@ func partitionedOptions(entry registry.Entry, seed uint64) bench.Options {
 	return opts
 }
 
-// partitionedFaults draws up to two crashes of partition leaders (preferred servers), up to two
-// crashes of other nodes, up to two cut links between nodes, and maybe a datacenter partition
-// and a slow link, all over by three quarters of the run.
+// partitionedFaults draws up to two crashes of partition leaders (preferred servers), then
+// crashes of other nodes and cut links between nodes (randomNodeFaults), then maybe a
+// datacenter partition and a slow link (linkFaults), all over by three quarters of the run.
 func partitionedFaults(r *rand.Rand, topo *topology.Topology, pl *partitioned.Placement, durationUs int64) []sim.Fault {
 	var faults []sim.Fault
 	window := func() (int64, int64) {
 		start := r.Int64N(durationUs / 2)
 		return start, start + 100_000 + r.Int64N(durationUs/4)
 	}
-	nodes := len(pl.DC)
 	for range r.IntN(3) {
 		start, end := window()
 		faults = append(faults, sim.Fault{Kind: sim.NodeCrash, Node: pl.Preferred(r.IntN(pl.Partitions())), StartUs: start, EndUs: end})
 	}
-	for range r.IntN(3) {
-		start, end := window()
-		faults = append(faults, sim.Fault{Kind: sim.NodeCrash, Node: protocol.NodeID(r.IntN(nodes)), StartUs: start, EndUs: end})
-	}
-	for range r.IntN(3) {
-		a := r.IntN(nodes)
-		b := (a + 1 + r.IntN(nodes-1)) % nodes
-		start, end := window()
-		faults = append(faults, sim.Fault{Kind: sim.NodeCut, Node: protocol.NodeID(a), PeerNode: protocol.NodeID(b), StartUs: start, EndUs: end})
-	}
-	pair := func() (string, string) {
-		a := r.IntN(topo.N())
-		b := (a + 1 + r.IntN(topo.N()-1)) % topo.N()
-		return topo.DCs[a], topo.DCs[b]
-	}
-	if r.IntN(3) == 0 {
-		a, b := pair()
-		start, end := window()
-		faults = append(faults, sim.Fault{Kind: sim.Partition, DC: a, Peer: b, StartUs: start, EndUs: end})
-	}
-	if r.IntN(3) == 0 {
-		a, b := pair()
-		start, end := window()
-		faults = append(faults, sim.Fault{Kind: sim.Slow, DC: a, Peer: b, StartUs: start, EndUs: end, ExtraUs: 50_000 + r.Int64N(250_000)})
-	}
-	return faults
+	faults = append(faults, randomNodeFaults(r, len(pl.DC), durationUs)...)
+	return append(faults, linkFaults(r, topo, window)...)
 }
