@@ -125,7 +125,7 @@ func init() {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		registry.Register(n, registry.Entry{Description: descriptions[n], New: New(Variants[n]),
+		registry.Register(n, registry.Entry{Description: descriptions[n], New: New(Variants[n]), Codec: Codec,
 			Family: registry.PartitionedReadWrite, NewPartitionedClient: NewClient, RandomParams: randomParams})
 	}
 }
