@@ -124,16 +124,11 @@ type microRun struct {
 }
 
 func (r *microRun) NewClient(ci ClientInfo) (Client, error) {
-	tr, ok := ci.Conn.(partitioned.Transport)
-	if !ok {
-		return nil, fmt.Errorf("workload: micro needs a partitioned client transport, got %T", ci.Conn)
-	}
-	lib, err := r.info.Protocol.NewPartitionedClient(partitioned.ClientConfig{ID: ci.ID, DC: ci.DC, Topology: r.info.Topology,
-		Placement: r.info.Placement, Transport: tr, Rand: rand.New(rand.NewPCG(r.info.Seed, uint64(ci.ID)<<1)), Params: r.info.Params})
+	sess, err := newPlacedSession(r.info, ci)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.info.Protocol.Name, err)
+		return nil, err
 	}
-	return &microClient{run: r, ci: ci, lib: lib, home: r.info.Placement.HomePartition(r.info.Topology, ci.DC)}, nil
+	return &microClient{run: r, sess: sess}, nil
 }
 
 // Tick reads nothing from the replicas.
@@ -170,14 +165,8 @@ type microTxn struct {
 
 type microClient struct {
 	run  *microRun
-	ci   ClientInfo
-	lib  partitioned.Client
-	home int
-	seq  uint32
+	sess *placedSession
 	last microTxn
-	// committing is the update transaction whose commit is in flight, recorded with an unknown
-	// outcome if the run ends first.
-	committing *history.Txn
 }
 
 // draw draws the next transaction.
@@ -192,13 +181,14 @@ func (c *microClient) draw(rng *rand.Rand) microTxn {
 		t.class = classGlobal
 	}
 	x := rng.IntN(cfg.ItemsPerPartition)
-	t.keys[0] = partitioned.Key(c.home, strconv.Itoa(x))
+	home := c.sess.home
+	t.keys[0] = partitioned.Key(home, strconv.Itoa(x))
 	if global {
-		other := (c.home + 1 + rng.IntN(parts-1)) % parts
+		other := (home + 1 + rng.IntN(parts-1)) % parts
 		t.keys[1] = partitioned.Key(other, strconv.Itoa(rng.IntN(cfg.ItemsPerPartition)))
 	} else {
 		y := (x + 1 + rng.IntN(cfg.ItemsPerPartition-1)) % cfg.ItemsPerPartition
-		t.keys[1] = partitioned.Key(c.home, strconv.Itoa(y))
+		t.keys[1] = partitioned.Key(home, strconv.Itoa(y))
 	}
 	return t
 }
@@ -213,65 +203,36 @@ func (c *microClient) Retry(done func(Outcome)) { c.start(c.last, done) }
 
 // start runs t: begin, read both keys, write both (update transactions), commit.
 func (c *microClient) start(t microTxn, done func(Outcome)) {
-	c.seq++
-	id := txn.NewID(c.ci.ID, c.seq)
-	conn, r := c.ci.Conn, c.run
-	startUs := conn.NowUs()
+	r, lib := c.run, c.sess.lib
 	ro := t.class == classReadOnly
-	h := &history.Txn{ID: id, DC: r.info.Topology.DCs[c.ci.DC], Client: c.ci.Name, StartUs: startUs}
+	var writes []string
 	if !ro {
-		h.Writes = t.keys[:]
+		writes = t.keys[:]
 	}
-	fail := func(err error) {
-		h.Status, h.EndUs = txn.Aborted, conn.NowUs()
-		r.info.Record(*h) // nothing was submitted for commit: nothing can have been installed
-		done(Outcome{Status: txn.Unknown, Err: err, LatencyUs: h.EndUs - startUs, Ops: 4})
-	}
-	finish := func(status txn.Status, reason txn.AbortReason, err error) {
-		c.committing = nil
-		h.Status, h.Reason, h.EndUs, h.Reads = status, reason, conn.NowUs(), c.lib.Reads()
-		r.info.Record(*h)
-		r.measure(t.class, h)
-		done(Outcome{Status: status, Reason: reason, Err: err, LatencyUs: h.EndUs - startUs, Ops: 4})
-	}
-	steps := []func(next func(error)){
-		func(next func(error)) { c.lib.Begin(id, ro, next) },
-	}
-	for _, k := range t.keys {
-		steps = append(steps, func(next func(error)) {
-			c.lib.Read(k, func(v []byte, version txn.ID, err error) {
-				if err == nil && !valueMatches(k, v, version, r.cfg.ValueBytes) {
-					r.mu.Lock()
-					r.m.ValueMismatches++
-					r.mu.Unlock()
-				}
-				next(err)
-			})
-		})
-	}
-	if !ro {
+	c.sess.run(ro, writes, func(id txn.ID, next func(error)) {
+		var steps []func(func(error))
 		for _, k := range t.keys {
-			steps = append(steps, func(next func(error)) { c.lib.Write(k, valueOf(id, k, r.cfg.ValueBytes), next) })
+			steps = append(steps, func(next func(error)) {
+				lib.Read(k, func(v []byte, version txn.ID, err error) {
+					if err == nil && !valueMatches(k, v, version, r.cfg.ValueBytes) {
+						r.mu.Lock()
+						r.m.ValueMismatches++
+						r.mu.Unlock()
+					}
+					next(err)
+				})
+			})
 		}
-	}
-	var step func(i int)
-	step = func(i int) {
-		if i == len(steps) {
-			if !ro {
-				c.committing = h
-			}
-			c.lib.Commit(finish)
-			return
+		for _, k := range writes {
+			steps = append(steps, func(next func(error)) { lib.Write(k, valueOf(id, k, r.cfg.ValueBytes), next) })
 		}
-		steps[i](func(err error) {
-			if err != nil {
-				fail(err)
-				return
-			}
-			step(i + 1)
-		})
-	}
-	step(0)
+		chain(steps, next)
+	}, func(h *history.Txn, err error) {
+		if err == nil {
+			r.measure(t.class, h)
+		}
+		done(Outcome{Status: h.Status, Reason: h.Reason, Err: err, LatencyUs: h.EndUs - h.StartUs, Ops: 4})
+	})
 }
 
 // measure counts a measured transaction.
@@ -291,10 +252,4 @@ func (r *microRun) measure(class int, h *history.Txn) {
 }
 
 // Abandon records the update transaction whose commit was in flight with an unknown outcome.
-func (c *microClient) Abandon(nowUs int64) {
-	if h := c.committing; h != nil {
-		h.Status, h.EndUs, h.Reads = txn.Unknown, nowUs, c.lib.Reads()
-		c.run.info.Record(*h)
-		c.committing = nil
-	}
-}
+func (c *microClient) Abandon(nowUs int64) { c.sess.abandon(nowUs) }
