@@ -170,7 +170,7 @@ type Metrics interface {
 }
 
 // defaults lists every workload with its default settings: the one list a new workload joins.
-var defaults = []Workload{DefaultTYCSB(), DefaultTCC(), DefaultMicro()}
+var defaults = []Workload{DefaultTYCSB(), DefaultTCC(), DefaultMicro(), DefaultSocial()}
 
 // Names lists the workloads' names.
 func Names() []string {

@@ -65,9 +65,10 @@ type benchFlags struct {
 
 // workloadOnlyFlags are the flags that mean something for one workload only.
 var workloadOnlyFlags = map[string][]string{
-	"tycsb": {"keys", "theta", "ops", "read-ratio", "ro-clients-per-dc", "ro-keys", "ro-rate"},
-	"tcc":   {"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition"},
-	"micro": {"partitions", "replicas", "global-fraction", "ro-fraction", "items-per-partition"},
+	"tycsb":  {"keys", "theta", "ops", "read-ratio", "ro-clients-per-dc", "ro-keys", "ro-rate"},
+	"tcc":    {"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition"},
+	"micro":  {"partitions", "replicas", "global-fraction", "ro-fraction", "items-per-partition"},
+	"social": {"partitions", "replicas"},
 }
 
 const benchLong = `Run a workload on one or more protocols in the simulator, or with --cluster against a running
@@ -88,7 +89,8 @@ partitioned read-write ones.
 of --replicas replicas (defaults: sdur-wan1 with the spec's WAN 1 placement, 2 × 3, 10% globals,
 8 clients in each home datacenter, sdur, sdur-delay, sdur-threshold and sdur-votebcast, 20
 virtual seconds of which the middle 10 are measured). On another topology the replicas are
-spread round robin over its datacenters.
+spread round robin over its datacenters. --workload social runs the spec's social network (85%
+Timeline, 7.5% Post, 7.5% Follow) on the same deployment.
 
 --json writes every run in one shape (docs/RESULTS.md); --history writes the recorded history
 as JSON Lines (docs/HISTORY.md), one file per protocol when several run (FILE gets the
@@ -359,10 +361,13 @@ func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []strin
 			w.Distribution = f.distribution
 		}
 		opts.Workload, opts.Partitions = w, f.partitions
-	} else if wl == "micro" {
+	} else if wl == "micro" || wl == "social" {
 		opts = bench.MicroDefaults()
 		opts.Workload = workload.Micro{ItemsPerPartition: f.itemsPerPartition, GlobalFraction: f.globalFraction,
 			ReadOnlyFraction: f.roFraction, ValueBytes: workload.DefaultMicro().ValueBytes}
+		if wl == "social" {
+			opts.Workload = workload.DefaultSocial()
+		}
 		if fs.Changed("partitions") {
 			opts.Partitions = f.partitions
 		}
@@ -526,6 +531,12 @@ func printResult(w io.Writer, r *bench.Result, opts bench.Options, real bool) {
 		fmt.Fprintf(w, "local: %.0f txn/s, mean %.1f p50 %.1f p99 %.1f ms, aborts %.1f%%; global: %.0f txn/s, mean %.1f p50 %.1f p99 %.1f ms, aborts %.1f%%; read-only: mean %.1f p99 %.1f ms\n",
 			m.LocalTPS, m.Local.Mean, m.Local.P50, m.Local.P99, 100*m.LocalAbortRate, m.GlobalTPS, m.Global.Mean, m.Global.P50, m.Global.P99,
 			100*m.GlobalAbortRate, m.ReadOnly.Mean, m.ReadOnly.P99)
+	}
+	if m, ok := r.Metrics.(*workload.SocialMetrics); ok {
+		for _, name := range slices.Sorted(maps.Keys(m.Ops)) {
+			o := m.Ops[name]
+			fmt.Fprintf(w, "%s: %.0f txn/s, mean %.1f p50 %.1f p99 %.1f ms, aborts %.1f%%\n", name, o.TPS, o.Latency.Mean, o.Latency.P50, o.Latency.P99, 100*o.AbortRate)
+		}
 	}
 	verdict := "checker: " + r.Checker.Summary()
 	for _, warning := range r.Warnings() {
