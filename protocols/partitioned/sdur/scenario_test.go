@@ -305,6 +305,28 @@ func TestSD12DuplicateFinal(t *testing.T) {
 	}
 }
 
+// TestInvariant9DelayKeepsOutcomes: for one delivery order (SD1's and SD2's transactions and a
+// conflicting local behind a global), the delay variant commits and aborts exactly what the
+// baseline does: delay.ms changes when a slice is broadcast, never what its delivery decides.
+func TestInvariant9DelayKeepsOutcomes(t *testing.T) {
+	var outcomes [2][]string
+	for i, params := range []protocol.Params{nil, {"delay": "40ms"}} {
+		w := newWorld(t, 2, 3, params)
+		t1, t2 := w.tx("t1", 0, "x1", "x1"), w.tx("t2", 0, "x1 x2", "x2")
+		ti, tj := w.tx("ti", 0, "x3 y1", "y1"), w.tx("tj", 0, "x3 y1", "x3")
+		l := w.tx("l", 0, "x4", "x4")
+		g := w.tx("g", 0, "x4 y2", "y2")
+		w.deliver(0, payloads(t1[0], t2[0], ti[0], tj[0], g[0], l[0]))
+		w.deliver(1, payloads(tj[1], ti[1], g[1]))
+		w.flush(nil)
+		for _, name := range []string{"t1", "t2", "ti", "tj", "g", "l"} {
+			outcomes[i] = append(outcomes[i], name+"="+w.outcome(name))
+		}
+		outcomes[i] = append(outcomes[i], w.db(0)...)
+	}
+	want(t, "outcomes with delay", outcomes[1], outcomes[0])
+}
+
 func boolString(b bool) string {
 	if b {
 		return "true"
