@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
@@ -84,8 +80,6 @@ type MicroMetrics struct {
 	GlobalAbortRate float64 `json:"global_abort_rate"`
 	// ValueMismatches counts reads whose value is not what their version's writer wrote.
 	ValueMismatches int `json:"value_mismatches"`
-
-	counts [3][2]int // class (local, global, read-only) × (committed, aborted), measured
 }
 
 // Violations reports reads whose values do not match their versions.
@@ -101,6 +95,7 @@ const (
 	classLocal = iota
 	classGlobal
 	classReadOnly
+	microClasses
 )
 
 // NewRun returns the client side of one run.
@@ -108,19 +103,15 @@ func (m Micro) NewRun(info RunInfo) (Run, error) {
 	if info.Placement == nil || info.Protocol.NewPartitionedClient == nil {
 		return nil, fmt.Errorf("workload: micro runs on partitioned read-write protocols, not %s", info.Protocol.Name)
 	}
-	r := &microRun{cfg: m, info: info, m: &MicroMetrics{}}
-	for i := range r.hist {
-		r.hist[i] = newLatencyHistogram()
-	}
+	r := &microRun{cfg: m}
+	r.init(info, microClasses)
 	return r, nil
 }
 
 type microRun struct {
-	cfg  Micro
-	info RunInfo
-	mu   sync.Mutex
-	m    *MicroMetrics
-	hist [3]*hdrhistogram.Histogram
+	placedRun
+	cfg        Micro
+	mismatches int // guarded by mu
 }
 
 func (r *microRun) NewClient(ci ClientInfo) (Client, error) {
@@ -131,29 +122,15 @@ func (r *microRun) NewClient(ci ClientInfo) (Client, error) {
 	return &microClient{run: r, sess: sess}, nil
 }
 
-// Tick reads nothing from the replicas.
-func (r *microRun) Tick([]protocol.Replica, int64) {}
-
-// Final runs no final reads: the checker compares the replicas' stores.
-func (r *microRun) Final(Settler) ([]txn.ID, error) { return nil, nil }
-
 func (r *microRun) Metrics() Metrics {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m := r.m
-	windowS := float64(r.info.WindowUs[1]-r.info.WindowUs[0]) / 1e6
-	m.LocalTPS = float64(m.counts[classLocal][0]) / windowS
-	m.GlobalTPS = float64(m.counts[classGlobal][0]) / windowS
-	m.ThroughputTPS = m.LocalTPS + m.GlobalTPS + float64(m.counts[classReadOnly][0])/windowS
-	m.Local, m.Global, m.ReadOnly = latencyOf(r.hist[classLocal]), latencyOf(r.hist[classGlobal]), latencyOf(r.hist[classReadOnly])
-	m.LocalCDF, m.GlobalCDF = CDFOf(r.hist[classLocal]), CDFOf(r.hist[classGlobal])
-	rate := func(c [2]int) float64 {
-		if c[0]+c[1] == 0 {
-			return 0
-		}
-		return float64(c[1]) / float64(c[0]+c[1])
-	}
-	m.LocalAbortRate, m.GlobalAbortRate = rate(m.counts[classLocal]), rate(m.counts[classGlobal])
+	m := &MicroMetrics{ValueMismatches: r.mismatches}
+	var roTPS float64
+	m.LocalTPS, m.Local, m.LocalCDF, m.LocalAbortRate = r.classFigures(classLocal)
+	m.GlobalTPS, m.Global, m.GlobalCDF, m.GlobalAbortRate = r.classFigures(classGlobal)
+	roTPS, m.ReadOnly, _, _ = r.classFigures(classReadOnly)
+	m.ThroughputTPS = m.LocalTPS + m.GlobalTPS + roTPS
 	return m
 }
 
@@ -216,7 +193,7 @@ func (c *microClient) start(t microTxn, done func(Outcome)) {
 				lib.Read(k, func(v []byte, version txn.ID, err error) {
 					if err == nil && !valueMatches(k, v, version, r.cfg.ValueBytes) {
 						r.mu.Lock()
-						r.m.ValueMismatches++
+						r.mismatches++
 						r.mu.Unlock()
 					}
 					next(err)
@@ -233,22 +210,6 @@ func (c *microClient) start(t microTxn, done func(Outcome)) {
 		}
 		done(Outcome{Status: h.Status, Reason: h.Reason, Err: err, LatencyUs: h.EndUs - h.StartUs, Ops: 4})
 	})
-}
-
-// measure counts a measured transaction.
-func (r *microRun) measure(class int, h *history.Txn) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.info.Measured(h.StartUs, h.EndUs) {
-		return
-	}
-	switch h.Status {
-	case txn.Committed:
-		r.m.counts[class][0]++
-		_ = r.hist[class].RecordValue(max(h.EndUs-h.StartUs, 1))
-	case txn.Aborted:
-		r.m.counts[class][1]++
-	}
 }
 
 // Abandon records the update transaction whose commit was in flight with an unknown outcome.

@@ -3,7 +3,11 @@ package workload
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/verify/history"
@@ -111,4 +115,56 @@ func chain(steps []func(next func(error)), done func(error)) {
 		})
 	}
 	step(0)
+}
+
+// placedRun is what the runs of the partitioned read-write workloads share: the run's
+// description, a lock, and per transaction class (micro's local, global, read-only; social's
+// operations) the measured commits' latencies and the measured aborts. Their shared state is
+// safe for concurrent clients.
+type placedRun struct {
+	info   RunInfo
+	mu     sync.Mutex
+	hist   []*hdrhistogram.Histogram
+	counts [][2]int // class → (committed, aborted), measured
+}
+
+// init prepares r for a run described by info with the given number of transaction classes.
+func (r *placedRun) init(info RunInfo, classes int) {
+	r.info, r.hist, r.counts = info, make([]*hdrhistogram.Histogram, classes), make([][2]int, classes)
+	for i := range r.hist {
+		r.hist[i] = newLatencyHistogram()
+	}
+}
+
+// Tick reads nothing from the replicas.
+func (r *placedRun) Tick([]protocol.Replica, int64) {}
+
+// Final runs no final reads: the checker compares the replicas' stores.
+func (r *placedRun) Final(Settler) ([]txn.ID, error) { return nil, nil }
+
+// measure counts transaction h of class if it is measured.
+func (r *placedRun) measure(class int, h *history.Txn) {
+	if !r.info.Measured(h.StartUs, h.EndUs) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch h.Status {
+	case txn.Committed:
+		r.counts[class][0]++
+		_ = r.hist[class].RecordValue(max(h.EndUs-h.StartUs, 1))
+	case txn.Aborted:
+		r.counts[class][1]++
+	}
+}
+
+// classFigures are class's committed transactions per second of the measurement window, their
+// latency and its CDF, and the aborted share of its decided attempts; r.mu is held.
+func (r *placedRun) classFigures(class int) (tps float64, latency TCCLatency, cdf []CDFPoint, abortRate float64) {
+	c := r.counts[class]
+	tps = float64(c[0]) / (float64(r.info.WindowUs[1]-r.info.WindowUs[0]) / 1e6)
+	if c[0]+c[1] > 0 {
+		abortRate = float64(c[1]) / float64(c[0]+c[1])
+	}
+	return tps, latencyOf(r.hist[class]), CDFOf(r.hist[class]), abortRate
 }

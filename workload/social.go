@@ -7,11 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
@@ -94,8 +90,6 @@ type SocialMetrics struct {
 	Ops           map[string]SocialOp `json:"ops"`
 	// TimelinePosts counts the posts all timelines returned (each at most Social.TimelinePosts).
 	TimelinePosts int `json:"timeline_posts"`
-
-	counts [socialOps][2]int
 }
 
 // SocialOp is one operation type's figures.
@@ -114,19 +108,15 @@ func (s Social) NewRun(info RunInfo) (Run, error) {
 	if info.Placement == nil {
 		return nil, fmt.Errorf("workload: social runs on partitioned read-write protocols, not %s", info.Protocol.Name)
 	}
-	r := &socialRun{cfg: s, info: info}
-	for i := range r.hist {
-		r.hist[i] = newLatencyHistogram()
-	}
+	r := &socialRun{cfg: s}
+	r.init(info, socialOps)
 	return r, nil
 }
 
 type socialRun struct {
-	cfg  Social
-	info RunInfo
-	mu   sync.Mutex
-	hist [socialOps]*hdrhistogram.Histogram
-	m    SocialMetrics
+	placedRun
+	cfg           Social
+	timelinePosts int // guarded by mu
 }
 
 func (r *socialRun) NewClient(ci ClientInfo) (Client, error) {
@@ -137,23 +127,13 @@ func (r *socialRun) NewClient(ci ClientInfo) (Client, error) {
 	return &socialClient{run: r, sess: sess}, nil
 }
 
-// Tick reads nothing from the replicas.
-func (r *socialRun) Tick([]protocol.Replica, int64) {}
-
-// Final runs no final reads: the checker compares the replicas' stores.
-func (r *socialRun) Final(Settler) ([]txn.ID, error) { return nil, nil }
-
 func (r *socialRun) Metrics() Metrics {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	windowS := float64(r.info.WindowUs[1]-r.info.WindowUs[0]) / 1e6
-	m := &SocialMetrics{Ops: map[string]SocialOp{}, TimelinePosts: r.m.TimelinePosts}
+	m := &SocialMetrics{Ops: map[string]SocialOp{}, TimelinePosts: r.timelinePosts}
 	for op, name := range socialOpNames {
-		c := r.m.counts[op]
-		o := SocialOp{TPS: float64(c[0]) / windowS, Latency: latencyOf(r.hist[op]), CDF: CDFOf(r.hist[op])}
-		if c[0]+c[1] > 0 {
-			o.AbortRate = float64(c[1]) / float64(c[0]+c[1])
-		}
+		var o SocialOp
+		o.TPS, o.Latency, o.CDF, o.AbortRate = r.classFigures(op)
 		m.Ops[name] = o
 		m.ThroughputTPS += o.TPS
 	}
@@ -247,16 +227,8 @@ func (c *socialClient) start(t socialTxn, done func(Outcome)) {
 		}
 	}
 	c.sess.run(t.op == opTimeline, writes, ops, func(h *history.Txn, err error) {
-		if err == nil && r.info.Measured(h.StartUs, h.EndUs) {
-			r.mu.Lock()
-			switch h.Status {
-			case txn.Committed:
-				r.m.counts[t.op][0]++
-				_ = r.hist[t.op].RecordValue(max(h.EndUs-h.StartUs, 1))
-			case txn.Aborted:
-				r.m.counts[t.op][1]++
-			}
-			r.mu.Unlock()
+		if err == nil {
+			r.measure(t.op, h)
 		}
 		done(Outcome{Status: h.Status, Reason: h.Reason, Err: err, LatencyUs: h.EndUs - h.StartUs, Ops: len(h.Reads) + len(writes)})
 	})
@@ -303,7 +275,7 @@ func (c *socialClient) timeline(u socialUser, next func(error)) {
 				if left--; left == 0 {
 					slices.Sort(merged) // posts start with their time: the newest are last
 					c.run.mu.Lock()
-					c.run.m.TimelinePosts += len(merged[max(0, len(merged)-cfg.TimelinePosts):])
+					c.run.timelinePosts += len(merged[max(0, len(merged)-cfg.TimelinePosts):])
 					c.run.mu.Unlock()
 					next(failed)
 				}
