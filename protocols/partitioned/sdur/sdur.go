@@ -12,7 +12,8 @@
 //   - sdur: BASE. A certified transaction joins the pending list PL and completes at its head,
 //     when (if global) every partition's vote is in: FIFO completion, hence the convoy effect.
 //   - sdur-delay: the coordinator abcasts a global to its own partition delay after sending it to
-//     the others (Alg. 4, §5.1); locals and non-participant coordinators never wait (§8 B4).
+//     the others (Alg. 4, §5.1); locals never wait (§8 B4), and a coordinator always takes part
+//     in its transactions (below).
 //   - sdur-threshold: a local may jump the pending globals delivered at most K deliveries before
 //     it, and a global completes only K deliveries after its own (Alg. 5 with the spec's fixes B2,
 //     B3: completion at DC ≥ rt, a jump over g only while DC ≤ g.rt).
