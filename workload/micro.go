@@ -83,12 +83,7 @@ type MicroMetrics struct {
 }
 
 // Violations reports reads whose values do not match their versions.
-func (m *MicroMetrics) Violations() []string {
-	if m.ValueMismatches == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("%d reads whose value is not their version's", m.ValueMismatches)}
-}
+func (m *MicroMetrics) Violations() []string { return mismatches(m.ValueMismatches) }
 
 // The transaction classes of the micro workload.
 const (

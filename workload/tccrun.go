@@ -96,11 +96,15 @@ type TCCLatency struct {
 }
 
 // Violations reports reads whose values do not match their versions.
-func (m *TCCMetrics) Violations() []string {
-	if m.ValueMismatches == 0 {
+func (m *TCCMetrics) Violations() []string { return mismatches(m.ValueMismatches) }
+
+// mismatches is the violation of n reads whose value is not what their version wrote (none if
+// n is 0).
+func mismatches(n int) []string {
+	if n == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d reads whose value is not their version's", m.ValueMismatches)}
+	return []string{fmt.Sprintf("%d reads whose value is not their version's", n)}
 }
 
 // MultiRoundFraction is the share of measured ROTs that took more than one round.

@@ -159,16 +159,12 @@ func writePayload(w *wire.Writer, m protocol.Message) bool {
 		w.ID(m.Tx)
 		writeSlice(w, m.Slice)
 		writeParts(w, m.Parts)
-		w.Int("coordinator", int(m.Coord), maxNodes)
-		w.Int("client", int(m.Client), math.MaxUint32)
-		w.Uvarint(m.Seq)
+		writeAnswerTo(w, m.Coord, m.Client, m.Seq)
 	case *AbortReq:
 		w.Byte(tagAbortReq)
 		w.ID(m.Tx)
 		writeParts(w, m.Parts)
-		w.Int("coordinator", int(m.Coord), maxNodes)
-		w.Int("client", int(m.Client), math.MaxUint32)
-		w.Uvarint(m.Seq)
+		writeAnswerTo(w, m.Coord, m.Client, m.Seq)
 	case *Final:
 		w.Byte(tagFinal)
 		w.ID(m.Tx)
@@ -184,6 +180,14 @@ func writePayload(w *wire.Writer, m protocol.Message) bool {
 		return false
 	}
 	return true
+}
+
+// writeAnswerTo writes who answers a transaction's client: the coordinator, the client and the
+// request's sequence number.
+func writeAnswerTo(w *wire.Writer, coord protocol.NodeID, client txn.ClientID, seq uint64) {
+	w.Int("coordinator", int(coord), maxNodes)
+	w.Int("client", int(client), math.MaxUint32)
+	w.Uvarint(seq)
 }
 
 func writeValue(w *wire.Writer, v []Payload) bool {
