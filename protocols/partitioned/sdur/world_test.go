@@ -31,6 +31,11 @@ type world struct {
 	nowUs    int64
 	names    map[string]txn.ID
 	txns     map[txn.ID]*history.Txn // for the checker: what each client read and wrote
+	// rtOf is, per replica, the reorder threshold of every global pending at the last check
+	// (THRESHOLD's invariant 6).
+	rtOf    []map[txn.ID]uint64
+	logLen  []int           // per replica, its log's length at the last check
+	isLocal map[txn.ID]bool // the script's local transactions
 }
 
 type sent struct {
@@ -110,6 +115,10 @@ func (w *world) tx(name string, st uint64, rs, ws string) map[int]*Terminate {
 			parts = append(parts, p)
 		}
 	}
+	if w.isLocal == nil {
+		w.isLocal = map[txn.ID]bool{}
+	}
+	w.isLocal[id] = len(parts) == 1
 	out := map[int]*Terminate{}
 	for _, p := range parts {
 		out[p] = &Terminate{Tx: id, Slice: *slices[p], Parts: parts, Coord: w.pl.Node[parts[0]][0], Client: id.Client(), Seq: 1}
@@ -199,10 +208,11 @@ func (w *world) pendingNames(n protocol.NodeID) []string {
 // checkInvariants checks spec §6.1's instantaneous invariants: (1) the replicas of a partition
 // committed the same sequence, one a prefix of the other; (2) no global is committed at one of
 // its partitions and aborted at another; (4) every snapshot a replica holds is consistent with
-// every committed global; (5) no pending transaction writes a key it did not read; (8) in
-// VOTEBCAST no local is pending.
+// every committed global; (5) no pending transaction writes a key it did not read; (6) the
+// threshold discipline; (8) in VOTEBCAST no local is pending.
 func (w *world) checkInvariants() {
 	w.t.Helper()
+	w.checkThreshold()
 	for p, reps := range w.pl.Node {
 		for _, n := range reps[1:] {
 			a, b := w.replicas[reps[0]].log, w.replicas[n].log
@@ -238,6 +248,59 @@ func (w *world) checkInvariants() {
 				w.t.Fatalf("invariant 4: snapshot %d %v: %s", r.snapM, r.snapS, msg)
 			}
 		}
+	}
+}
+
+// checkThreshold checks invariant 6 on the THRESHOLD replicas, one step (one delivery or one
+// message) after the last check: a global that completed since had DC ≥ its rt; a local that
+// joined PL since sits ahead of globals only, each still inside its window (DC ≤ rt).
+func (w *world) checkThreshold() {
+	w.t.Helper()
+	if w.rtOf == nil {
+		w.rtOf, w.logLen = make([]map[txn.ID]uint64, len(w.replicas)), make([]int, len(w.replicas))
+	}
+	for n, r := range w.replicas {
+		if r.cfg.mode != Threshold {
+			continue
+		}
+		before := w.rtOf[n]
+		now := map[txn.ID]uint64{}
+		for i, p := range r.pending {
+			if p.global {
+				now[p.t.Tx] = p.rt
+				continue
+			}
+			if _, old := before[p.t.Tx]; old {
+				continue
+			}
+			for _, q := range r.pending[i+1:] {
+				if !q.global || r.dc > q.rt {
+					w.t.Fatalf("invariant 6: local %s placed ahead of %s (global %v, rt %d) at DC %d", w.name(p.t.Tx), w.name(q.t.Tx), q.global, q.rt, r.dc)
+				}
+			}
+		}
+		for id, rt := range before {
+			if _, still := now[id]; !still && r.seen[id].completed && r.dc < rt {
+				w.t.Fatalf("invariant 6: global %s completed at DC %d < rt %d", w.name(id), r.dc, rt)
+			}
+		}
+		for _, id := range r.log[w.logLen[n]:] { // a local that completed in this step jumped the globals still pending
+			if !w.isLocal[id] {
+				continue
+			}
+			for g, rt := range now {
+				if _, was := before[g]; was && r.dc > rt {
+					w.t.Fatalf("invariant 6: local %s completed ahead of %s at DC %d > rt %d", w.name(id), w.name(g), r.dc, rt)
+				}
+			}
+		}
+		w.logLen[n] = len(r.log)
+		for _, p := range r.pending {
+			if !p.global {
+				now[p.t.Tx] = 0 // locals are remembered too, so that only new ones are checked
+			}
+		}
+		w.rtOf[n] = now
 	}
 }
 
