@@ -36,6 +36,9 @@ type world struct {
 	rtOf    []map[txn.ID]uint64
 	logLen  []int           // per replica, its log's length at the last check
 	isLocal map[txn.ID]bool // the script's local transactions
+	// allCommit is, per replica, the pending globals whose votes were all in and all commit at
+	// the last check (invariant 7).
+	allCommit []map[txn.ID]bool
 }
 
 type sent struct {
@@ -209,10 +212,11 @@ func (w *world) pendingNames(n protocol.NodeID) []string {
 // committed the same sequence, one a prefix of the other; (2) no global is committed at one of
 // its partitions and aborted at another; (4) every snapshot a replica holds is consistent with
 // every committed global; (5) no pending transaction writes a key it did not read; (6) the
-// threshold discipline; (8) in VOTEBCAST no local is pending.
+// threshold discipline; (7) vote stability; (8) in VOTEBCAST no local is pending.
 func (w *world) checkInvariants() {
 	w.t.Helper()
 	w.checkThreshold()
+	w.checkVoteStability()
 	for p, reps := range w.pl.Node {
 		for _, n := range reps[1:] {
 			a, b := w.replicas[reps[0]].log, w.replicas[n].log
@@ -248,6 +252,29 @@ func (w *world) checkInvariants() {
 				w.t.Fatalf("invariant 4: snapshot %d %v: %s", r.snapM, r.snapS, msg)
 			}
 		}
+	}
+}
+
+// checkVoteStability checks invariant 7: a global whose votes were all commit at a replica
+// commits there.
+func (w *world) checkVoteStability() {
+	w.t.Helper()
+	if w.allCommit == nil {
+		w.allCommit = make([]map[txn.ID]bool, len(w.replicas))
+	}
+	for n, r := range w.replicas {
+		for id := range w.allCommit[n] {
+			if s := r.seen[id]; s.completed && !s.committed {
+				w.t.Fatalf("invariant 7: %s aborted at node %d although every partition voted commit", w.name(id), n)
+			}
+		}
+		now := map[txn.ID]bool{}
+		for _, p := range r.pending {
+			if all, commit := r.allVotes(p); p.global && all && commit {
+				now[p.t.Tx] = true
+			}
+		}
+		w.allCommit[n] = now
 	}
 }
 
