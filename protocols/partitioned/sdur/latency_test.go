@@ -1,6 +1,7 @@
 package sdur_test
 
 import (
+	"maps"
 	"math"
 	"testing"
 
@@ -12,52 +13,77 @@ import (
 	"github.com/meridian-kv/meridian/topology"
 )
 
-// commitLatencyMs runs one isolated transaction of a client in datacenter dc of the preset's
-// spec placement (no jitter, nothing else running): it reads keys and writes them, and the
-// commit request's round trip is returned, in ms. The simulator's client hop is 0.5 ms (δ) and
-// a message inside a datacenter 0.15 ms (spec §4.2: 0.3 ms RTT).
-func commitLatencyMs(t *testing.T, preset, proto, dc string, keys ...string) float64 {
+// scheduled is one transaction of a timed script: a client in datacenter dc that, at atUs,
+// reads and writes keys and commits.
+type scheduled struct {
+	dc   string
+	atUs int64
+	keys []string
+}
+
+// commitLatenciesMs runs the scripted transactions, one client each, on the preset's spec
+// placement (no jitter, nothing else running) and returns each commit request's round trip in
+// ms. The simulator's client hop is 0.5 ms (δ) and a message inside a datacenter 0.15 ms (spec
+// §4.2: 0.3 ms RTT).
+func commitLatenciesMs(t *testing.T, preset, proto string, params protocol.Params, txns ...scheduled) []float64 {
 	t.Helper()
 	topo, _ := topology.Preset(preset)
 	pl, err := partitioned.PlacementFor(topo, 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
+	all := protocol.Params{"snapshot_interval": "0s"}
+	maps.Copy(all, params)
 	s, err := sim.New(sim.Config{Topology: topo, Nodes: pl.Nodes(), Factory: sdur.New(sdur.Variants[proto]),
-		Params: protocol.Params{"snapshot_interval": "0s"}, Seed: 1, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 150})
+		Params: all, Seed: 1, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 150})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := topo.Index(dc)
-	home := pl.Preferred(pl.HomePartition(topo, d))
-	conn, err := s.Connect(1, home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := sdur.NewClient(partitioned.ClientConfig{ID: 1, DC: d, Topology: topo, Placement: pl, Transport: conn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var commitUs, startUs int64 = -1, 0
-	var status txn.Status
-	s.After(d, 1_000_000, func() { // after the groups settled
-		lib.Begin(txn.NewID(1, 1), false, func(error) {})
-		var step func(i int)
-		step = func(i int) {
-			if i == len(keys) {
-				startUs = conn.NowUs()
-				lib.Commit(func(st txn.Status, _ txn.AbortReason, _ error) { status, commitUs = st, conn.NowUs()-startUs })
-				return
-			}
-			lib.Write(keys[i], []byte("v"), func(error) { step(i + 1) })
+	out := make([]float64, len(txns))
+	for i, tx := range txns {
+		d, _ := topo.Index(tx.dc)
+		id := txn.ClientID(i + 1)
+		conn, err := s.Connect(id, pl.Preferred(pl.HomePartition(topo, d)))
+		if err != nil {
+			t.Fatal(err)
 		}
-		step(0)
-	})
-	s.RunUntil(3_000_000)
-	if status != txn.Committed {
-		t.Fatalf("%s %s from %s: status %v", preset, proto, dc, status)
+		lib, err := sdur.NewClient(partitioned.ClientConfig{ID: id, DC: d, Topology: topo, Placement: pl, Transport: conn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = -1
+		s.After(d, tx.atUs, func() {
+			lib.Begin(txn.NewID(id, 1), false, func(error) {})
+			var step func(k int)
+			step = func(k int) {
+				if k < len(tx.keys) {
+					lib.Write(tx.keys[k], []byte("v"), func(error) { step(k + 1) })
+					return
+				}
+				startUs := conn.NowUs()
+				lib.Commit(func(st txn.Status, _ txn.AbortReason, _ error) {
+					if st == txn.Committed {
+						out[i] = float64(conn.NowUs()-startUs) / 1000
+					}
+				})
+			}
+			step(0)
+		})
 	}
-	return float64(commitUs) / 1000
+	s.RunUntil(3_000_000)
+	for i, ms := range out {
+		if ms < 0 {
+			t.Fatalf("%s %s: transaction %d did not commit", preset, proto, i)
+		}
+	}
+	return out
+}
+
+// commitLatencyMs is the commit latency of one isolated transaction of a client in dc, issued
+// once the Paxos groups have settled.
+func commitLatencyMs(t *testing.T, preset, proto, dc string, keys ...string) float64 {
+	t.Helper()
+	return commitLatenciesMs(t, preset, proto, nil, scheduled{dc: dc, atUs: 1_000_000, keys: keys})[0]
 }
 
 // TestZeroLoadLatency checks the commit latency of isolated local and global transactions
@@ -99,6 +125,34 @@ func TestZeroLoadLatency(t *testing.T) {
 			t.Errorf("%s %s global=%v: commit %.2f ms, want %.1f ± 2", tc.preset, tc.proto, tc.global, got, tc.wantMs)
 		} else {
 			t.Logf("%s %s global=%v: commit %.2f ms (formula %.1f)", tc.preset, tc.proto, tc.global, got, tc.wantMs)
+		}
+	}
+}
+
+// TestSD3ConvoyAndTheCures is the spec's scenario SD3 on WAN 1: a global g (x1, y1) submitted at
+// p1's coordinator at time 0 and a local l (x2) at 10 ms. Under BASE l is delivered behind g and
+// commits only when p2's vote for g arrives, about 91 ms after g began (latency ≈ 80 ms instead
+// of ≈ 2); delaying g's own broadcast by 40 ms lets l be delivered first; THRESHOLD with K = 1
+// lets l jump g; VOTEBCAST commits l at once, and g takes its FINAL round more.
+func TestSD3ConvoyAndTheCures(t *testing.T) {
+	g := scheduled{dc: "eu-1", atUs: 1_000_000, keys: []string{partitioned.Key(0, "x1"), partitioned.Key(1, "y1")}}
+	l := scheduled{dc: "eu-1", atUs: 1_010_000, keys: []string{partitioned.Key(0, "x2")}}
+	for _, tc := range []struct {
+		proto           string
+		params          protocol.Params
+		gMs, lMin, lMax float64
+	}{
+		{"sdur", nil, 91.15, 75, 85},
+		{"sdur-delay", protocol.Params{"delay": "40ms"}, 91.15, 1, 3},
+		{"sdur-threshold", protocol.Params{"k": "1"}, 91.15, 1, 3},
+		{"sdur-votebcast", nil, 92.15, 1, 3},
+	} {
+		// l reads x2 and writes it, then commits: its commit starts ~1 ms after 10 ms.
+		got := commitLatenciesMs(t, "sdur-wan1", tc.proto, tc.params, g, l)
+		if math.Abs(got[0]-tc.gMs) > 2 || got[1] < tc.lMin || got[1] > tc.lMax {
+			t.Errorf("%s: g %.2f ms (want %.1f ± 2), l %.2f ms (want %.0f–%.0f)", tc.proto, got[0], tc.gMs, got[1], tc.lMin, tc.lMax)
+		} else {
+			t.Logf("%s: g %.2f ms, l %.2f ms", tc.proto, got[0], got[1])
 		}
 	}
 }
