@@ -93,7 +93,19 @@ func runPlaced(opts Options, entry registry.Entry) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	home := make([]protocol.NodeID, opts.Topology.N())
+	home := preferredIn(placement, opts.Topology.N())
+	res, err := simulate(&opts, s, run, func(dc, _ int) protocol.NodeID { return home[dc] }, placedReplicaName(placement))
+	if err != nil {
+		return nil, err
+	}
+	res.Replay += fmt.Sprintf(" replicas=%d", opts.Replicas)
+	return res, nil
+}
+
+// preferredIn returns, for each of dcs datacenters, the preferred server of the lowest partition
+// whose preferred server runs there, or -1: where a partitioned read-write run's clients connect.
+func preferredIn(placement *partitioned.Placement, dcs int) []protocol.NodeID {
+	home := make([]protocol.NodeID, dcs)
 	for dc := range home {
 		home[dc] = -1
 	}
@@ -102,15 +114,31 @@ func runPlaced(opts Options, entry registry.Entry) (*Result, error) {
 			home[placement.DC[n]] = n
 		}
 	}
-	res, err := simulate(&opts, s, run, func(dc, _ int) protocol.NodeID { return home[dc] },
-		func(nd protocol.Node) string {
-			return fmt.Sprintf("r%d", slices.Index(placement.Node[nd.Partition], nd.ID))
-		})
-	if err != nil {
-		return nil, err
+	return home
+}
+
+// placedReplicaName names a partitioned read-write node's store in the history by its replica
+// number, "r<i>": the stores of the i-th replicas of all partitions hold disjoint keys and are
+// merged into one history replica.
+func placedReplicaName(placement *partitioned.Placement) func(protocol.Node) string {
+	return func(nd protocol.Node) string {
+		return fmt.Sprintf("r%d", slices.Index(placement.Node[nd.Partition], nd.ID))
 	}
-	res.Replay += fmt.Sprintf(" replicas=%d", opts.Replicas)
-	return res, nil
+}
+
+// mergeReplicas merges the version orders of the nodes that nameOf gives one name (in node
+// order): orders[i] is nodes[i]'s.
+func mergeReplicas(orders []history.Replica, nodes []protocol.Node, nameOf func(protocol.Node) string) []history.Replica {
+	var out []history.Replica
+	for i, nd := range nodes {
+		name := nameOf(nd)
+		if j := slices.IndexFunc(out, func(r history.Replica) bool { return r.Name == name }); j >= 0 {
+			maps.Copy(out[j].VersionOrder, orders[i].VersionOrder)
+			continue
+		}
+		out = append(out, history.Replica{Name: name, VersionOrder: orders[i].VersionOrder})
+	}
+	return out
 }
 
 // simulate runs the simulation s of run: clients connected to the node homeOf gives for their
@@ -152,22 +180,15 @@ func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) p
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
 	}
-	var replicas []history.Replica
-	for _, nd := range s.Nodes() {
-		var order map[string][]txn.ID
+	orders := make([]history.Replica, len(s.Nodes()))
+	for i, nd := range s.Nodes() {
 		if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
-			order = vo.VersionOrder()
+			orders[i].VersionOrder = vo.VersionOrder()
 		} else {
-			order = s.Store(nd.ID).VersionOrder()
+			orders[i].VersionOrder = s.Store(nd.ID).VersionOrder()
 		}
-		name := replicaOf(nd)
-		if i := slices.IndexFunc(replicas, func(r history.Replica) bool { return r.Name == name }); i >= 0 {
-			maps.Copy(replicas[i].VersionOrder, order)
-			continue
-		}
-		replicas = append(replicas, history.Replica{Name: name, VersionOrder: order})
 	}
-	run.finish(res, replicas, final)
+	run.finish(res, mergeReplicas(orders, s.Nodes(), replicaOf), final)
 	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(opts, protocolName)
 	res.WallTime = time.Since(wallStart)
 	return res, nil

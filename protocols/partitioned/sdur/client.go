@@ -146,11 +146,12 @@ func (c *Client) Commit(done func(txn.Status, txn.AbortReason, error)) {
 		coord = c.home
 	}
 	c.cfg.Transport.CallNode(c.cfg.Placement.Preferred(coord), protocol.Request{Kind: protocol.Operation, Op: op, TxnID: c.id}, func(r protocol.Reply) {
-		if r.Err != "" {
-			done(txn.Unknown, "", errors.New(r.Err))
+		out, ok := r.Op.(*CommitReply)
+		if r.Err != "" || !ok {
+			done(txn.Unknown, "", errors.New("sdur: commit failed: "+r.Err))
 			return
 		}
-		done(r.Status, r.Reason, nil)
+		done(out.Status, out.Reason, nil)
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 //	SnapReq       (nothing)
 //	SnapReply     m, s
 //	CommitReq     tx, slices (partition, read keys, writes, st)
+//	CommitReply   status (committed or aborted), reason
 //	Submit        group, payload
 //	Vote          tx, partition, commit
 //	VoteQuery     tx
@@ -43,6 +44,7 @@ const (
 	maxValue      = 1 << 12 // payloads in one Paxos value (batches hold at most batch_size)
 	maxAccepted   = 1 << 16 // slots in one P1b
 	maxGlobals    = 1 << 20 // globals in one REPORT
+	maxReason     = 64      // an abort reason's bytes
 )
 
 const (
@@ -63,6 +65,7 @@ const (
 	tagSnapDecided
 	tagTick
 	tagPaxos
+	tagCommitReply
 )
 
 // write writes m's tag and fields to w, or reports that m is not S-DUR's.
@@ -92,6 +95,13 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		for _, s := range m.Slices {
 			writeSlice(w, s)
 		}
+	case *CommitReply:
+		if m.Status != txn.Committed && m.Status != txn.Aborted {
+			return false
+		}
+		w.Byte(tagCommitReply)
+		w.Bool(m.Status == txn.Committed)
+		w.String("reason", string(m.Reason), maxReason)
 	case *Submit:
 		if m.Payload == nil {
 			return false
@@ -241,6 +251,13 @@ func read(r *wire.Reader) protocol.Message {
 				m.Slices[i] = readSlice(r)
 			}
 		}
+		return m
+	case tagCommitReply:
+		m := &CommitReply{Status: txn.Aborted}
+		if r.Bool("committed") {
+			m.Status = txn.Committed
+		}
+		m.Reason = txn.AbortReason(r.String("reason", maxReason))
 		return m
 	case tagSubmit:
 		return &Submit{Group: r.Int("group", maxPartitions), Payload: readPayload(r)}

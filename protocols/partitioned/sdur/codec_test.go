@@ -23,6 +23,8 @@ func sampleMessages() []protocol.Message {
 		&SnapReply{M: 2, S: []uint64{3, 0}},
 		&SnapReply{},
 		&CommitReq{Tx: id, Slices: []Slice{{Part: 0, RS: []string{"p0/x"}}, sl}},
+		&CommitReply{Status: txn.Committed},
+		&CommitReply{Status: txn.Aborted, Reason: ReasonPending},
 		&Submit{Group: 1, Payload: term},
 		&Vote{Tx: id, Part: 1, Commit: true},
 		&VoteQuery{Tx: id},

@@ -47,10 +47,16 @@ type Slice struct {
 }
 
 // CommitReq is COMMIT: the transaction's slices, one per partition it touched, in partition
-// order. The answer is the Reply's Status and Reason.
+// order. The answer is a CommitReply.
 type CommitReq struct {
 	Tx     txn.ID
 	Slices []Slice
+}
+
+// CommitReply is OUTCOME (spec §3.4, B11): the coordinator's answer to COMMIT.
+type CommitReply struct {
+	Status txn.Status
+	Reason txn.AbortReason
 }
 
 // Peer messages.
@@ -195,15 +201,16 @@ type Paxos struct {
 
 // SizeBytes implementations estimate encoded sizes for traffic accounting.
 
-func (m *ReadReq) SizeBytes() int   { return 24 + len(m.Key) }
-func (m *ReadReply) SizeBytes() int { return 24 + len(m.Value) }
-func (m *SnapReq) SizeBytes() int   { return 1 }
-func (m *SnapReply) SizeBytes() int { return 8 + 8*len(m.S) }
-func (m *CommitReq) SizeBytes() int { return 8 + slicesSize(m.Slices) }
-func (m *Submit) SizeBytes() int    { return 4 + m.Payload.SizeBytes() }
-func (m *Vote) SizeBytes() int      { return 13 }
-func (m *VoteQuery) SizeBytes() int { return 8 }
-func (m *SnapAsk) SizeBytes() int   { return 8 + 8*len(m.Prev) }
+func (m *ReadReq) SizeBytes() int     { return 24 + len(m.Key) }
+func (m *ReadReply) SizeBytes() int   { return 24 + len(m.Value) }
+func (m *SnapReq) SizeBytes() int     { return 1 }
+func (m *SnapReply) SizeBytes() int   { return 8 + 8*len(m.S) }
+func (m *CommitReq) SizeBytes() int   { return 8 + slicesSize(m.Slices) }
+func (m *CommitReply) SizeBytes() int { return 1 + len(m.Reason) }
+func (m *Submit) SizeBytes() int      { return 4 + m.Payload.SizeBytes() }
+func (m *Vote) SizeBytes() int        { return 13 }
+func (m *VoteQuery) SizeBytes() int   { return 8 }
+func (m *SnapAsk) SizeBytes() int     { return 8 + 8*len(m.Prev) }
 func (m *Report) SizeBytes() int {
 	n := 20
 	for _, g := range m.L {

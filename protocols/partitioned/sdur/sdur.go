@@ -680,11 +680,11 @@ func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
 		r.reads.Release(int64(r.sc), r.serveRead)
 	}
 	if t.Coord == r.self {
-		rep := protocol.Reply{Client: t.Client, Seq: t.Seq, Status: txn.Committed}
+		out := &CommitReply{Status: txn.Committed}
 		if !commit {
-			rep.Status, rep.Reason = txn.Aborted, reason
+			out.Status, out.Reason = txn.Aborted, reason
 		}
-		r.env.Reply(rep)
+		r.env.Reply(protocol.Reply{Client: t.Client, Seq: t.Seq, Op: out})
 	}
 	r.drain()
 }
@@ -699,7 +699,7 @@ func (r *Replica) onAbortReq(a *AbortReq) {
 	s.abortRequested, s.vote, s.completed = true, -1, true
 	r.sendAllOf(a.Parts, &Vote{Tx: a.Tx, Part: r.part, Commit: false})
 	if a.Coord == r.self {
-		r.env.Reply(protocol.Reply{Client: a.Client, Seq: a.Seq, Status: txn.Aborted, Reason: ReasonVote})
+		r.env.Reply(protocol.Reply{Client: a.Client, Seq: a.Seq, Op: &CommitReply{Status: txn.Aborted, Reason: ReasonVote}})
 	}
 }
 

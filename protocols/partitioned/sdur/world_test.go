@@ -27,7 +27,7 @@ type world struct {
 	replicas []*Replica
 	envs     []*fakeEnv
 	outbox   []sent
-	replies  map[txn.ID]protocol.Reply
+	replies  map[txn.ID]CommitReply
 	nowUs    int64
 	names    map[string]txn.ID
 	txns     map[txn.ID]*history.Txn // for the checker: what each client read and wrote
@@ -62,8 +62,8 @@ func (e *fakeEnv) Send(to protocol.NodeID, m protocol.Message) {
 }
 func (e *fakeEnv) Reply(r protocol.Reply) {
 	for _, id := range e.w.names {
-		if id.Client() == r.Client {
-			e.w.replies[id] = r
+		if out, ok := r.Op.(*CommitReply); ok && id.Client() == r.Client {
+			e.w.replies[id] = *out
 		}
 	}
 }
@@ -76,7 +76,7 @@ func newWorld(t *testing.T, partitions, replicas int, params protocol.Params) *w
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, pl: pl, replies: map[txn.ID]protocol.Reply{}, names: map[string]txn.ID{}, txns: map[txn.ID]*history.Txn{}}
+	w := &world{t: t, pl: pl, replies: map[txn.ID]CommitReply{}, names: map[string]txn.ID{}, txns: map[txn.ID]*history.Txn{}}
 	nodes := pl.Nodes()
 	for _, nd := range nodes {
 		e := &fakeEnv{w: w, id: nd.ID, store: store.New(), rand: rand.New(rand.NewPCG(1, uint64(nd.ID)))}
