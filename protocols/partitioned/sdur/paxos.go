@@ -25,7 +25,10 @@ import (
 //     behind it asks for the decided slots it lacks (CatchUp, Decide). A follower that has heard
 //     no leader for electionUs (longer for the later replicas, so that candidates rarely duel)
 //     runs phase 1 with its next ballot, re-proposes the highest-ballot value of every slot a
-//     majority reports (a no-op batch for a gap), and leads.
+//     majority reports (a no-op batch for a gap), and leads. The preferred server takes the
+//     leadership back whenever it does not hold it, at most once per electionUs (spec §3.7: a
+//     stable leader at the preferred server; a restarted leader, or nodes that start at
+//     different times on a real cluster, would otherwise leave it in another region).
 //
 // Nothing here is persisted separately: the simulator's crashes keep a node's state, and the
 // real server replays its input log.
@@ -39,6 +42,8 @@ type abcast struct {
 	promised uint64 // highest ballot promised (or accepted in)
 	leading  bool   // I own promised and have finished its phase 1
 	lastUs   int64  // when the leader of promised was last heard from (or I became a candidate)
+	// claimedUs is when the preferred server last ran phase 1 to take the leadership back.
+	claimedUs int64
 
 	slots     map[uint64]*slot
 	next      uint64 // leader: next slot to propose
@@ -389,7 +394,11 @@ func (a *abcast) tick(now int64) {
 		a.sendAll(&Paxos{Kind: P1a, Ballot: a.promised, Frontier: a.delivered})
 	}
 	rank := (a.me - a.owner(a.promised) + len(a.members)) % len(a.members)
-	if now-a.lastUs >= cfg.electionUs*int64(1+rank)/2+cfg.electionUs/2 && a.p1From == nil {
+	reclaim := a.me == 0 && now-a.claimedUs >= cfg.electionUs
+	if a.p1From == nil && (reclaim || now-a.lastUs >= cfg.electionUs*int64(1+rank)/2+cfg.electionUs/2) {
+		if a.me == 0 {
+			a.claimedUs = now
+		}
 		a.startElection(now)
 		return
 	}
