@@ -101,7 +101,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 	if n.replica, err = entry.New(pc, n.env); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
 	}
-	if entry.NewClient != nil {
+	if entry.NewClient != nil || entry.NewPartitionedClient != nil {
 		n.opCodec = entry.Codec
 	}
 	n.metrics = newMetrics(func() *transport { return n.transport })

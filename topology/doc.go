@@ -18,6 +18,11 @@
 //     V, O, C, I, S with the mean RTT and its standard deviation (spec §6.1.2). Where the source
 //     gives two standard deviations for a pair, the spec's resolution is used: C–I 6.5, O–S 4.4.
 //
+// Seed 003 (S-DUR, specs/sdur.md §4) adds two: "sdur-wan1" (EU and US-EAST, two availability
+// zones each: eu-1, eu-2, use-1, use-2; RTT 90 ms between the regions, 1 ms between zones) and
+// "sdur-wan2" (eu, use, usw; RTTs 90, 170, 100 ms), both with ±5% jitter. Their replica
+// placements are in partitioned.PlacementFor.
+//
 // The experiments' sub-scenarios (MF's CO, COV, COVI) are made with Subset.
 //
 // The ALVIN spec (specs/alvin.md §7.1) adds four presets over its seven EC2 sites VA

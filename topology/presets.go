@@ -59,6 +59,46 @@ var presets = map[string]func() *Topology{
 			},
 		}
 	},
+	// S-DUR's WAN 1 (spec sdur.md §4.1–4.2): regions EU and US-EAST, RTT 90 ms, each with two
+	// availability zones 1 ms apart; jitter ±5% of the one-way delay (σ = RTT/85). US-WEST is
+	// unused in WAN 1. partitioned.PlacementFor places the spec's replicas on it.
+	"sdur-wan1": func() *Topology {
+		return withJitter(&Topology{
+			Name: "sdur-wan1",
+			DCs:  []string{"eu-1", "eu-2", "use-1", "use-2"},
+			RTTMs: [][]float64{
+				{0, 1, 90, 90},
+				{1, 0, 90, 90},
+				{90, 90, 0, 1},
+				{90, 90, 1, 0},
+			},
+		})
+	},
+	// S-DUR's WAN 2 (spec §4.1–4.2): one datacenter in each of EU, US-EAST and US-WEST, RTTs 90,
+	// 170 and 100 ms; jitter as in sdur-wan1.
+	"sdur-wan2": func() *Topology {
+		return withJitter(&Topology{
+			Name: "sdur-wan2",
+			DCs:  []string{"eu", "use", "usw"},
+			RTTMs: [][]float64{
+				{0, 90, 170},
+				{90, 0, 100},
+				{170, 100, 0},
+			},
+		})
+	},
+}
+
+// withJitter sets t's standard deviations to RTT/85: the simulator truncates a one-way jitter
+// at ±3σ/√2, which is then ±5% of the one-way delay (spec sdur.md §4.2).
+func withJitter(t *Topology) *Topology {
+	t.StdDevMs = zeros(t.N())
+	for a := range t.N() {
+		for b := range t.N() {
+			t.StdDevMs[a][b] = t.RTTMs[a][b] / 85
+		}
+	}
+	return t
 }
 
 func zeros(n int) [][]float64 {

@@ -96,11 +96,15 @@ type TCCLatency struct {
 }
 
 // Violations reports reads whose values do not match their versions.
-func (m *TCCMetrics) Violations() []string {
-	if m.ValueMismatches == 0 {
+func (m *TCCMetrics) Violations() []string { return mismatches(m.ValueMismatches) }
+
+// mismatches is the violation of n reads whose value is not what their version wrote (none if
+// n is 0).
+func mismatches(n int) []string {
+	if n == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d reads whose value is not their version's", m.ValueMismatches)}
+	return []string{fmt.Sprintf("%d reads whose value is not their version's", n)}
 }
 
 // MultiRoundFraction is the share of measured ROTs that took more than one round.
@@ -321,12 +325,18 @@ func (c *tccClient) Abandon(nowUs int64) {
 // checkValues counts the reads whose value is not the one their version wrote; r.mu is held.
 func (r *tccRun) checkValues(reads []tcc.Read) {
 	for _, rd := range reads {
-		want := []byte(nil)
-		if rd.Version != txn.None {
-			want = valueOf(rd.Version, rd.Key, r.cfg.ValueBytes)
-		}
-		if string(rd.Value) != string(want) {
+		if !valueMatches(rd.Key, rd.Value, rd.Version, r.cfg.ValueBytes) {
 			r.m.ValueMismatches++
 		}
 	}
+}
+
+// valueMatches reports whether value is what version wrote to key with values of size bytes
+// (valueOf; nothing for the initial version).
+func valueMatches(key string, value []byte, version txn.ID, size int) bool {
+	want := []byte(nil)
+	if version != txn.None {
+		want = valueOf(version, key, size)
+	}
+	return string(value) == string(want)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/topology"
@@ -56,7 +57,10 @@ type RunInfo struct {
 	// Layout says which node serves partition p of datacenter d (one partition per datacenter
 	// for the ReadWrite family).
 	Layout *tcc.Layout
-	Seed   uint64
+	// Placement says where the replicas of every partition run, for the PartitionedReadWrite
+	// family (nil for the others; Layout is nil then).
+	Placement *partitioned.Placement
+	Seed      uint64
 	// Params are the protocol's parameters, which configure client libraries too.
 	Params protocol.Params
 	// ClientsPerDC is the run's number of (main) clients per datacenter, before the extra ones.
@@ -170,7 +174,7 @@ type Metrics interface {
 }
 
 // defaults lists every workload with its default settings: the one list a new workload joins.
-var defaults = []Workload{DefaultTYCSB(), DefaultTCC()}
+var defaults = []Workload{DefaultTYCSB(), DefaultTCC(), DefaultMicro(), DefaultSocial()}
 
 // Names lists the workloads' names.
 func Names() []string {

@@ -47,6 +47,8 @@ type benchFlags struct {
 	keysPerROT, keysPerWOT, valueBytes          int
 	writeFraction                               float64
 	keysPerPartition                            int
+	replicas, itemsPerPartition                 int
+	globalFraction, roFraction                  float64
 	rate, jitter                                float64
 	retry                                       bool
 	retryBackoff                                time.Duration
@@ -62,8 +64,10 @@ type benchFlags struct {
 
 // workloadOnlyFlags are the flags that mean something for one workload only.
 var workloadOnlyFlags = map[string][]string{
-	"tycsb": {"keys", "theta", "ops", "read-ratio", "ro-clients-per-dc", "ro-keys", "ro-rate"},
-	"tcc":   {"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition"},
+	"tycsb":  {"keys", "theta", "ops", "read-ratio", "ro-clients-per-dc", "ro-keys", "ro-rate"},
+	"tcc":    {"partitions", "keys-per-rot", "keys-per-wot", "value-size", "write-fraction", "keys-per-partition"},
+	"micro":  {"partitions", "replicas", "global-fraction", "ro-fraction", "items-per-partition"},
+	"social": {"partitions", "replicas"},
 }
 
 const benchLong = `Run a workload on one or more protocols in the simulator, or with --cluster against a running
@@ -76,7 +80,16 @@ helios-b and mf, 60 virtual seconds each.
 --workload tcc runs the FastCCS thesis's read-only and write-only transactions on a partitioned
 store (defaults: one datacenter of 8 partitions, 32 clients, fastccs, eiger, wren and ec, 20
 virtual seconds of which the middle 10 are measured). Without --workload the protocols' family
-picks it: tycsb for read-write protocols, tcc for the transactional-causal ones.
+picks it: tycsb for read-write protocols, tcc for the transactional-causal ones, micro for the
+partitioned read-write ones.
+
+--workload micro runs S-DUR's microbenchmark (seed 003: read x, read y, write x, write y; a
+--global-fraction of the transactions take y from another partition) on --partitions partitions
+of --replicas replicas (defaults: sdur-wan1 with the spec's WAN 1 placement, 2 × 3, 10% globals,
+8 clients in each home datacenter, sdur, sdur-delay, sdur-threshold and sdur-votebcast, 20
+virtual seconds of which the middle 10 are measured). On another topology the replicas are
+spread round robin over its datacenters. --workload social runs the spec's social network (85%
+Timeline, 7.5% Post, 7.5% Follow) on the same deployment.
 
 --json writes every run in one shape (docs/RESULTS.md); --history writes the recorded history
 as JSON Lines (docs/HISTORY.md), one file per protocol when several run (FILE gets the
@@ -104,7 +117,12 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
 	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions) or tcc (read-only and write-only transactions on a partitioned store); default: the one the protocols' family runs")
 	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
-	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter")
+	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter; micro: partitions (2)")
+	micro := workload.DefaultMicro()
+	fs.IntVar(&f.replicas, "replicas", 3, "micro: replicas of every partition")
+	fs.Float64Var(&f.globalFraction, "global-fraction", micro.GlobalFraction, "micro: share of global transactions (two partitions)")
+	fs.Float64Var(&f.roFraction, "ro-fraction", micro.ReadOnlyFraction, "micro: share of snapshot read-only transactions")
+	fs.IntVar(&f.itemsPerPartition, "items-per-partition", micro.ItemsPerPartition, "micro: items per partition")
 	fs.DurationVar(&f.duration, "duration", time.Duration(def.DurationUs)*time.Microsecond, "how long clients start transactions, virtual time in the simulator (tcc: 20s)")
 	fs.DurationVar(&f.warmup, "warmup", time.Duration(def.WarmupUs)*time.Microsecond, "time at the start excluded from the measurements (tcc: 5s)")
 	fs.DurationVar(&f.cooldown, "cooldown", 0, "time at the end excluded from the measurements (tcc: 5s)")
@@ -173,9 +191,11 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	for _, name := range workloadOnlyFlags[otherWorkload(wl)] {
-		if fs.Changed(name) {
-			return usagef("bench: --%s does not apply to --workload %s", name, wl)
+	for _, other := range workload.Names() {
+		for _, name := range workloadOnlyFlags[other] {
+			if other != wl && fs.Changed(name) && !slices.Contains(workloadOnlyFlags[wl], name) {
+				return usagef("bench: --%s does not apply to --workload %s", name, wl)
+			}
 		}
 	}
 	opts, err := benchOptions(fs, f, wl, protocols, stderr)
@@ -359,14 +379,6 @@ func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, e
 	return w.Name(), nil
 }
 
-// otherWorkload names the workload whose own flags do not apply to workload name.
-func otherWorkload(name string) string {
-	if name == "tcc" {
-		return "tycsb"
-	}
-	return "tcc"
-}
-
 // benchOptions turns the flags into the run's options: the workload's defaults, overridden by
 // every flag given.
 func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []string, stderr io.Writer) (bench.Options, error) {
@@ -379,6 +391,17 @@ func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []strin
 			w.Distribution = f.distribution
 		}
 		opts.Workload, opts.Partitions = w, f.partitions
+	} else if wl == "micro" || wl == "social" {
+		opts = bench.MicroDefaults()
+		opts.Workload = workload.Micro{ItemsPerPartition: f.itemsPerPartition, GlobalFraction: f.globalFraction,
+			ReadOnlyFraction: f.roFraction, ValueBytes: workload.DefaultMicro().ValueBytes}
+		if wl == "social" {
+			opts.Workload = workload.DefaultSocial()
+		}
+		if fs.Changed("partitions") {
+			opts.Partitions = f.partitions
+		}
+		opts.Replicas = f.replicas
 	} else {
 		opts.Workload = workload.TYCSB{Keys: f.keys, Distribution: f.distribution, Theta: f.theta, OpsPerTxn: f.ops, ReadRatio: f.readRatio,
 			ReadOnlyClientsPerDC: f.roClients, ReadOnlyKeys: f.roKeys, ReadOnlyRate: f.roRate}
@@ -535,6 +558,18 @@ func printResult(w io.Writer, r *bench.Result, opts bench.Options, real bool) {
 	fmt.Fprintf(tw, "avg/total\t%.1f\t\t\t%.1f\t%.1f\t%.0f\t%.1f%%\t\n", sum.Latency.Mean/n, sum.LowerBoundMs/n, sum.CommittedTPS, sum.OpsPerSec, 100*abortRate)
 	tw.Flush()
 	printOrdering(w, r.Ordering)
+
+	if m, ok := r.Metrics.(*workload.MicroMetrics); ok {
+		fmt.Fprintf(w, "local: %.0f txn/s, mean %.1f p50 %.1f p99 %.1f ms, aborts %.1f%%; global: %.0f txn/s, mean %.1f p50 %.1f p99 %.1f ms, aborts %.1f%%; read-only: mean %.1f p99 %.1f ms\n",
+			m.LocalTPS, m.Local.Mean, m.Local.P50, m.Local.P99, 100*m.LocalAbortRate, m.GlobalTPS, m.Global.Mean, m.Global.P50, m.Global.P99,
+			100*m.GlobalAbortRate, m.ReadOnly.Mean, m.ReadOnly.P99)
+	}
+	if m, ok := r.Metrics.(*workload.SocialMetrics); ok {
+		for _, name := range slices.Sorted(maps.Keys(m.Ops)) {
+			o := m.Ops[name]
+			fmt.Fprintf(w, "%s: %.0f txn/s, mean %.1f p50 %.1f p99 %.1f ms, aborts %.1f%%\n", name, o.TPS, o.Latency.Mean, o.Latency.P50, o.Latency.P99, 100*o.AbortRate)
+		}
+	}
 	verdict := "checker: " + r.Checker.Summary()
 	for _, warning := range r.Warnings() {
 		verdict += "; " + warning

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
 )
@@ -74,6 +75,7 @@ func newClusterDirCmd(name, short string, run func(dir string) error) *cobra.Com
 type clusterUpOptions struct {
 	dir, topology, protocol string
 	basePort, partitions    int
+	replicas                int
 	timeout                 time.Duration
 	params                  []string
 	tls, admin              bool
@@ -100,7 +102,8 @@ clients (client.pem, client-key.pem).`,
 	f.StringVar(&o.topology, "topology", "", topologyUsage+" (required)")
 	f.StringVar(&o.protocol, "protocol", "", "protocol ("+strings.Join(registry.Names(), ", ")+") (required)")
 	f.IntVar(&o.basePort, "base-port", 7100, "first TCP port; each node uses three consecutive ports (peer, client, metrics)")
-	f.IntVar(&o.partitions, "partitions", 1, "servers per datacenter, one per key-space partition (partitioned protocols only)")
+	f.IntVar(&o.partitions, "partitions", 1, "servers per datacenter, one per key-space partition (partitioned protocols only); partitioned read-write protocols (sdur): partitions in all")
+	f.IntVar(&o.replicas, "replicas", 3, "partitioned read-write protocols (sdur): replicas of every partition, placed as the spec on sdur-wan1/sdur-wan2, round robin elsewhere")
 	f.DurationVar(&o.timeout, "timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
 	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
@@ -132,14 +135,23 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	switch {
 	case o.partitions < 1:
 		return usagef("cluster up: --partitions %d: want at least 1", o.partitions)
-	case o.partitions > 1 && entry.NewClient == nil:
+	case o.partitions > 1 && entry.NewClient == nil && entry.NewPartitionedClient == nil:
 		return usagef("cluster up: --partitions %d: protocol %s is not partitioned (it runs one full replica per datacenter)", o.partitions, o.protocol)
 	}
 	topo, err := loadTopology(o.topology, stderr)
 	if err != nil {
 		return err
 	}
+	var placement *partitioned.Placement
+	if entry.NewPartitionedClient != nil {
+		if placement, err = partitioned.PlacementFor(topo, o.partitions, o.replicas); err != nil {
+			return usageError{err}
+		}
+	}
 	nodes := topo.N() * o.partitions
+	if placement != nil {
+		nodes = len(placement.DC)
+	}
 	if last := o.basePort + 3*nodes - 1; o.basePort < 1 || last > 65535 {
 		return usagef("cluster up: --base-port %d: the %d nodes need ports %d..%d, want 1..65535",
 			o.basePort, nodes, o.basePort, last)
@@ -153,6 +165,9 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 		return fmt.Errorf("cannot find the meridian binary: %w", err)
 	}
 	cfg := cluster.GeneratePartitioned(topo, o.topology, o.protocol, o.dir, o.basePort, o.partitions)
+	if placement != nil {
+		cfg = cluster.GeneratePlaced(topo, o.topology, o.protocol, o.dir, o.basePort, placement)
+	}
 	cfg.Params = p
 	cfg.Admin = o.admin
 	var clientCert, clientKey string

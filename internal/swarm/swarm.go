@@ -32,6 +32,9 @@ const SeedsPerProtocol = 200
 func Options(proto string, seed uint64) bench.Options {
 	r := rand.New(rand.NewPCG(seed, 0x737761726d))
 	entry := lookup(proto)
+	if entry.Family == registry.PartitionedReadWrite {
+		return partitionedOptions(entry, seed)
+	}
 	f := entry.ToleratesOutages
 	var topo *topology.Topology
 	choices := topologiesFor(f)
@@ -150,16 +153,23 @@ func randomFaults(r *rand.Rand, topo *topology.Topology, maxDown int, durationUs
 		start := r.Int64N(durationUs / 2)
 		return start, start + 100_000 + r.Int64N(durationUs/3)
 	}
-	pair := func() (string, string) {
-		a := r.IntN(topo.N())
-		b := (a + 1 + r.IntN(topo.N()-1)) % topo.N()
-		return topo.DCs[a], topo.DCs[b]
-	}
 	if r.IntN(2) == 0 {
 		for _, dc := range r.Perm(topo.N())[:1+r.IntN(maxDown)] {
 			start, end := window()
 			faults = append(faults, sim.Fault{Kind: sim.Outage, DC: topo.DCs[dc], StartUs: start, EndUs: end})
 		}
+	}
+	return append(faults, linkFaults(r, topo, window)...)
+}
+
+// linkFaults draws, each with probability 1/3, a partition between two datacenters and a slow
+// link between two datacenters, in windows drawn by window.
+func linkFaults(r *rand.Rand, topo *topology.Topology, window func() (int64, int64)) []sim.Fault {
+	var faults []sim.Fault
+	pair := func() (string, string) {
+		a := r.IntN(topo.N())
+		b := (a + 1 + r.IntN(topo.N()-1)) % topo.N()
+		return topo.DCs[a], topo.DCs[b]
 	}
 	if r.IntN(3) == 0 {
 		a, b := pair()

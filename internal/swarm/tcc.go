@@ -86,9 +86,10 @@ func spreadOverDatacenters(seed uint64, opts *bench.Options) {
 	}
 }
 
-// randomNodeFaults draws up to two crashed partitions and up to two cut links between
-// partitions, all over by three quarters of the run.
-func randomNodeFaults(r *rand.Rand, partitions int, durationUs int64) []sim.Fault {
+// randomNodeFaults draws up to two crashed nodes and up to two cut links between nodes, among
+// nodes 0 to nodes-1 (the partitions of the TCC swarm, every replica of the partitioned one),
+// all over by three quarters of the run.
+func randomNodeFaults(r *rand.Rand, nodes int, durationUs int64) []sim.Fault {
 	var faults []sim.Fault
 	window := func() (int64, int64) {
 		start := r.Int64N(durationUs / 2)
@@ -96,11 +97,11 @@ func randomNodeFaults(r *rand.Rand, partitions int, durationUs int64) []sim.Faul
 	}
 	for range r.IntN(3) {
 		start, end := window()
-		faults = append(faults, sim.Fault{Kind: sim.NodeCrash, Node: protocol.NodeID(r.IntN(partitions)), StartUs: start, EndUs: end})
+		faults = append(faults, sim.Fault{Kind: sim.NodeCrash, Node: protocol.NodeID(r.IntN(nodes)), StartUs: start, EndUs: end})
 	}
 	for range r.IntN(3) {
-		a := r.IntN(partitions)
-		b := (a + 1 + r.IntN(partitions-1)) % partitions
+		a := r.IntN(nodes)
+		b := (a + 1 + r.IntN(nodes-1)) % nodes
 		start, end := window()
 		faults = append(faults, sim.Fault{Kind: sim.NodeCut, Node: protocol.NodeID(a), PeerNode: protocol.NodeID(b), StartUs: start, EndUs: end})
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/topology"
 )
@@ -36,6 +37,11 @@ const (
 	// library (Entry.NewClient) on a store split into partitions in every datacenter: FastCCS,
 	// Eiger, Wren and eventual consistency.
 	Causal Family = "causal"
+	// PartitionedReadWrite protocols serve interactive read-write transactions and snapshot
+	// read-only transactions through their own client library (Entry.NewPartitionedClient) on
+	// a store split into partitions, each replicated on a few servers placed over the
+	// datacenters (partitioned.Placement): S-DUR.
+	PartitionedReadWrite Family = "partitioned-read-write"
 )
 
 // Partitioned reports whether the family's protocols split the key space over several nodes
@@ -71,6 +77,9 @@ type Entry struct {
 	Consistency Consistency
 	// NewClient is the client library of a Causal protocol, which runs part of the protocol.
 	NewClient tcc.ClientFactory
+	// NewPartitionedClient is the client library of a PartitionedReadWrite protocol: it routes
+	// reads to the nearest replica of each partition and the commit to the right server.
+	NewPartitionedClient partitioned.ClientFactory
 	// MaxReadRounds bounds the rounds a read-only transaction of a Causal protocol may take
 	// (the FastCCS thesis's Table 2.1: 2 for FastCCS and Wren, 3 for Eiger, 1 for ec); the
 	// checker enforces it (oracle C5).
@@ -119,17 +128,19 @@ func (e Entry) Promises() Consistency {
 var entries = map[string]Entry{}
 
 // Register adds a protocol under name; a protocol package calls it from its init function. It
-// panics if the name is taken, the entry has no factory or no family, or a Causal entry has no
-// client library.
+// panics if the name is taken, the entry has no factory or no family, or a Causal or
+// PartitionedReadWrite entry has no client library of its kind.
 func Register(name string, e Entry) {
 	_, taken := entries[name]
 	switch {
 	case taken || e.New == nil || name == "":
 		panic("registry: cannot register protocol " + strconv.Quote(name))
-	case e.Family != ReadWrite && e.Family != Causal:
+	case e.Family != ReadWrite && e.Family != Causal && e.Family != PartitionedReadWrite:
 		panic(fmt.Sprintf("registry: protocol %q has no family", name))
 	case (e.Family == Causal) != (e.NewClient != nil):
 		panic(fmt.Sprintf("registry: protocol %q: exactly the causal protocols have a client library", name))
+	case (e.Family == PartitionedReadWrite) != (e.NewPartitionedClient != nil):
+		panic(fmt.Sprintf("registry: protocol %q: exactly the partitioned read-write protocols have a partitioned client library", name))
 	}
 	entries[name] = e
 }

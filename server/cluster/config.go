@@ -21,6 +21,7 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/strictyaml"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/topology"
@@ -368,12 +369,19 @@ func (p parser) nodes(c *Config, nodes []nodeFile) error {
 
 // checkLayout checks the nodes' placement against the protocol: a partitioned protocol (one with
 // a client library, registry.Entry.NewClient) runs the same partitions 0..N-1 in every
-// datacenter, one node each (tcc.NewLayout); the others run exactly one full replica, partition
-// 0, per datacenter.
+// datacenter, one node each (tcc.NewLayout); a partitioned read-write one (S-DUR) runs
+// partitions 0..P-1 with the same number of replicas each, anywhere (partitioned.NewPlacement);
+// the others run exactly one full replica, partition 0, per datacenter.
 func checkLayout(c *Config) error {
 	entry, err := registry.Lookup(c.Protocol)
 	if err != nil {
 		return err
+	}
+	if entry.Family == registry.PartitionedReadWrite {
+		if _, err := partitioned.NewPlacement(c.Placements(), c.Topology.N()); err != nil {
+			return fmt.Errorf("protocol %s places P partitions of R replicas each: %w", c.Protocol, err)
+		}
+		return nil
 	}
 	partitioned := entry.NewClient != nil
 	first := map[[2]int]int{} // (datacenter, partition) → the first node placed there
@@ -576,6 +584,41 @@ func Generate(topo *topology.Topology, topoRef, protocolName string, dir string,
 // serving partitions 0..partitions-1 and named DC-pP (just DC when partitions is 1), in
 // datacenter order.
 func GeneratePartitioned(topo *topology.Topology, topoRef, protocolName string, dir string, basePort, partitions int) *Config {
+	c := newConfig(topo, topoRef, protocolName, dir)
+	for i, dc := range topo.DCs {
+		for p := range partitions {
+			node := dc
+			if partitions > 1 {
+				node = fmt.Sprintf("%s-p%d", dc, p)
+			}
+			c.addNode(node, i, p, basePort)
+		}
+	}
+	return c
+}
+
+// GeneratePlaced is Generate for a partitioned read-write protocol (S-DUR): one node per replica
+// of pl, in its node order, named DC-pPrR (replica R of partition P).
+func GeneratePlaced(topo *topology.Topology, topoRef, protocolName string, dir string, basePort int, pl *partitioned.Placement) *Config {
+	c := newConfig(topo, topoRef, protocolName, dir)
+	for _, nd := range pl.Nodes() {
+		r := slices.Index(pl.Node[nd.Partition], nd.ID)
+		c.addNode(fmt.Sprintf("%s-p%dr%d", topo.DCs[nd.DC], nd.Partition, r), nd.DC, nd.Partition, basePort)
+	}
+	return c
+}
+
+// addNode adds a node of datacenter dc serving partition p, on the next three ports from
+// basePort.
+func (c *Config) addNode(name string, dc, p, basePort int) {
+	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+	port := basePort + 3*len(c.Nodes)
+	c.Nodes = append(c.Nodes, Node{Name: name, DC: c.Topology.DCs[dc], DCIndex: dc, Partition: p,
+		PeerAddr: addr(port), ClientAddr: addr(port + 1), MetricsAddr: addr(port + 2)})
+}
+
+// newConfig is a generated cluster's configuration without nodes.
+func newConfig(topo *topology.Topology, topoRef, protocolName string, dir string) *Config {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -600,18 +643,6 @@ func GeneratePartitioned(topo *topology.Topology, topoRef, protocolName string, 
 		DataDir:      filepath.Join(dir, "data"),
 
 		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
-	}
-	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
-	for i, dc := range topo.DCs {
-		for p := range partitions {
-			node := dc
-			if partitions > 1 {
-				node = fmt.Sprintf("%s-p%d", dc, p)
-			}
-			port := basePort + 3*len(c.Nodes)
-			c.Nodes = append(c.Nodes, Node{Name: node, DC: dc, DCIndex: i, Partition: p,
-				PeerAddr: addr(port), ClientAddr: addr(port + 1), MetricsAddr: addr(port + 2)})
-		}
 	}
 	return c
 }

@@ -34,6 +34,9 @@ type Options struct {
 	// Partitions is the number of partitions per datacenter for the partitioned families
 	// (registry.Family.Partitioned); the others run one full replica per datacenter.
 	Partitions int
+	// Replicas is the number of replicas of every partition for the PartitionedReadWrite family
+	// (partitioned.PlacementFor places them; 0 means 3, the spec's); the others ignore it.
+	Replicas int
 	// LatencyIncludesAborts averages the latency of aborted transactions too (Chapter 3's
 	// convention, spec GAP-E2); by default only committed ones count (Chapter 4's).
 	LatencyIncludesAborts bool
@@ -101,6 +104,19 @@ func TCCDefaults() Options {
 	return Options{Protocols: []string{"fastccs", "eiger", "wren", "ec"}, Workload: workload.DefaultTCC(),
 		Partitions: 8, ClientsPerDC: 32, DurationUs: 20_000_000, WarmupUs: 5_000_000, CooldownUs: 5_000_000, Seed: 1,
 		ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: sim.DefaultClientHopUs, LAN: ThesisLAN}
+}
+
+// MicroDefaults is S-DUR's microbenchmark (spec sdur.md §7): the WAN 1 deployment (sdur-wan1,
+// two partitions of three replicas), 10% globals, 8 closed-loop clients in each home datacenter,
+// every S-DUR variant, 0.3 ms RTT inside a datacenter (spec §4.2), 20 virtual seconds of which
+// the middle 10 are measured (the spec's runs last 80 s and keep the middle 60; --duration,
+// --warmup and --cooldown give them).
+func MicroDefaults() Options {
+	topo, _ := topology.Preset("sdur-wan1")
+	return Options{Topology: topo, Protocols: []string{"sdur", "sdur-delay", "sdur-threshold", "sdur-votebcast"},
+		Workload: workload.DefaultMicro(), Partitions: 2, Replicas: 3, ClientsPerDC: 8, DurationUs: 20_000_000,
+		WarmupUs: 5_000_000, CooldownUs: 5_000_000, Seed: 1, Jitter: 1, JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
+		ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 150}
 }
 
 // ThesisLAN is the FastCCS thesis simulator's network (spec §4.2, WL7): with 0.5 ms base

@@ -17,6 +17,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/server"
@@ -61,11 +62,23 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, clientCe
 	case len(opts.Params) > 0:
 		return nil, fmt.Errorf("bench: the parameters of %s configure its nodes and clients; protocol parameters do not apply", cfg.Path)
 	}
-	layout, err := tcc.NewLayout(cfg.Placements(), cfg.Topology.N())
-	if err != nil {
-		return nil, fmt.Errorf("bench: cluster %s: %w", cfg.Path, err)
+	var layout *tcc.Layout
+	var placement *partitioned.Placement
+	homeOf := func(dc, i int) protocol.NodeID { return layout.Node[dc][i%layout.Partitions()] }
+	if entry.Family == registry.PartitionedReadWrite {
+		if placement, err = partitioned.NewPlacement(cfg.Placements(), cfg.Topology.N()); err != nil {
+			return nil, fmt.Errorf("bench: cluster %s: %w", cfg.Path, err)
+		}
+		opts.Partitions, opts.Replicas = placement.Partitions(), len(placement.Node[0])
+		home := preferredIn(placement, cfg.Topology.N())
+		homeOf = func(dc, _ int) protocol.NodeID { return home[dc] }
+	} else {
+		if layout, err = tcc.NewLayout(cfg.Placements(), cfg.Topology.N()); err != nil {
+			return nil, fmt.Errorf("bench: cluster %s: %w", cfg.Path, err)
+		}
+		opts.Partitions = layout.Partitions()
 	}
-	opts.Topology, opts.Protocols, opts.Partitions, opts.Params = cfg.Topology, []string{cfg.Protocol}, layout.Partitions(), cfg.Params
+	opts.Topology, opts.Protocols, opts.Params = cfg.Topology, []string{cfg.Protocol}, cfg.Params
 	dialOpt, err := clientCredentials(cfg, clientCert)
 	if err != nil {
 		return nil, err
@@ -74,7 +87,7 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, clientCe
 	if err != nil {
 		return nil, err
 	}
-	run, err := newRun(&opts, entry, layout)
+	run, err := newRun(&opts, entry, layout, placement)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +104,11 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, clientCe
 	}
 	defer d.close()
 	for dc := range cfg.Topology.N() {
-		if !run.hasClients(dc) {
+		if !run.hasClients(dc) || homeOf(dc, 0) < 0 {
 			continue
 		}
 		for i := range opts.ClientsPerDC + opts.Workload.ExtraClientsPerDC() {
-			ci, err := d.Connect(dc, layout.Node[dc][i%layout.Partitions()], run.clientName(dc, i))
+			ci, err := d.Connect(dc, homeOf(dc, i), run.clientName(dc, i))
 			if err != nil {
 				return nil, err
 			}
@@ -136,6 +149,9 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, clientCe
 	if err != nil {
 		return nil, err
 	}
+	if placement != nil {
+		replicas = mergeReplicas(replicas, cfg.Placements(), placedReplicaName(placement))
+	}
 	run.finish(res, replicas, final)
 	res.WallTime, res.OriginUnixUs = time.Since(wallStart), d.clock.originUs
 	res.VirtualUs = res.WallTime.Microseconds()
@@ -163,7 +179,7 @@ type clusterDriver struct {
 
 func newClusterDriver(ctx context.Context, cfg *cluster.Config, e registry.Entry, dialOpts []grpc.DialOption) (*clusterDriver, error) {
 	d := &clusterDriver{ctx: ctx, cfg: cfg, dialOpts: dialOpts, clock: &runClock{}}
-	if e.Family.Partitioned() {
+	if e.Family.Partitioned() || e.Family == registry.PartitionedReadWrite {
 		addrs := make(map[protocol.NodeID]string, len(cfg.Nodes))
 		for i, nd := range cfg.Nodes {
 			addrs[protocol.NodeID(i)] = nd.ClientAddr

@@ -11,6 +11,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/topology/lowerbound"
@@ -33,11 +34,14 @@ const errorBackoffUs = 100_000
 // runState is what one run's workers share, whatever the driver. In the simulator they all run
 // on one goroutine; against a real cluster on their connections' goroutines, hence the lock.
 type runState struct {
-	opts    *Options
-	entry   registry.Entry
-	layout  *tcc.Layout
-	wl      workload.Run
-	workers []*worker
+	opts   *Options
+	entry  registry.Entry
+	layout *tcc.Layout
+	// placement is the deployment of a PartitionedReadWrite protocol (nil for the others, which
+	// have a layout instead).
+	placement *partitioned.Placement
+	wl        workload.Run
+	workers   []*worker
 
 	mu sync.Mutex
 	// txns holds the recorded transactions in chunks of txnChunk, so that recording never
@@ -49,9 +53,9 @@ type runState struct {
 // txnChunk is the number of transactions in one chunk of runState.txns.
 const txnChunk = 4096
 
-// newRun validates opts for protocol e deployed as layout, and prepares the state the workers
-// share.
-func newRun(opts *Options, e registry.Entry, layout *tcc.Layout) (*runState, error) {
+// newRun validates opts for protocol e deployed as layout (or placement, for the
+// PartitionedReadWrite family), and prepares the state the workers share.
+func newRun(opts *Options, e registry.Entry, layout *tcc.Layout, placement *partitioned.Placement) (*runState, error) {
 	if err := opts.Validate(); err != nil { // opts.Protocols names e: Validate checks the family
 		return nil, err
 	}
@@ -63,9 +67,9 @@ func newRun(opts *Options, e registry.Entry, layout *tcc.Layout) (*runState, err
 		}
 		boundMs = bound.LatencyMs
 	}
-	r := &runState{opts: opts, entry: e, layout: layout,
+	r := &runState{opts: opts, entry: e, layout: layout, placement: placement,
 		stats: newCollector(boundMs, opts.WarmupUs, opts.DurationUs-opts.CooldownUs, opts.LatencyIncludesAborts, opts.ClientHopUs)}
-	wl, err := opts.Workload.NewRun(workload.RunInfo{Protocol: e, Topology: opts.Topology, Layout: layout, Seed: opts.Seed,
+	wl, err := opts.Workload.NewRun(workload.RunInfo{Protocol: e, Topology: opts.Topology, Layout: layout, Placement: placement, Seed: opts.Seed,
 		Params: opts.Params, ClientsPerDC: opts.ClientsPerDC, WindowUs: [2]int64{opts.WarmupUs, opts.DurationUs - opts.CooldownUs}, Record: r.record})
 	if err != nil {
 		return nil, err
@@ -153,7 +157,12 @@ func (r *runState) idle() bool {
 func (r *runState) finish(res *Result, replicas []history.Replica, final []txn.ID) {
 	opts := r.opts
 	res.Protocol, res.Workload, res.Topology, res.Seed = r.entry.Name, opts.Workload.Name(), opts.Topology.Name, opts.Seed
-	res.Partitions, res.Consistency = r.layout.Partitions(), r.entry.Promises()
+	res.Consistency = r.entry.Promises()
+	if r.placement != nil {
+		res.Partitions = r.placement.Partitions()
+	} else {
+		res.Partitions = r.layout.Partitions()
+	}
 	res.Metrics = r.wl.Metrics()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -3,10 +3,13 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/sim"
@@ -26,6 +29,9 @@ func Run(opts Options, protocolName string) (*Result, error) {
 		opts.Topology = singleDC()
 	}
 	opts.Protocols = []string{protocolName}
+	if entry.Family == registry.PartitionedReadWrite {
+		return runPlaced(opts, entry)
+	}
 	partitioned := entry.Family.Partitioned()
 	var nodes []protocol.Node // nil: one replica per datacenter
 	if partitioned {
@@ -33,6 +39,25 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	} else {
 		opts.Partitions = 1
 	}
+	s, err := newSim(&opts, entry, nodes)
+	if err != nil {
+		return nil, err
+	}
+	layout, err := tcc.NewLayout(s.Nodes(), opts.Topology.N())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	}
+	run, err := newRun(&opts, entry, layout, nil)
+	if err != nil {
+		return nil, err
+	}
+	return simulate(&opts, s, run, func(dc, i int) protocol.NodeID { return layout.Node[dc][i%layout.Partitions()] },
+		func(nd protocol.Node) string { return replicaName(opts.Topology.DCs, nd, partitioned) })
+}
+
+// newSim validates opts and builds the simulator of protocol entry on nodes (nil: one replica
+// per datacenter).
+func newSim(opts *Options, entry registry.Entry, nodes []protocol.Node) (*sim.Sim, error) {
 	cfg := sim.Config{Topology: opts.Topology, Nodes: nodes, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
 		Jitter: opts.Jitter, JitterCorrelationUs: opts.JitterCorrelationUs, ClockOffsetUs: opts.ClockOffsetUs,
 		ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, LAN: opts.LAN,
@@ -42,26 +67,96 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	}
 	s, err := sim.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", protocolName, err)
+		return nil, fmt.Errorf("%s: %w", entry.Name, err)
 	}
-	layout, err := tcc.NewLayout(s.Nodes(), opts.Topology.N())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", protocolName, err)
+	return s, nil
+}
+
+// runPlaced runs a PartitionedReadWrite protocol: opts.Partitions partitions of opts.Replicas
+// replicas placed over the topology (partitioned.PlacementFor). Clients run only in the
+// datacenters that host a preferred server (spec sdur.md B13: clients in the partitions' home
+// regions), each connected there; the history's replicas are the r-th replicas of every
+// partition merged (their keys are disjoint), so that the checker compares whole stores.
+func runPlaced(opts Options, entry registry.Entry) (*Result, error) {
+	if opts.Replicas == 0 {
+		opts.Replicas = 3
 	}
-	run, err := newRun(&opts, entry, layout)
+	placement, err := partitioned.PlacementFor(opts.Topology, opts.Partitions, opts.Replicas)
 	if err != nil {
 		return nil, err
 	}
+	s, err := newSim(&opts, entry, placement.Nodes())
+	if err != nil {
+		return nil, err
+	}
+	run, err := newRun(&opts, entry, nil, placement)
+	if err != nil {
+		return nil, err
+	}
+	home := preferredIn(placement, opts.Topology.N())
+	res, err := simulate(&opts, s, run, func(dc, _ int) protocol.NodeID { return home[dc] }, placedReplicaName(placement))
+	if err != nil {
+		return nil, err
+	}
+	res.Replay += fmt.Sprintf(" replicas=%d", opts.Replicas)
+	return res, nil
+}
+
+// preferredIn returns, for each of dcs datacenters, the preferred server of the lowest partition
+// whose preferred server runs there, or -1: where a partitioned read-write run's clients connect.
+func preferredIn(placement *partitioned.Placement, dcs int) []protocol.NodeID {
+	home := make([]protocol.NodeID, dcs)
+	for dc := range home {
+		home[dc] = -1
+	}
+	for p := range placement.Partitions() {
+		if n := placement.Preferred(p); home[placement.DC[n]] < 0 {
+			home[placement.DC[n]] = n
+		}
+	}
+	return home
+}
+
+// placedReplicaName names a partitioned read-write node's store in the history by its replica
+// number, "r<i>": the stores of the i-th replicas of all partitions hold disjoint keys and are
+// merged into one history replica.
+func placedReplicaName(placement *partitioned.Placement) func(protocol.Node) string {
+	return func(nd protocol.Node) string {
+		return fmt.Sprintf("r%d", slices.Index(placement.Node[nd.Partition], nd.ID))
+	}
+}
+
+// mergeReplicas merges the version orders of the nodes that nameOf gives one name (in node
+// order): orders[i] is nodes[i]'s.
+func mergeReplicas(orders []history.Replica, nodes []protocol.Node, nameOf func(protocol.Node) string) []history.Replica {
+	var out []history.Replica
+	for i, nd := range nodes {
+		name := nameOf(nd)
+		if j := slices.IndexFunc(out, func(r history.Replica) bool { return r.Name == name }); j >= 0 {
+			maps.Copy(out[j].VersionOrder, orders[i].VersionOrder)
+			continue
+		}
+		out = append(out, history.Replica{Name: name, VersionOrder: orders[i].VersionOrder})
+	}
+	return out
+}
+
+// simulate runs the simulation s of run: clients connected to the node homeOf gives for their
+// datacenter and number (-1: the datacenter runs none), the history's replicas named by
+// replicaOf (replicas of one name are merged).
+func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) protocol.NodeID,
+	replicaOf func(protocol.Node) string) (*Result, error) {
+	protocolName := run.entry.Name
 	d := &simDriver{s: s, run: run, nextID: run.clientID(opts.Topology.N(), 0)}
 	wallStart := time.Now()
 	d.tick()
 	for dc := range opts.Topology.N() {
-		if !run.hasClients(dc) {
+		if !run.hasClients(dc) || homeOf(dc, 0) < 0 {
 			continue
 		}
 		for i := range opts.ClientsPerDC + opts.Workload.ExtraClientsPerDC() {
 			id := run.clientID(dc, i)
-			conn, err := s.Connect(id, layout.Node[dc][i%layout.Partitions()])
+			conn, err := s.Connect(id, homeOf(dc, i))
 			if err != nil {
 				return nil, err
 			}
@@ -85,19 +180,17 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
 	}
-	var replicas []history.Replica
-	for _, nd := range s.Nodes() {
-		var order map[string][]txn.ID
+	orders := make([]history.Replica, len(s.Nodes()))
+	for i, nd := range s.Nodes() {
 		if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
-			order = vo.VersionOrder()
+			orders[i].VersionOrder = vo.VersionOrder()
 		} else {
-			order = s.Store(nd.ID).VersionOrder()
+			orders[i].VersionOrder = s.Store(nd.ID).VersionOrder()
 		}
-		replicas = append(replicas, history.Replica{Name: replicaName(opts.Topology.DCs, nd, partitioned), VersionOrder: order})
 	}
 	res.Ordering = orderingStats(s)
-	run.finish(res, replicas, final)
-	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(&opts, protocolName)
+	run.finish(res, mergeReplicas(orders, s.Nodes(), replicaOf), final)
+	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(opts, protocolName)
 	res.WallTime = time.Since(wallStart)
 	return res, nil
 }
