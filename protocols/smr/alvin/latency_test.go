@@ -28,21 +28,11 @@ func init() {
 
 // paper7 is spec §7.1's assumed RTT table of the seven sites.
 func paper7() *topology.Topology {
-	dcs := []string{"VA", "OR", "IE", "SP", "TK", "SG", "SY"}
-	rtt := [][]float64{
-		{0, 100, 90, 120, 160, 230, 210},
-		{100, 0, 170, 180, 100, 170, 160},
-		{90, 170, 0, 190, 220, 180, 280},
-		{120, 180, 190, 0, 260, 330, 310},
-		{160, 100, 220, 260, 0, 70, 110},
-		{230, 170, 180, 330, 70, 0, 170},
-		{210, 160, 280, 310, 110, 170, 0},
+	t, ok := topology.Preset("alvin-paper-7")
+	if !ok {
+		panic("no preset alvin-paper-7")
 	}
-	sd := make([][]float64, len(dcs))
-	for i := range sd {
-		sd[i] = make([]float64, len(dcs))
-	}
-	return &topology.Topology{Name: "alvin-paper-7", DCs: dcs, RTTMs: rtt, StdDevMs: sd}
+	return t
 }
 
 // zeroLoadMs is §3.10's origin latency per datacenter, from topo's RTTs: with r_k the k-th

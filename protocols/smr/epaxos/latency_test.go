@@ -30,21 +30,11 @@ func fastPathMs(topo *topology.Topology) map[string]float64 {
 // paper7 is spec §7.1's assumed 7-site RTT table (VA, OR, IE, SP, TK, SG, SY), for which the
 // spec lists the fast-path latencies 160, 170, 190, 260, 160, 180, 210 ms (FQ = 5, so r_4).
 func paper7() *topology.Topology {
-	dcs := []string{"VA", "OR", "IE", "SP", "TK", "SG", "SY"}
-	rtt := [][]float64{
-		{0, 100, 90, 120, 160, 230, 210},
-		{100, 0, 170, 180, 100, 170, 160},
-		{90, 170, 0, 190, 220, 180, 280},
-		{120, 180, 190, 0, 260, 330, 310},
-		{160, 100, 220, 260, 0, 70, 110},
-		{230, 170, 180, 330, 70, 0, 170},
-		{210, 160, 280, 310, 110, 170, 0},
+	t, ok := topology.Preset("alvin-paper-7")
+	if !ok {
+		panic("no preset alvin-paper-7")
 	}
-	sd := make([][]float64, len(dcs))
-	for i := range sd {
-		sd[i] = make([]float64, len(dcs))
-	}
-	return &topology.Topology{Name: "alvin-paper-7", DCs: dcs, RTTMs: rtt, StdDevMs: sd}
+	return t
 }
 
 // TestZeroLoadFastPathLatency is spec S12 for EPaxos: one client per datacenter over a huge key
