@@ -7,12 +7,14 @@ package swarm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
@@ -279,4 +281,38 @@ func seedsToRun(t *testing.T) []uint64 {
 		seeds[i] = uint64(i) + 1
 	}
 	return seeds
+}
+
+// CatchesBroken is the negative control of a protocol's deliberately broken variant: for seeds
+// 1 to seeds it runs proto with opts(seed), which must pass Check, and again with the broken
+// parameters added, which the checker must fail on at least minCaught seeds. It proves that a
+// test of the protocol can fail.
+func CatchesBroken(t *testing.T, proto string, seeds, minCaught int, opts func(seed uint64) bench.Options, broken protocol.Params) {
+	t.Helper()
+	caught := 0
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		o := opts(seed)
+		if _, err := Check(proto, o); err != nil {
+			t.Fatalf("seed %d without %v: %v", seed, broken, err)
+		}
+		o.Params = maps.Clone(o.Params)
+		if o.Params == nil {
+			o.Params = protocol.Params{}
+		}
+		maps.Copy(o.Params, broken)
+		res, err := bench.Run(o, proto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Checker.OK {
+			caught++
+			if caught == 1 {
+				t.Logf("seed %d: %s", seed, res.Checker.Summary())
+			}
+		}
+	}
+	if caught < minCaught {
+		t.Fatalf("the checker caught %s with %v on %d of %d seeds, want at least %d", proto, broken, caught, seeds, minCaught)
+	}
+	t.Logf("caught on %d of %d seeds", caught, seeds)
 }

@@ -78,11 +78,9 @@ func jsonl(t *testing.T, res *bench.Result) []byte {
 // and not the acknowledgements decides when a transaction commits; the correct protocol passes
 // the same runs.
 func TestCheckerCatchesHeliosCommittingEarly(t *testing.T) {
-	const seeds = 10
 	for _, proto := range []string{"helios-1", "helios-2"} {
 		t.Run(proto, func(t *testing.T) {
-			caught := 0
-			for seed := uint64(1); seed <= seeds; seed++ {
+			swarm.CatchesBroken(t, proto, 10, 8, func(seed uint64) bench.Options {
 				opts := bench.Defaults()
 				opts.Topology = swarm.BindingTopology()
 				opts.Seed = seed
@@ -93,23 +91,8 @@ func TestCheckerCatchesHeliosCommittingEarly(t *testing.T) {
 				opts.DurationUs, opts.WarmupUs = 3_000_000, 0
 				// L_A + L_B = 160 ms = RTT across the clusters: Rule 1 holds with no slack.
 				opts.Params = protocol.Params{"latency_ms": "100,100,100,60,60,60"}
-				run(t, opts, proto) // the correct protocol passes
-				opts.Params["unsafe_commit_early"] = "10ms"
-				res, err := bench.Run(opts, proto)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !res.Checker.OK {
-					caught++
-					if caught == 1 {
-						t.Logf("seed %d: %s", seed, res.Checker.Summary())
-					}
-				}
-			}
-			if caught < seeds*3/4 {
-				t.Fatalf("checker caught %s committing 10 ms early on %d of %d seeds, want most", proto, caught, seeds)
-			}
-			t.Logf("caught on %d of %d seeds", caught, seeds)
+				return opts
+			}, protocol.Params{"unsafe_commit_early": "10ms"})
 		})
 	}
 }

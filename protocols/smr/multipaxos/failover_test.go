@@ -114,39 +114,19 @@ func TestPropertyLeaderCrash(t *testing.T) {
 // new leader that fills the same slots differently. The checker must catch the divergence on
 // most seeds, and the same runs without the unsafe switch must be clean.
 func TestCheckerCatchesCommitWithoutMajority(t *testing.T) {
-	const seeds = 10
-	caught := 0
-	for seed := uint64(1); seed <= seeds; seed++ {
-		for _, unsafe := range []bool{false, true} {
-			opts := bench.Defaults()
-			opts.Topology, _ = topology.Preset("aws-3")
-			opts.Seed = seed
-			opts.ClientsPerDC = 2
-			opts.Workload = workload.TYCSB{Keys: 20, Distribution: workload.DistUniform, OpsPerTxn: 3, ReadRatio: 0.5}
-			opts.DurationUs, opts.WarmupUs = 3_000_000, 0
-			opts.Params = protocol.Params{ParamLease: "500ms", ParamUnsafeCommitWithoutMajority: fmt.Sprint(unsafe)}
-			for _, peer := range []string{"IE", "TK"} { // VA leads
-				opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Partition, DC: "VA", Peer: peer, StartUs: 500_000, EndUs: 1_500_000})
-			}
-			res, err := bench.Run(opts, "multipaxos-lo")
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case !unsafe && (res.Problem() != nil || res.Unfinished > 0):
-				t.Fatalf("seed %d, safe: %v; %d unfinished\nparameters: %s", seed, res.Problem(), res.Unfinished, res.Replay)
-			case unsafe && !res.Checker.OK:
-				caught++
-				if caught == 1 {
-					t.Logf("seed %d: %s", seed, res.Checker.Summary())
-				}
-			}
+	swarm.CatchesBroken(t, "multipaxos-lo", 10, 8, func(seed uint64) bench.Options {
+		opts := bench.Defaults()
+		opts.Topology, _ = topology.Preset("aws-3")
+		opts.Seed = seed
+		opts.ClientsPerDC = 2
+		opts.Workload = workload.TYCSB{Keys: 20, Distribution: workload.DistUniform, OpsPerTxn: 3, ReadRatio: 0.5}
+		opts.DurationUs, opts.WarmupUs = 3_000_000, 0
+		opts.Params = protocol.Params{ParamLease: "500ms"}
+		for _, peer := range []string{"IE", "TK"} { // VA leads
+			opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Partition, DC: "VA", Peer: peer, StartUs: 500_000, EndUs: 1_500_000})
 		}
-	}
-	if caught < seeds*3/4 {
-		t.Fatalf("checker caught the leader committing without a majority on %d of %d seeds, want most", caught, seeds)
-	}
-	t.Logf("caught on %d of %d seeds", caught, seeds)
+		return opts
+	}, protocol.Params{ParamUnsafeCommitWithoutMajority: "true"})
 }
 
 // sevenSiteOptions is swarm seed seed of proto moved to aws-7 (the swarm's own topologies have
