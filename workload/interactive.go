@@ -1,0 +1,247 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meridian-kv/meridian/client"
+	"github.com/meridian-kv/meridian/protocol/txn"
+)
+
+// This file is the machinery shared by the workloads whose transactions decide what to write
+// from what they read (TPC-C, Bank): a transaction is a body run through client.Tx in steps of
+// concurrent reads, re-run from its input when it aborts, with its latency measured from the
+// first attempt's BEGIN; rows are integers in a value; a never-written key holds its initial
+// row, a pure function of the key, so a run needs no load phase; and the final state is read
+// at quiescence for the workload's own invariants.
+
+// attempt is one attempt of an interactive transaction. The body reads through read (every key
+// of a step at once), buffers writes with put, and ends with commit; a failed read ends the
+// attempt with an unknown outcome.
+type attempt struct {
+	tx  *client.Tx
+	ops int
+	end func(client.Result)
+}
+
+// read reads keys concurrently and calls next with their values, in the order of keys (nil
+// for a key never written).
+func (a *attempt) read(keys []string, next func(vals [][]byte)) {
+	vals := make([][]byte, len(keys))
+	if len(keys) == 0 {
+		next(vals)
+		return
+	}
+	left := len(keys)
+	var failed error
+	for i, k := range keys {
+		a.ops++
+		a.tx.Get(k, func(v []byte, err error) {
+			vals[i] = v
+			if err != nil && failed == nil {
+				failed = err
+			}
+			if left--; left > 0 {
+				return
+			}
+			if failed != nil {
+				a.end(client.Result{Status: txn.Unknown, Err: failed})
+				return
+			}
+			next(vals)
+		})
+	}
+}
+
+// put buffers a write of key.
+func (a *attempt) put(key string, r row) {
+	a.ops++
+	_ = a.tx.Put(key, r.encode()) // keys are non-empty and the attempt is unfinished
+}
+
+// commit submits the attempt.
+func (a *attempt) commit() { a.tx.Commit(a.end) }
+
+// interactive runs one client's interactive transactions: run starts a new transaction from
+// its body, retry re-runs the last one's body (the same input, fresh reads, possibly other
+// keys: TPC-C's order id comes from its district) as a new attempt. Every attempt's outcome
+// carries the latency from the transaction's first BEGIN (spec alvin.md §7.2's metric).
+type interactive struct {
+	conn    Conn
+	sess    *client.Session
+	tx      *client.Tx // the current attempt's transaction
+	body    func(*attempt)
+	firstUs int64 // when the current transaction's first attempt began
+}
+
+// run starts a new transaction.
+func (c *interactive) run(body func(*attempt), done func(Outcome)) {
+	c.body, c.firstUs, c.tx = body, c.conn.NowUs(), c.sess.Begin()
+	c.start(done)
+}
+
+// retry starts the next attempt of the current transaction.
+func (c *interactive) retry(done func(Outcome)) {
+	c.tx = c.sess.BeginRetry(c.tx)
+	c.start(done)
+}
+
+func (c *interactive) start(done func(Outcome)) {
+	a := &attempt{tx: c.tx}
+	a.end = func(res client.Result) {
+		done(Outcome{Status: res.Status, Reason: res.Reason, LatencyUs: c.conn.NowUs() - c.firstUs, Ops: a.ops, Err: res.Err})
+	}
+	c.body(a)
+}
+
+// row is a table row: integer fields, encoded as decimal numbers separated by commas.
+type row []int64
+
+func (r row) encode() []byte {
+	b := make([]byte, 0, 8*len(r))
+	for i, v := range r {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return b
+}
+
+// errBadRow is parseRow's error for a value that is not a row of the expected width.
+var errBadRow = errors.New("not a row")
+
+// parseRow decodes a value read from the store: a copy of initial for a key never written
+// (an empty value), else a row of len(initial) fields.
+func parseRow(v []byte, initial row) (row, error) {
+	out := make(row, len(initial))
+	if len(v) == 0 {
+		copy(out, initial)
+		return out, nil
+	}
+	field, start := 0, 0
+	for i := 0; i <= len(v); i++ {
+		if i < len(v) && v[i] != ',' {
+			continue
+		}
+		if field == len(out) {
+			return nil, errBadRow
+		}
+		n, err := strconv.ParseInt(string(v[start:i]), 10, 64)
+		if err != nil {
+			return nil, errBadRow
+		}
+		out[field], field, start = n, field+1, i+1
+	}
+	if field != len(out) {
+		return nil, errBadRow
+	}
+	return out, nil
+}
+
+// mix64 is SplitMix64's finalizer: the deterministic hash behind initial rows.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// hashIn maps the ids of a row to a number in [lo, hi], the same in every run.
+func hashIn(lo, hi int64, ids ...int64) int64 {
+	h := uint64(0)
+	for _, id := range ids {
+		h = mix64(h ^ uint64(id))
+	}
+	return lo + int64(h%uint64(hi-lo+1))
+}
+
+// finalBatchKeys is how many keys one read-only transaction at quiescence reads.
+const finalBatchKeys = 512
+
+// finalAttempts bounds the attempts of one read-only transaction at quiescence, which only an
+// unfinished straggler could make abort.
+const finalAttempts = 5
+
+// readFinal reads keys at quiescence through committed read-only transactions of c (a fresh
+// client of the Settler), finalBatchKeys at a time, and returns their values in order.
+func readFinal(s Settler, c ClientInfo, sess *client.Session, keys []string) ([][]byte, error) {
+	out := make([][]byte, 0, len(keys))
+	for start := 0; start < len(keys); start += finalBatchKeys {
+		batch := keys[start:min(start+finalBatchKeys, len(keys))]
+		var vals [][]byte
+		var tx *client.Tx
+		committed := false
+		for try := 0; try < finalAttempts && !committed; try++ {
+			if tx == nil {
+				tx = sess.Begin()
+			} else {
+				tx = sess.BeginRetry(tx)
+			}
+			a := &attempt{tx: tx}
+			err := s.Await(c, func(done func(error)) {
+				a.end = func(res client.Result) {
+					committed = res.Status == txn.Committed
+					done(res.Err)
+				}
+				a.read(batch, func(v [][]byte) { vals = v; a.commit() })
+			})
+			if err != nil {
+				return nil, fmt.Errorf("workload: a final read of %d keys at quiescence: %w", len(batch), err)
+			}
+		}
+		if !committed {
+			return nil, fmt.Errorf("workload: a final read of %d keys at quiescence aborted %d times", len(batch), finalAttempts)
+		}
+		out = append(out, vals...)
+	}
+	return out, nil
+}
+
+// typeStats measures one transaction type: its measured attempts, commits and the latency of
+// its commits from their first BEGIN.
+type typeStats struct {
+	attempts, committed int
+	latency             *hdrhistogram.Histogram
+}
+
+// TypeMetrics are one transaction type's figures over the measurement window: commits,
+// attempts (aborted ones included), committed transactions per second over every datacenter,
+// and latency from the first BEGIN to the final commit.
+type TypeMetrics struct {
+	Committed int        `json:"committed"`
+	Attempts  int        `json:"attempts"`
+	AbortRate float64    `json:"abort_rate"`
+	TPS       float64    `json:"tps"`
+	Latency   TCCLatency `json:"latency"`
+}
+
+// add records an attempt's outcome o (an unknown one counts neither way).
+func (s *typeStats) add(o Outcome) {
+	if o.Status == txn.Unknown {
+		return
+	}
+	if s.latency == nil {
+		s.latency = newLatencyHistogram()
+	}
+	s.attempts++
+	if o.Status == txn.Committed {
+		s.committed++
+		_ = s.latency.RecordValue(max(o.LatencyUs, 1)) // in range: latencies are below an hour
+	}
+}
+
+// metrics summarises s over a window of windowS seconds.
+func (s *typeStats) metrics(windowS float64) TypeMetrics {
+	m := TypeMetrics{Committed: s.committed, Attempts: s.attempts, TPS: float64(s.committed) / windowS}
+	if s.attempts > 0 {
+		m.AbortRate = 1 - float64(s.committed)/float64(s.attempts)
+	}
+	if s.latency != nil {
+		m.Latency = latencyOf(s.latency)
+	}
+	return m
+}
