@@ -313,9 +313,9 @@ func (c *tpccClient) Abandon(int64) {}
 // account measures the attempts of kind in the measurement window.
 func (c *tpccClient) account(kind int, done func(Outcome)) func(Outcome) {
 	return func(o Outcome) {
-		if c.run.info.Measured(c.it.firstUs, c.it.conn.NowUs()) {
+		if now := c.it.conn.NowUs(); c.run.info.Measured(c.it.firstUs, now) {
 			c.run.mu.Lock()
-			c.run.types[kind].add(o)
+			c.run.types[kind].add(o, now-c.it.firstUs)
 			c.run.mu.Unlock()
 		}
 		done(o)

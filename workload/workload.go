@@ -166,7 +166,7 @@ type Metrics interface {
 }
 
 // defaults lists every workload with its default settings: the one list a new workload joins.
-var defaults = []Workload{DefaultTYCSB(), DefaultTCC(), DefaultTPCC()}
+var defaults = []Workload{DefaultTYCSB(), DefaultTCC(), DefaultTPCC(), DefaultBank()}
 
 // Names lists the workloads' names.
 func Names() []string {

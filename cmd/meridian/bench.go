@@ -59,6 +59,7 @@ type benchFlags struct {
 	parallel                                    int
 	cluster, cert, key                          string
 	faults, params                              []string
+	smr                                         smrFlags
 }
 
 // workloadOnlyFlags are the flags that mean something for one workload only.
@@ -103,7 +104,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.topology, "topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (tcc: one datacenter)")
 	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
-	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions) or tcc (read-only and write-only transactions on a partitioned store); default: the one the protocols' family runs")
+	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions), tcc (read-only and write-only transactions on a partitioned store), tpcc or bank (interactive read-write transactions, retried until they commit); default: the one the protocols' family runs")
 	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
 	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter")
 	fs.DurationVar(&f.duration, "duration", time.Duration(def.DurationUs)*time.Microsecond, "how long clients start transactions, virtual time in the simulator (tcc: 20s)")
@@ -144,6 +145,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.cert, "cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
 	fs.StringVar(&f.key, "key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	addSMRFlags(fs, &f.smr)
 	_ = cmd.RegisterFlagCompletionFunc("protocols", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -173,9 +175,11 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	for _, name := range workloadOnlyFlags[otherWorkload(wl)] {
-		if fs.Changed(name) {
-			return usagef("bench: --%s does not apply to --workload %s", name, wl)
+	for _, other := range slices.Sorted(maps.Keys(workloadOnlyFlags)) {
+		for _, name := range workloadOnlyFlags[other] {
+			if other != wl && fs.Changed(name) {
+				return usagef("bench: --%s does not apply to --workload %s", name, wl)
+			}
 		}
 	}
 	opts, err := benchOptions(fs, f, wl, protocols, stderr)
@@ -231,6 +235,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 			results = append(results, res)
 			if res.TCC() == nil {
 				printResult(stdout, res, opts, cfg != nil)
+				printSMRMetrics(stdout, res)
 			}
 		})
 	if err != nil {
@@ -329,19 +334,13 @@ func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, e
 	return w.Name(), nil
 }
 
-// otherWorkload names the workload whose own flags do not apply to workload name.
-func otherWorkload(name string) string {
-	if name == "tcc" {
-		return "tycsb"
-	}
-	return "tcc"
-}
-
 // benchOptions turns the flags into the run's options: the workload's defaults, overridden by
 // every flag given.
 func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []string, stderr io.Writer) (bench.Options, error) {
 	opts := bench.Defaults()
-	if wl == "tcc" {
+	if smr, ok := smrDefaults(&f.smr, wl); ok {
+		opts = smr
+	} else if wl == "tcc" {
 		opts = bench.TCCDefaults()
 		w := opts.Workload.(workload.TCC)
 		w.KeysPerROT, w.KeysPerWOT, w.ValueBytes, w.WriteFraction, w.KeysPerPartition = f.keysPerROT, f.keysPerWOT, f.valueBytes, f.writeFraction, f.keysPerPartition
@@ -359,26 +358,31 @@ func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []strin
 	if len(opts.Protocols) == 0 {
 		return opts, usagef("bench: no protocols")
 	}
-	if wl == "tycsb" || fs.Changed("topology") {
+	if wl != "tcc" || fs.Changed("topology") {
 		topo, err := loadTopology(f.topology, stderr)
 		if err != nil {
 			return opts, err
 		}
 		opts.Topology = topo
 	}
-	if wl == "tycsb" || fs.Changed("clients-per-dc") {
+	if wl != "tcc" || fs.Changed("clients-per-dc") {
 		opts.ClientsPerDC = f.clients
 	}
-	if wl == "tycsb" || fs.Changed("duration") || fs.Changed("warmup") || fs.Changed("cooldown") {
+	if wl != "tcc" || fs.Changed("duration") || fs.Changed("warmup") || fs.Changed("cooldown") {
 		opts.DurationUs, opts.WarmupUs, opts.CooldownUs = f.duration.Microseconds(), f.warmup.Microseconds(), f.cooldown.Microseconds()
 	}
-	if wl == "tycsb" || fs.Changed("jitter-correlation") {
+	if wl != "tcc" || fs.Changed("jitter-correlation") {
 		opts.JitterCorrelationUs = f.jitterCorrelation.Microseconds()
 	}
 	opts.Seed, opts.Jitter, opts.RatePerClient = f.seed, f.jitter, f.rate
-	opts.Retry, opts.RetryBackoffUs = f.retry, f.retryBackoff.Microseconds()
-	if fs.Changed("retry-backoff") && !f.retry {
-		return opts, usagef("bench: --retry-backoff needs --retry")
+	if fs.Changed("retry") { // tpcc and bank retry by default
+		opts.Retry = f.retry
+	}
+	if fs.Changed("retry-backoff") {
+		if !opts.Retry {
+			return opts, usagef("bench: --retry-backoff needs --retry")
+		}
+		opts.RetryBackoffUs = f.retryBackoff.Microseconds()
 	}
 	opts.Service = sim.Service{PerMessageUs: f.cpuPerMessage.Microseconds(), PerRequestUs: f.cpuPerRequest.Microseconds(), PerCommitUs: f.cpuPerCommit.Microseconds()}
 	opts.KeepHistory = f.historyFile != ""
