@@ -187,18 +187,9 @@ func (r *bankRun) audit(a *attempt, what string, after func()) {
 	})
 }
 
-// Final audits every account at quiescence, from a fresh client of the first datacenter.
+// Final audits every account at quiescence, from a fresh client (finalReader).
 func (r *bankRun) Final(s Settler) ([]txn.ID, error) {
-	dc := 0
-	ci, err := s.Connect(dc, r.info.Layout.Node[dc][0], r.info.Topology.DCs[dc]+"/final")
-	if err != nil {
-		return nil, err
-	}
-	cl, err := r.NewClient(ci)
-	if err != nil {
-		return nil, err
-	}
-	vals, err := readFinal(s, ci, cl.(*bankClient).it.sess, r.keys)
+	vals, err := (&finalReader{s: s, info: r.info}).read(r.keys)
 	if err != nil {
 		return nil, err
 	}

@@ -165,39 +165,84 @@ func hashIn(lo, hi int64, ids ...int64) int64 {
 // finalBatchKeys is how many keys one read-only transaction at quiescence reads.
 const finalBatchKeys = 512
 
-// finalAttempts bounds the attempts of one read-only transaction at quiescence, which only an
-// unfinished straggler could make abort.
-const finalAttempts = 5
+// finalAttempts bounds the attempts of one read-only transaction at quiescence, and
+// finalPauseUs is the pause before each new attempt: a lossy network (swarm chaos) can time out
+// a read or a commit, and a straggler can make one abort.
+const (
+	finalAttempts = 10
+	finalPauseUs  = 200_000
+)
 
-// readFinal reads keys at quiescence through committed read-only transactions of c (a fresh
-// client of the Settler), finalBatchKeys at a time, and returns their values in order.
+// finalReader reads keys at quiescence through committed read-only transactions of a fresh
+// client, finalBatchKeys at a time: a client of the first datacenter, or of the next one when
+// that fails (Helios NACKs every transaction of a datacenter whose clock lags far enough
+// behind another's).
+type finalReader struct {
+	s    Settler
+	info RunInfo
+	dc   int
+	c    ClientInfo
+	sess *client.Session // nil until connected
+}
+
+// read returns the values of keys, in order.
+func (f *finalReader) read(keys []string) ([][]byte, error) {
+	var errs []error
+	for ; f.dc < len(f.info.Layout.Node); f.dc++ {
+		if f.sess == nil {
+			c, err := f.s.Connect(f.dc, f.info.Layout.Node[f.dc][0], f.info.Topology.DCs[f.dc]+"/final")
+			if err != nil {
+				return nil, err
+			}
+			tr, ok := c.Conn.(client.Transport)
+			if !ok {
+				return nil, fmt.Errorf("workload: final reads need a read-write client transport, got %T", c.Conn)
+			}
+			f.c, f.sess = c, client.NewSession(tr, c.ID, f.info.Topology.DCs[f.dc], c.Name, f.info.Record)
+		}
+		vals, err := readFinal(f.s, f.c, f.sess, keys)
+		if err == nil {
+			return vals, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", f.info.Topology.DCs[f.dc], err))
+		f.sess = nil
+	}
+	return nil, errors.Join(errs...)
+}
+
+// readFinal reads keys through committed read-only transactions of c, finalBatchKeys at a
+// time, and returns their values in order.
 func readFinal(s Settler, c ClientInfo, sess *client.Session, keys []string) ([][]byte, error) {
 	out := make([][]byte, 0, len(keys))
 	for start := 0; start < len(keys); start += finalBatchKeys {
 		batch := keys[start:min(start+finalBatchKeys, len(keys))]
 		var vals [][]byte
 		var tx *client.Tx
+		var last error
 		committed := false
 		for try := 0; try < finalAttempts && !committed; try++ {
 			if tx == nil {
 				tx = sess.Begin()
 			} else {
 				tx = sess.BeginRetry(tx)
+				if err := s.Await(c, func(done func(error)) { c.Conn.After(finalPauseUs, func() { done(nil) }) }); err != nil {
+					return nil, err
+				}
 			}
 			a := &attempt{tx: tx}
-			err := s.Await(c, func(done func(error)) {
+			last = s.Await(c, func(done func(error)) {
 				a.end = func(res client.Result) {
 					committed = res.Status == txn.Committed
+					if res.Err == nil && !committed {
+						res.Err = fmt.Errorf("aborted (%s)", res.Reason)
+					}
 					done(res.Err)
 				}
 				a.read(batch, func(v [][]byte) { vals = v; a.commit() })
 			})
-			if err != nil {
-				return nil, fmt.Errorf("workload: a final read of %d keys at quiescence: %w", len(batch), err)
-			}
 		}
 		if !committed {
-			return nil, fmt.Errorf("workload: a final read of %d keys at quiescence aborted %d times", len(batch), finalAttempts)
+			return nil, fmt.Errorf("workload: a final read of %d keys at quiescence failed %d times, last: %w", len(batch), finalAttempts, last)
 		}
 		out = append(out, vals...)
 	}

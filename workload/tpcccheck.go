@@ -3,14 +3,13 @@ package workload
 import (
 	"fmt"
 
-	"github.com/meridian-kv/meridian/client"
 	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
 // maxListedViolations bounds the violations a run lists (the count of the rest is reported).
 const maxListedViolations = 20
 
-// Final reads, at quiescence, from a fresh client of the first datacenter, every warehouse and
+// Final reads, at quiescence, from a fresh client (finalReader), every warehouse and
 // district, every order and new-order row the districts' order ids reach (and the next one,
 // which must not exist), and every order line, through committed read-only transactions (the
 // history records them; the checker compares every replica's version orders), then checks TPC-C's
@@ -27,18 +26,9 @@ const maxListedViolations = 20
 // and, with Delivery: an order has a carrier, and its lines are delivered, exactly when it is
 // older than its district's delivery cursor.
 func (r *tpccRun) Final(s Settler) ([]txn.ID, error) {
-	dc := 0
-	ci, err := s.Connect(dc, r.info.Layout.Node[dc][0], r.info.Topology.DCs[dc]+"/final")
-	if err != nil {
-		return nil, err
-	}
-	tr, ok := ci.Conn.(client.Transport)
-	if !ok {
-		return nil, fmt.Errorf("workload: tpcc needs a read-write client transport, got %T", ci.Conn)
-	}
-	sess := client.NewSession(tr, ci.ID, r.info.Topology.DCs[dc], ci.Name, r.info.Record)
+	fr := &finalReader{s: s, info: r.info}
 	read := func(keys []string, initial func(i int) row) ([]row, error) {
-		vals, err := readFinal(s, ci, sess, keys)
+		vals, err := fr.read(keys)
 		if err != nil {
 			return nil, err
 		}

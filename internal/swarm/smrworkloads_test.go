@@ -1,0 +1,67 @@
+package swarm
+
+import (
+	"os"
+	"testing"
+
+	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/workload"
+
+	_ "github.com/meridian-kv/meridian/protocols/all"
+)
+
+// smrWorkloadOptions is seed's swarm run (Options: topology, skew, faults, chaos) with a small
+// TPC-C (odd seeds) or Bank (even seeds) instead of T-YCSB, retrying aborted transactions.
+func smrWorkloadOptions(proto string, seed uint64) bench.Options {
+	opts := Options(proto, seed)
+	if seed%2 == 1 {
+		w := workload.DefaultTPCC()
+		w.Districts, w.CustomersPerDistrict, w.Items, w.Mix = 2, 20, 100, []string{"write", "ro50"}[seed/2%2]
+		opts.Workload = w
+	} else {
+		w := workload.DefaultBank()
+		w.Accounts, w.AuditIntervalMs = 50, 500
+		opts.Workload = w
+	}
+	d := bench.TPCCDefaults()
+	opts.Retry, opts.RetryBackoffUs = d.Retry, d.RetryBackoffUs
+	return opts
+}
+
+// TestSMRWorkloadsUnderFaults runs TPC-C and Bank on the full-replication protocols under the
+// swarm's faults and network chaos: the checker, TPC-C's consistency conditions and Bank's
+// audits hold on every seed, and every transaction finishes once the faults are over. Three
+// seeds per protocol; MERIDIAN_LONG=1 runs 50, MERIDIAN_SEED=N one.
+func TestSMRWorkloadsUnderFaults(t *testing.T) {
+	seeds := []uint64{1, 2, 3}
+	if os.Getenv("MERIDIAN_LONG") != "" {
+		seeds = seeds[:0]
+		for s := uint64(1); s <= 50; s++ {
+			seeds = append(seeds, s)
+		}
+	}
+	if os.Getenv("MERIDIAN_SEED") != "" {
+		seeds = seedsToRun(t)
+	}
+	for _, proto := range []string{"helios-1", "mf", "rc", "2pc-paxos", "paxos-commit", "ogre"} {
+		t.Run(proto, func(t *testing.T) {
+			committed := 0
+			for _, seed := range seeds {
+				opts := smrWorkloadOptions(proto, seed)
+				res, err := bench.Run(opts, proto)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				if err := res.Problem(); err != nil || res.Unfinished > 0 {
+					t.Fatalf("seed %d: %v; %s; %d transactions unfinished\nreplay: MERIDIAN_SEED=%d go test ./internal/swarm -run 'TestSMRWorkloadsUnderFaults/%s$'\nparameters: %s",
+						seed, err, res.Checker.Summary(), res.Unfinished, seed, proto, res.Replay)
+				}
+				committed += res.Checker.Committed
+			}
+			if committed == 0 {
+				t.Fatalf("no transaction committed over %d seeds: the test checks nothing", len(seeds))
+			}
+			t.Logf("%d seeds, %d committed transactions checked", len(seeds), committed)
+		})
+	}
+}
