@@ -211,25 +211,25 @@ func (f *finalReader) read(keys []string) ([][]byte, error) {
 }
 
 // readFinal reads keys through committed read-only transactions of c, finalBatchKeys at a
-// time, and returns their values in order.
+// time, and returns their values in order. After a failed attempt it pauses and halves the
+// batch (down to one key; it doubles again after a success): at quiescence nothing changes, so keys need not be read together,
+// and under heavy loss a read of many keys at a majority (Replicated Commit) rarely succeeds.
 func readFinal(s Settler, c ClientInfo, sess *client.Session, keys []string) ([][]byte, error) {
 	out := make([][]byte, 0, len(keys))
-	for start := 0; start < len(keys); start += finalBatchKeys {
-		batch := keys[start:min(start+finalBatchKeys, len(keys))]
+	size := finalBatchKeys
+	for len(out) < len(keys) {
 		var vals [][]byte
-		var tx *client.Tx
 		var last error
 		committed := false
 		for try := 0; try < finalAttempts && !committed; try++ {
-			if tx == nil {
-				tx = sess.Begin()
-			} else {
-				tx = sess.BeginRetry(tx)
+			if try > 0 {
+				size = max(size/2, 1)
 				if err := s.Await(c, func(done func(error)) { c.Conn.After(finalPauseUs, func() { done(nil) }) }); err != nil {
 					return nil, err
 				}
 			}
-			a := &attempt{tx: tx}
+			batch := keys[len(out):min(len(out)+size, len(keys))]
+			a := &attempt{tx: sess.Begin()}
 			last = s.Await(c, func(done func(error)) {
 				a.end = func(res client.Result) {
 					committed = res.Status == txn.Committed
@@ -242,9 +242,10 @@ func readFinal(s Settler, c ClientInfo, sess *client.Session, keys []string) ([]
 			})
 		}
 		if !committed {
-			return nil, fmt.Errorf("workload: a final read of %d keys at quiescence failed %d times, last: %w", len(batch), finalAttempts, last)
+			return nil, fmt.Errorf("workload: a final read at quiescence failed %d times, last: %w", finalAttempts, last)
 		}
 		out = append(out, vals...)
+		size = min(2*size, finalBatchKeys)
 	}
 	return out, nil
 }

@@ -30,15 +30,16 @@ func smrWorkloadOptions(proto string, seed uint64) bench.Options {
 
 // TestSMRWorkloadsUnderFaults runs TPC-C and Bank on the full-replication protocols under the
 // swarm's faults and network chaos: the checker, TPC-C's consistency conditions and Bank's
-// audits hold on every seed, and every transaction finishes once the faults are over. Three
-// seeds per protocol; MERIDIAN_LONG=1 runs 50, MERIDIAN_SEED=N one.
+// audits hold on every seed, and every transaction finishes once the faults are over. Ten
+// seeds per protocol; MERIDIAN_LONG=1 runs SeedsPerProtocol, MERIDIAN_SEED=N one.
 func TestSMRWorkloadsUnderFaults(t *testing.T) {
-	seeds := []uint64{1, 2, 3}
+	count := uint64(10)
 	if os.Getenv("MERIDIAN_LONG") != "" {
-		seeds = seeds[:0]
-		for s := uint64(1); s <= 50; s++ {
-			seeds = append(seeds, s)
-		}
+		count = SeedsPerProtocol
+	}
+	var seeds []uint64
+	for s := uint64(1); s <= count; s++ {
+		seeds = append(seeds, s)
 	}
 	if os.Getenv("MERIDIAN_SEED") != "" {
 		seeds = seedsToRun(t)
