@@ -108,6 +108,15 @@ type BankMetrics struct {
 	// BadTotals lists the committed audits whose total was not the initial one.
 	BadTotals []string `json:"bad_totals"`
 	BadRows   int      `json:"bad_rows"`
+	// Calibration lists the runs that chose Accounts (bench.CalibrateBankAccounts), if any.
+	Calibration []CalibrationProbe `json:"calibration,omitempty"`
+}
+
+// CalibrationProbe is one run of an account-count calibration: its accounts and the aborted
+// share of its transfers' attempts.
+type CalibrationProbe struct {
+	Accounts  int     `json:"accounts"`
+	AbortRate float64 `json:"abort_rate"`
 }
 
 // Violations lists the audits that saw money created or lost, and unreadable balances.

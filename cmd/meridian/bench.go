@@ -157,7 +157,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
 	var cfg *cluster.Config
 	if f.cluster != "" {
-		for _, name := range []string{"protocols", "topology", "partitions", "set", "fault", "skew", "jitter", "jitter-correlation"} {
+		for _, name := range []string{"protocols", "topology", "partitions", "set", "fault", "skew", "jitter", "jitter-correlation", "calibrate"} {
 			if fs.Changed(name) {
 				return usagef("bench: --%s does not apply to --cluster: the cluster file and its running nodes decide it", name)
 			}
@@ -205,7 +205,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		defer stop()
 	}
 	runOne := func(p string) (*bench.Result, error) {
-		res, err := bench.Run(opts, p)
+		res, err := runSim(&f.smr, opts, p)
 		if err != nil {
 			return nil, usageError{err} // a simulated run fails only on its configuration
 		}

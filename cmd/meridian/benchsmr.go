@@ -20,12 +20,13 @@ type smrFlags struct {
 	accounts, auditClients                       int
 	maxTransferCents                             int64
 	auditInterval                                time.Duration
+	calibrate                                    bool
 }
 
 // tpccFlags and bankFlags are the flags that mean something for those workloads only.
 var (
 	tpccFlags = []string{"warehouses-per-dc", "districts", "customers", "items", "mix", "remote-line-pct", "remote-payment-pct"}
-	bankFlags = []string{"accounts", "max-transfer-cents", "audit-clients-per-dc", "audit-interval"}
+	bankFlags = []string{"accounts", "max-transfer-cents", "audit-clients-per-dc", "audit-interval", "calibrate"}
 )
 
 func init() {
@@ -46,6 +47,7 @@ func addSMRFlags(fs *pflag.FlagSet, f *smrFlags) {
 	fs.Int64Var(&f.maxTransferCents, "max-transfer-cents", b.MaxTransferCents, "bank: largest transfer, in cents")
 	fs.IntVar(&f.auditClients, "audit-clients-per-dc", b.AuditClientsPerDC, "bank: audit clients per datacenter, besides the transfer clients")
 	fs.DurationVar(&f.auditInterval, "audit-interval", time.Duration(b.AuditIntervalMs)*time.Millisecond, "bank: pause before each audit of an audit client")
+	fs.BoolVar(&f.calibrate, "calibrate", false, "bank: per protocol, bisect the account count from --accounts until 10-20% of the transfers' attempts abort (runs of the same settings), and report that run")
 }
 
 // smrDefaults returns the defaults of workload wl configured by the flags, and false if wl is
@@ -67,6 +69,17 @@ func smrDefaults(f *smrFlags, wl string) (bench.Options, bool) {
 	return bench.Options{}, false
 }
 
+// calibrationRange is the abort rate Bank's accounts are calibrated for (spec alvin.md §7.2).
+var calibrationRange = [2]float64{0.10, 0.20}
+
+// runSim runs protocol p in the simulator: one run, or Bank's calibration runs with --calibrate.
+func runSim(f *smrFlags, opts bench.Options, p string) (*bench.Result, error) {
+	if f.calibrate {
+		return bench.CalibrateBankAccounts(opts, p, calibrationRange[0], calibrationRange[1])
+	}
+	return bench.Run(opts, p)
+}
+
 // printSMRMetrics prints TPC-C's per-type figures, or Bank's audits, below a run's table.
 func printSMRMetrics(w io.Writer, r *bench.Result) {
 	switch m := r.Metrics.(type) {
@@ -84,6 +97,16 @@ func printSMRMetrics(w io.Writer, r *bench.Result) {
 	case *workload.BankMetrics:
 		fmt.Fprintf(w, "Bank: %d accounts; %d audits committed of %d attempts during the run; audit at quiescence: %t\n",
 			m.Accounts, m.Audits, m.AuditAttempts, m.FinalAudit)
+		if len(m.Calibration) > 0 {
+			fmt.Fprintf(w, "calibration (accounts: abort rate):")
+			for _, p := range m.Calibration {
+				fmt.Fprintf(w, " %d: %.1f%%", p.Accounts, 100*p.AbortRate)
+			}
+			if rate := r.AbortRate(); rate < calibrationRange[0] || rate > calibrationRange[1] {
+				fmt.Fprintf(w, "; no count reached %.0f-%.0f%%, this is the closest", 100*calibrationRange[0], 100*calibrationRange[1])
+			}
+			fmt.Fprintln(w)
+		}
 	default:
 		return
 	}

@@ -62,3 +62,22 @@ func TestBankCatchesTransferLosingCent(t *testing.T) {
 	}
 	t.Log(m.BadTotals)
 }
+
+// TestCalibrateBankAccounts: starting far from the target, the bisection lands in 10-20%
+// aborts with fewer accounts and lists its probes, the last of which is the run returned.
+func TestCalibrateBankAccounts(t *testing.T) {
+	o := shortBank(1)
+	w := o.Workload.(workload.Bank)
+	w.Accounts, w.AuditClientsPerDC = 5000, 0
+	o.Workload = w
+	res, err := CalibrateBankAccounts(o, "2pc-paxos", 0.10, 0.20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Metrics.(*workload.BankMetrics)
+	t.Logf("probes %+v", m.Calibration)
+	if rate := res.AbortRate(); rate < 0.10 || rate > 0.20 || len(m.Calibration) < 2 || m.Accounts >= 5000 ||
+		m.Calibration[len(m.Calibration)-1].Accounts != m.Accounts {
+		t.Fatalf("abort rate %.3f with %d accounts after probes %+v", rate, m.Accounts, m.Calibration)
+	}
+}
