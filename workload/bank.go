@@ -120,13 +120,7 @@ type CalibrationProbe struct {
 }
 
 // Violations lists the audits that saw money created or lost, and unreadable balances.
-func (m *BankMetrics) Violations() []string {
-	out := append([]string(nil), m.BadTotals...)
-	if m.BadRows > 0 {
-		out = append(out, fmt.Sprintf("%d values read are not balances", m.BadRows))
-	}
-	return out
-}
+func (m *BankMetrics) Violations() []string { return withBadRows(m.BadTotals, m.BadRows) }
 
 func (r *bankRun) Tick([]protocol.Replica, int64) {}
 

@@ -145,6 +145,15 @@ func parseRow(v []byte, initial row) (row, error) {
 	return out, nil
 }
 
+// withBadRows is a run's violations: those listed, and the values read that were not rows.
+func withBadRows(listed []string, badRows int) []string {
+	out := append([]string(nil), listed...)
+	if badRows > 0 {
+		out = append(out, fmt.Sprintf("%d values read are not rows of their table", badRows))
+	}
+	return out
+}
+
 // mix64 is SplitMix64's finalizer: the deterministic hash behind initial rows.
 func mix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15

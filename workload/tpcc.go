@@ -170,13 +170,7 @@ type TPCCChecked struct {
 }
 
 // Violations lists broken TPC-C consistency conditions and unreadable rows.
-func (m *TPCCMetrics) Violations() []string {
-	out := append([]string(nil), m.Consistency...)
-	if m.BadRows > 0 {
-		out = append(out, fmt.Sprintf("%d values read are not rows of their table", m.BadRows))
-	}
-	return out
-}
+func (m *TPCCMetrics) Violations() []string { return withBadRows(m.Consistency, m.BadRows) }
 
 func (r *tpccRun) Tick([]protocol.Replica, int64) {}
 

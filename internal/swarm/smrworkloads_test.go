@@ -11,9 +11,14 @@ import (
 )
 
 // smrWorkloadOptions is seed's swarm run (Options: topology, skew, faults, chaos) with a small
-// TPC-C (odd seeds) or Bank (even seeds) instead of T-YCSB, retrying aborted transactions.
+// TPC-C (odd seeds) or Bank (even seeds) instead of T-YCSB, retrying aborted transactions. The
+// chaos's extra delay per message is capped at maxExtraDelayUs: the final check must read
+// every row back at quiescence, while the chaos lasts, and with up to 1.5 s more each way
+// 2pc-paxos's forwarded reads (1 s timeout) fail about 6 times in 7 (seed 130), too often for
+// hundreds of rows to all get through.
 func smrWorkloadOptions(proto string, seed uint64) bench.Options {
 	opts := Options(proto, seed)
+	opts.Chaos.ExtraDelayMaxUs = min(opts.Chaos.ExtraDelayMaxUs, maxExtraDelayUs)
 	if seed%2 == 1 {
 		w := workload.DefaultTPCC()
 		w.Districts, w.CustomersPerDistrict, w.Items, w.Mix = 2, 20, 100, []string{"write", "ro50"}[seed/2%2]
@@ -27,6 +32,9 @@ func smrWorkloadOptions(proto string, seed uint64) bench.Options {
 	opts.Retry, opts.RetryBackoffUs = d.Retry, d.RetryBackoffUs
 	return opts
 }
+
+// maxExtraDelayUs caps the chaos's extra delay in smrWorkloadOptions.
+const maxExtraDelayUs = 300_000
 
 // TestSMRWorkloadsUnderFaults runs TPC-C and Bank on the full-replication protocols under the
 // swarm's faults and network chaos: the checker, TPC-C's consistency conditions and Bank's
