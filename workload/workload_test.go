@@ -7,9 +7,11 @@ import (
 	"github.com/meridian-kv/meridian/protocols/registry"
 )
 
-// TestLookupAndFamilies: every workload is found by its name and is the default of its family,
-// and an unknown name is refused with the known ones listed.
+// TestLookupAndFamilies: every workload is found by its name, the first of each family in the
+// list is its default (T-YCSB for read-write protocols, TCC for causal ones; TPC-C and Bank are
+// chosen by name), and an unknown name is refused with the known ones listed.
 func TestLookupAndFamilies(t *testing.T) {
+	first := map[registry.Family]string{}
 	for _, name := range Names() {
 		w, err := Lookup(name)
 		if err != nil || w.Name() != name {
@@ -18,10 +20,16 @@ func TestLookupAndFamilies(t *testing.T) {
 		if err := w.Validate(); err != nil {
 			t.Errorf("%s: default settings invalid: %v", name, err)
 		}
-		byFamily, err := ForFamily(w.Family())
-		if err != nil || byFamily.Name() != name {
-			t.Errorf("ForFamily(%s) = %v, %v; want %s", w.Family(), byFamily, err, name)
+		if _, ok := first[w.Family()]; !ok {
+			first[w.Family()] = name
 		}
+		byFamily, err := ForFamily(w.Family())
+		if err != nil || byFamily.Name() != first[w.Family()] {
+			t.Errorf("ForFamily(%s) = %v, %v; want %s", w.Family(), byFamily, err, first[w.Family()])
+		}
+	}
+	if first[registry.ReadWrite] != "tycsb" || first[registry.Causal] != "tcc" {
+		t.Errorf("family defaults %v", first)
 	}
 	if _, err := Lookup("ycsb"); err == nil {
 		t.Error("Lookup of an unknown workload succeeded")
@@ -34,7 +42,7 @@ func TestLookupAndFamilies(t *testing.T) {
 // TestClientStreamsDiffer: clients of one run draw from distinct streams, and the TCC workload
 // keeps the stream of its client library (2·id) apart from its clients' (2·id+1).
 func TestClientStreamsDiffer(t *testing.T) {
-	for _, w := range []Workload{DefaultTYCSB(), DefaultTCC()} {
+	for _, w := range []Workload{DefaultTYCSB(), DefaultTCC(), DefaultTPCC(), DefaultBank()} {
 		seen := map[uint64]bool{}
 		for id := range 1000 {
 			s := w.ClientStream(txn.ClientID(id + 1))
