@@ -28,7 +28,9 @@ type attempt struct {
 }
 
 // read reads keys concurrently and calls next with their values, in the order of keys (nil
-// for a key never written).
+// for a key never written). If a read fails, the attempt is submitted for commit as it is (its
+// successful reads, no writes: what its reads hold, such as read locks, is released) and ends
+// with an unknown outcome and the read's error.
 func (a *attempt) read(keys []string, next func(vals [][]byte)) {
 	vals := make([][]byte, len(keys))
 	if len(keys) == 0 {
@@ -48,7 +50,7 @@ func (a *attempt) read(keys []string, next func(vals [][]byte)) {
 				return
 			}
 			if failed != nil {
-				a.end(client.Result{Status: txn.Unknown, Err: failed})
+				a.tx.Commit(func(client.Result) { a.end(client.Result{Status: txn.Unknown, Err: failed}) })
 				return
 			}
 			next(vals)
