@@ -54,23 +54,7 @@ func TestSMRWorkloadsUnderFaults(t *testing.T) {
 	}
 	for _, proto := range []string{"helios-1", "mf", "rc", "2pc-paxos", "paxos-commit", "ogre"} {
 		t.Run(proto, func(t *testing.T) {
-			committed := 0
-			for _, seed := range seeds {
-				opts := smrWorkloadOptions(proto, seed)
-				res, err := bench.Run(opts, proto)
-				if err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				if err := res.Problem(); err != nil || res.Unfinished > 0 {
-					t.Fatalf("seed %d: %v; %s; %d transactions unfinished\nreplay: MERIDIAN_SEED=%d go test ./internal/swarm -run 'TestSMRWorkloadsUnderFaults/%s$'\nparameters: %s",
-						seed, err, res.Checker.Summary(), res.Unfinished, seed, proto, res.Replay)
-				}
-				committed += res.Checker.Committed
-			}
-			if committed == 0 {
-				t.Fatalf("no transaction committed over %d seeds: the test checks nothing", len(seeds))
-			}
-			t.Logf("%d seeds, %d committed transactions checked", len(seeds), committed)
+			runSeeds(t, proto, "go test ./internal/swarm -run 'TestSMRWorkloadsUnderFaults/"+proto+"$'", seeds, smrWorkloadOptions)
 		})
 	}
 }

@@ -149,10 +149,15 @@ func randomFaults(r *rand.Rand, topo *topology.Topology, maxDown int, durationUs
 // MERIDIAN_SEED=N runs just that seed, and -short runs 20 seeds.
 func Run(t *testing.T, proto, replayCmd string) {
 	t.Helper()
-	seeds := seedsToRun(t)
+	runSeeds(t, proto, replayCmd, seedsToRun(t), Options)
+}
+
+// runSeeds is Run over seeds, each run's options drawn by options.
+func runSeeds(t *testing.T, proto, replayCmd string, seeds []uint64, options func(proto string, seed uint64) bench.Options) {
+	t.Helper()
 	committed := 0
 	for _, seed := range seeds {
-		opts := Options(proto, seed)
+		opts := options(proto, seed)
 		res, err := bench.Run(opts, proto)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
