@@ -126,7 +126,8 @@ type Client interface {
 	// outcome on the connection's loop.
 	Next(rng *rand.Rand, done func(Outcome))
 	// Retry re-runs the client's last transaction, which aborted: the same operations on the
-	// same keys, as a new attempt (bench --retry); it calls done like Next.
+	// same keys, as a new attempt (bench --retry); it calls done like Next. An interactive
+	// workload (TPC-C, Bank) re-runs the same input from fresh reads, whose keys may differ.
 	Retry(done func(Outcome))
 	// Abandon is called at the end of the run, at time nowUs, if the client's last
 	// transaction never finished: a workload that must account for it (a write that may have
@@ -174,7 +175,7 @@ type Metrics interface {
 }
 
 // defaults lists every workload with its default settings: the one list a new workload joins.
-var defaults = []Workload{DefaultTYCSB(), DefaultTCC(), DefaultMicro(), DefaultSocial()}
+var defaults = []Workload{DefaultTYCSB(), DefaultTCC(), DefaultMicro(), DefaultSocial(), DefaultTPCC(), DefaultBank()}
 
 // Names lists the workloads' names.
 func Names() []string {

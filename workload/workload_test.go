@@ -7,10 +7,12 @@ import (
 	"github.com/meridian-kv/meridian/protocols/registry"
 )
 
-// TestLookupAndFamilies: every workload is found by its name, its family's default is the first
-// of its family in the list (micro before social for the partitioned read-write family), and an
-// unknown name is refused with the known ones listed.
+// TestLookupAndFamilies: every workload is found by its name, the first of each family in the
+// list is its default (T-YCSB for read-write protocols, TCC for causal ones, micro for the
+// partitioned read-write family; TPC-C, Bank and social are chosen by name), and an unknown
+// name is refused with the known ones listed.
 func TestLookupAndFamilies(t *testing.T) {
+	first := map[registry.Family]string{}
 	for _, name := range Names() {
 		w, err := Lookup(name)
 		if err != nil || w.Name() != name {
@@ -19,10 +21,16 @@ func TestLookupAndFamilies(t *testing.T) {
 		if err := w.Validate(); err != nil {
 			t.Errorf("%s: default settings invalid: %v", name, err)
 		}
-		byFamily, err := ForFamily(w.Family())
-		if want := map[string]string{"social": "micro"}[name]; err != nil || byFamily.Name() != name && byFamily.Name() != want {
-			t.Errorf("ForFamily(%s) = %v, %v; want %s", w.Family(), byFamily, err, name)
+		if _, ok := first[w.Family()]; !ok {
+			first[w.Family()] = name
 		}
+		byFamily, err := ForFamily(w.Family())
+		if err != nil || byFamily.Name() != first[w.Family()] {
+			t.Errorf("ForFamily(%s) = %v, %v; want %s", w.Family(), byFamily, err, first[w.Family()])
+		}
+	}
+	if first[registry.ReadWrite] != "tycsb" || first[registry.Causal] != "tcc" || first[registry.PartitionedReadWrite] != "micro" {
+		t.Errorf("family defaults %v", first)
 	}
 	if _, err := Lookup("ycsb"); err == nil {
 		t.Error("Lookup of an unknown workload succeeded")
@@ -36,7 +44,7 @@ func TestLookupAndFamilies(t *testing.T) {
 // client libraries (tcc, micro, social) keep the library's stream (2·id) apart from their
 // clients' (2·id+1).
 func TestClientStreamsDiffer(t *testing.T) {
-	for _, w := range []Workload{DefaultTYCSB(), DefaultTCC(), DefaultMicro(), DefaultSocial()} {
+	for _, w := range []Workload{DefaultTYCSB(), DefaultTCC(), DefaultMicro(), DefaultSocial(), DefaultTPCC(), DefaultBank()} {
 		seen := map[uint64]bool{}
 		for id := range 1000 {
 			s := w.ClientStream(txn.ClientID(id + 1))

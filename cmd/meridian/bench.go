@@ -60,6 +60,7 @@ type benchFlags struct {
 	parallel                                    int
 	cluster, cert, key, nemesis                 string
 	faults, params                              []string
+	smr                                         smrFlags
 }
 
 // workloadOnlyFlags are the flags that mean something for one workload only.
@@ -91,6 +92,12 @@ virtual seconds of which the middle 10 are measured). On another topology the re
 spread round robin over its datacenters. --workload social runs the spec's social network (85%
 Timeline, 7.5% Post, 7.5% Follow) on the same deployment.
 
+--workload tpcc and --workload bank run ALVIN's workloads (spec alvin.md §7.2) on read-write
+protocols (defaults: helios-1, mf, rc, 2pc-paxos and ogre, retrying aborted transactions): an
+object TPC-C whose consistency conditions are checked at the end of every run, with a table per
+transaction type, and bank transfers audited during the run and at its end (--calibrate finds
+the account count for 10-20% aborts per protocol).
+
 --json writes every run in one shape (docs/RESULTS.md); --history writes the recorded history
 as JSON Lines (docs/HISTORY.md), one file per protocol when several run (FILE gets the
 protocol's name before its extension). Exit status: 0 if every run is good, 1 if the checker
@@ -115,7 +122,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.topology, "topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (tcc: one datacenter)")
 	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
-	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions) or tcc (read-only and write-only transactions on a partitioned store); default: the one the protocols' family runs")
+	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions), tcc (read-only and write-only transactions on a partitioned store), tpcc or bank (interactive read-write transactions, retried until they commit); default: the one the protocols' family runs")
 	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
 	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter; micro: partitions (2)")
 	micro := workload.DefaultMicro()
@@ -142,7 +149,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.Float64Var(&f.writeFraction, "write-fraction", tcc.WriteFraction, "tcc: share of transactions that are write-only")
 	fs.IntVar(&f.keysPerPartition, "keys-per-partition", tcc.KeysPerPartition, "tcc: key space per partition")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: transactions per second per client (0: closed loop)")
-	fs.BoolVar(&f.retry, "retry", false, "re-run an aborted transaction (same operations, same keys) until it commits; the table adds end-to-end latency and attempts per commit")
+	fs.BoolVar(&f.retry, "retry", false, "re-run an aborted transaction (same operations, same keys) until it commits; the table adds end-to-end latency and attempts per commit (on by default for tpcc and bank, with a 10ms backoff base)")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", 0, "with --retry: base of the exponential backoff with full jitter before each new attempt (the n-th waits up to base·2^(n-1), at most 10s)")
 	fs.Float64Var(&f.jitter, "jitter", def.Jitter, "scale of the topology's RTT standard deviations (0: exact delays)")
 	fs.DurationVar(&f.jitterCorrelation, "jitter-correlation", time.Duration(def.JitterCorrelationUs)*time.Microsecond,
@@ -162,6 +169,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.cert, "cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
 	fs.StringVar(&f.key, "key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	addSMRFlags(fs, &f.smr)
 	_ = cmd.RegisterFlagCompletionFunc("protocols", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -173,7 +181,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
 	var cfg *cluster.Config
 	if f.cluster != "" {
-		for _, name := range []string{"protocols", "topology", "partitions", "set", "fault", "skew", "jitter", "jitter-correlation"} {
+		for _, name := range []string{"protocols", "topology", "partitions", "set", "fault", "skew", "jitter", "jitter-correlation", "calibrate"} {
 			if fs.Changed(name) {
 				return usagef("bench: --%s does not apply to --cluster: the cluster file and its running nodes decide it", name)
 			}
@@ -191,7 +199,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	for _, other := range workload.Names() {
+	for _, other := range slices.Sorted(maps.Keys(workloadOnlyFlags)) {
 		for _, name := range workloadOnlyFlags[other] {
 			if other != wl && fs.Changed(name) && !slices.Contains(workloadOnlyFlags[wl], name) {
 				return usagef("bench: --%s does not apply to --workload %s", name, wl)
@@ -221,7 +229,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		defer stop()
 	}
 	runOne := func(p string) (*bench.Result, error) {
-		res, err := bench.Run(opts, p)
+		res, err := runSim(&f.smr, opts, p)
 		if err != nil {
 			return nil, usageError{err} // a simulated run fails only on its configuration
 		}
@@ -274,6 +282,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 			results = append(results, res)
 			if res.TCC() == nil {
 				printResult(stdout, res, opts, cfg != nil)
+				printSMRMetrics(stdout, res)
 			}
 		})
 	if err != nil {
@@ -383,7 +392,9 @@ func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, e
 // every flag given.
 func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []string, stderr io.Writer) (bench.Options, error) {
 	opts := bench.Defaults()
-	if wl == "tcc" {
+	if smr, ok := smrDefaults(&f.smr, wl); ok {
+		opts = smr
+	} else if wl == "tcc" {
 		opts = bench.TCCDefaults()
 		w := opts.Workload.(workload.TCC)
 		w.KeysPerROT, w.KeysPerWOT, w.ValueBytes, w.WriteFraction, w.KeysPerPartition = f.keysPerROT, f.keysPerWOT, f.valueBytes, f.writeFraction, f.keysPerPartition
@@ -412,26 +423,31 @@ func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []strin
 	if len(opts.Protocols) == 0 {
 		return opts, usagef("bench: no protocols")
 	}
-	if wl == "tycsb" || fs.Changed("topology") {
+	if wl != "tcc" || fs.Changed("topology") {
 		topo, err := loadTopology(f.topology, stderr)
 		if err != nil {
 			return opts, err
 		}
 		opts.Topology = topo
 	}
-	if wl == "tycsb" || fs.Changed("clients-per-dc") {
+	if wl != "tcc" || fs.Changed("clients-per-dc") {
 		opts.ClientsPerDC = f.clients
 	}
-	if wl == "tycsb" || fs.Changed("duration") || fs.Changed("warmup") || fs.Changed("cooldown") {
+	if wl != "tcc" || fs.Changed("duration") || fs.Changed("warmup") || fs.Changed("cooldown") {
 		opts.DurationUs, opts.WarmupUs, opts.CooldownUs = f.duration.Microseconds(), f.warmup.Microseconds(), f.cooldown.Microseconds()
 	}
-	if wl == "tycsb" || fs.Changed("jitter-correlation") {
+	if wl != "tcc" || fs.Changed("jitter-correlation") {
 		opts.JitterCorrelationUs = f.jitterCorrelation.Microseconds()
 	}
 	opts.Seed, opts.Jitter, opts.RatePerClient = f.seed, f.jitter, f.rate
-	opts.Retry, opts.RetryBackoffUs = f.retry, f.retryBackoff.Microseconds()
-	if fs.Changed("retry-backoff") && !f.retry {
-		return opts, usagef("bench: --retry-backoff needs --retry")
+	if fs.Changed("retry") { // tpcc and bank retry by default
+		opts.Retry = f.retry
+	}
+	if fs.Changed("retry-backoff") {
+		if !opts.Retry {
+			return opts, usagef("bench: --retry-backoff needs --retry")
+		}
+		opts.RetryBackoffUs = f.retryBackoff.Microseconds()
 	}
 	opts.Service = sim.Service{PerMessageUs: f.cpuPerMessage.Microseconds(), PerRequestUs: f.cpuPerRequest.Microseconds(), PerCommitUs: f.cpuPerCommit.Microseconds()}
 	opts.KeepHistory = f.historyFile != ""

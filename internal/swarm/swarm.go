@@ -243,13 +243,21 @@ func Run(t *testing.T, proto, replayCmd string) {
 // What adjust adds is part of the printed parameters, so a failing seed still replays.
 func RunWith(t *testing.T, proto, replayCmd string, adjust func(seed uint64, opts *bench.Options)) {
 	t.Helper()
-	seeds := seedsToRun(t)
-	committed := 0
-	for _, seed := range seeds {
+	runSeeds(t, proto, replayCmd, seedsToRun(t), func(proto string, seed uint64) bench.Options {
 		opts := Options(proto, seed)
 		if adjust != nil {
 			adjust(seed, &opts)
 		}
+		return opts
+	})
+}
+
+// runSeeds is Run over seeds, each run's options drawn by options.
+func runSeeds(t *testing.T, proto, replayCmd string, seeds []uint64, options func(proto string, seed uint64) bench.Options) {
+	t.Helper()
+	committed := 0
+	for _, seed := range seeds {
+		opts := options(proto, seed)
 		res, err := Check(proto, opts)
 		if err != nil {
 			t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
