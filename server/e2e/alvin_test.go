@@ -9,6 +9,7 @@ func TestALVINEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	for _, proto := range []string{"alvin", "alvin-nf"} {
 		t.Run(proto, func(t *testing.T) {
 			cfg, _ := startCluster(t, "table4.1", proto)
@@ -36,6 +37,7 @@ func TestALVINCrashRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	for _, proto := range []string{"alvin", "alvin-nf"} {
 		t.Run(proto, func(t *testing.T) { crashRestart(t, proto) })
 	}

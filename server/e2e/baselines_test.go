@@ -12,6 +12,7 @@ func TestBaselinesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	for _, proto := range []string{"rc", "2pc-paxos", "paxos-commit", "paxos-cp", "ogre", "ogre-basic", "multipaxos-lo", "multipaxos-hi"} {
 		t.Run(proto, func(t *testing.T) {
 			cfg, _ := startCluster(t, "table4.1", proto)

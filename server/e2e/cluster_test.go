@@ -53,9 +53,22 @@ func meridianBinary(t *testing.T) string {
 	return meridianBin
 }
 
-// freeBasePort finds a run of 3·nodes free loopback ports.
+// reserved holds the ports freeBasePort handed out in this process: the tests run in parallel,
+// and a range found free is not bound until its cluster starts.
+var reserved struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// freeBasePort finds a run of 3·nodes free loopback ports that no other test of this process
+// was given.
 func freeBasePort(t *testing.T, nodes int) int {
 	t.Helper()
+	reserved.Lock()
+	defer reserved.Unlock()
+	if reserved.ports == nil {
+		reserved.ports = map[int]bool{}
+	}
 	low := ephemeralLow()
 	for range 50 {
 		// Below the ephemeral range: a client connection's local port there could take a port of
@@ -63,6 +76,10 @@ func freeBasePort(t *testing.T, nodes int) int {
 		base := 10000 + rand.IntN(max(low-10000-3*nodes, 1))
 		ok := true
 		for p := base; p < base+3*nodes && ok; p++ {
+			if reserved.ports[p] {
+				ok = false
+				continue
+			}
 			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 			if err != nil {
 				ok = false
@@ -71,6 +88,9 @@ func freeBasePort(t *testing.T, nodes int) int {
 			ln.Close()
 		}
 		if ok {
+			for p := base; p < base+3*nodes; p++ {
+				reserved.ports[p] = true
+			}
 			return base
 		}
 	}
@@ -149,6 +169,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	cfg, _ := startCluster(t, "table4.1", "helios-0")
 	res, err := runShortWorkload(cfg)
 	if err != nil {
@@ -186,6 +207,7 @@ func TestClusterCrashRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	for _, proto := range []string{"helios-1", "ogre"} {
 		t.Run(proto, func(t *testing.T) { crashRestart(t, proto) })
 	}
@@ -196,18 +218,26 @@ func crashRestart(t *testing.T, proto string) {
 	rounds := crashRounds(t)
 	cfg, dir := startCluster(t, "table4.1", proto)
 	const downFor, upFor = 1500 * time.Millisecond, 800 * time.Millisecond
-	duration := time.Duration(rounds)*(downFor+upFor) + time.Second
+	duration := time.Duration(rounds)*(downFor+upFor) + 2*time.Second
 	type outcome struct {
 		res *bench.Result
 		err error
 	}
 	done := make(chan outcome, 1)
+	running := make(chan struct{}) // closed after the run's first second: every client connected
+	var once sync.Once
 	go func() {
 		opts := workloadOptions(duration)
 		opts.KeepHistory = true
+		opts.Progress = func(string, int64, int64) { once.Do(func() { close(running) }) }
 		res, err := bench.RunCluster(context.Background(), opts, cfg, nil)
 		done <- outcome{res, err}
 	}()
+	select {
+	case <-running:
+	case o := <-done:
+		t.Fatalf("the run ended before its first second: %v", o.err)
+	}
 	ctx := context.Background()
 	victims := []string{"C", "B", "A"}
 	type outage struct {

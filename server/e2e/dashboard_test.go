@@ -21,6 +21,7 @@ func TestDashboard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed")

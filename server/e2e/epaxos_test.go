@@ -11,5 +11,6 @@ func TestEPaxosCrashRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	crashRestart(t, "epaxos")
 }

@@ -18,6 +18,7 @@ func TestNodeSurvivesHostilePeers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	cfg, _ := startCluster(t, "table4.1", "helios-0")
 	target := cfg.Nodes[0]
 	hello := func(cluster, protocol string, from uint32) []byte {

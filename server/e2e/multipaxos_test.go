@@ -10,5 +10,6 @@ func TestMultiPaxosCrashRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	crashRestart(t, "multipaxos-lo")
 }

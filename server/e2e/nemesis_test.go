@@ -22,6 +22,7 @@ func TestNemesis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	protocols := []string{"helios-1"}
 	if os.Getenv("MERIDIAN_LONG") != "" {
 		protocols = append(protocols, "mf", "rc", "2pc-paxos", "fastccs")

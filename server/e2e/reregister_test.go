@@ -21,6 +21,7 @@ func TestClientsRegisterAgainAfterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	cfg, dir := startCluster(t, "table4.1", "helios-1")
 	const victim = "C"
 	_, node, err := cfg.Node(victim)

@@ -25,6 +25,7 @@ func TestSDURClusterKillLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	bin := meridianBinary(t)
 	topo, _ := topology.Preset("sdur-wan1")
 	pl, err := partitioned.PlacementFor(topo, 2, 3)

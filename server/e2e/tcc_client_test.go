@@ -41,6 +41,7 @@ func TestTCCClientCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real cluster")
 	}
+	t.Parallel()
 	bin := meridianBinary(t)
 	dir := t.TempDir()
 	topoFile := writeTopology(t, dir)

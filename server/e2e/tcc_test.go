@@ -68,6 +68,7 @@ func TestTCCClusterKillPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real clusters")
 	}
+	t.Parallel()
 	for _, name := range []string{"ec", "fastccs", "eiger", "wren"} {
 		t.Run(name, func(t *testing.T) {
 			entry, err := registry.Lookup(name)

@@ -108,6 +108,7 @@ func TestMutualTLSRefusesForeignCertificate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	clusterCA, otherCA := newCA(t, "meridian-test-ca"), newCA(t, "another-ca")
 	caPath := filepath.Join(dir, "ca.pem")
@@ -239,6 +240,7 @@ func TestMutualTLSRefusesForgedPeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	ca := newCA(t, "meridian-test-ca")
 	caPath := filepath.Join(dir, "ca.pem")
@@ -366,6 +368,7 @@ func TestClusterUpTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	bin := meridianBinary(t)
 	dir := t.TempDir()
 	topo, _ := topology.Preset("table4.1")
@@ -444,6 +447,7 @@ func TestMutualTLSClusterCommits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	ca := newCA(t, "meridian-test-ca")
 	caPath := filepath.Join(dir, "ca.pem")
