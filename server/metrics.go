@@ -274,7 +274,7 @@ type VisibilityReport struct {
 // not report any. It runs on the event loop. Draining only reads what the replica observed: it
 // changes nothing the replica sends, so it is not an input and is not logged.
 func (n *Node) drainVisibility() *VisibilityReport {
-	rep, ok := n.replica.(tcc.VisibilityReporter)
+	rep, ok := protocol.Innermost(n.replica).(tcc.VisibilityReporter)
 	if !ok {
 		return nil
 	}
@@ -287,7 +287,7 @@ func (n *Node) drainVisibility() *VisibilityReport {
 // the history file and the checker use. It runs on the event loop.
 func (n *Node) versionOrder() map[string][]string {
 	order := n.env.store.VersionOrder()
-	if vo, ok := n.replica.(protocol.VersionOrderer); ok {
+	if vo, ok := protocol.Innermost(n.replica).(protocol.VersionOrderer); ok {
 		order = vo.VersionOrder()
 	}
 	out := make(map[string][]string, len(order))

@@ -48,7 +48,7 @@ func newVisibility(startUs, endUs int64) *visibility {
 // participants did not all report within visibilityJoinTTLUs.
 func (v *visibility) drain(replicas []protocol.Replica, now int64) {
 	for _, replica := range replicas {
-		rep, ok := replica.(tcc.VisibilityReporter)
+		rep, ok := protocol.Innermost(replica).(tcc.VisibilityReporter)
 		if !ok {
 			continue
 		}

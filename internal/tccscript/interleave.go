@@ -269,7 +269,7 @@ func (w *World) versionOrderOf(key string) []txn.ID {
 // versionOrder is node i's version order: protocol.VersionOrderer's when the replica implements
 // it, else its store's.
 func (w *World) versionOrder(i protocol.NodeID) map[string][]txn.ID {
-	if vo, ok := w.replicas[i].(protocol.VersionOrderer); ok {
+	if vo, ok := protocol.Innermost(w.replicas[i]).(protocol.VersionOrderer); ok {
 		return vo.VersionOrder()
 	}
 	return w.envs[i].store.VersionOrder()

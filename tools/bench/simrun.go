@@ -182,7 +182,7 @@ func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) p
 	}
 	orders := make([]history.Replica, len(s.Nodes()))
 	for i, nd := range s.Nodes() {
-		if vo, ok := s.Replica(nd.ID).(protocol.VersionOrderer); ok {
+		if vo, ok := protocol.Innermost(s.Replica(nd.ID)).(protocol.VersionOrderer); ok {
 			orders[i].VersionOrder = vo.VersionOrder()
 		} else {
 			orders[i].VersionOrder = s.Store(nd.ID).VersionOrder()
@@ -199,7 +199,7 @@ func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) p
 func orderingStats(s *sim.Sim) *protocol.OrderingStats {
 	var sum *protocol.OrderingStats
 	for _, nd := range s.Nodes() {
-		if rep, ok := s.Replica(nd.ID).(protocol.OrderingReporter); ok {
+		if rep, ok := protocol.Innermost(s.Replica(nd.ID)).(protocol.OrderingReporter); ok {
 			if sum == nil {
 				sum = &protocol.OrderingStats{}
 			}
@@ -249,7 +249,7 @@ func (d *simDriver) quiesce() {
 func (d *simDriver) converged() bool {
 	versions := map[int]int{}
 	for _, nd := range d.s.Nodes() {
-		if q, ok := d.s.Replica(nd.ID).(protocol.Quiescer); ok && !q.Quiescent() {
+		if q, ok := protocol.Innermost(d.s.Replica(nd.ID)).(protocol.Quiescer); ok && !q.Quiescent() {
 			return false
 		}
 		n := d.s.Store(nd.ID).Versions()

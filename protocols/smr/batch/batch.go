@@ -28,7 +28,6 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/store"
-	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
 // ParamWindow is the batching window in milliseconds (an integer; 0: no batching).
@@ -98,11 +97,7 @@ func Wrap(f protocol.Factory) protocol.Factory {
 		if err != nil {
 			return nil, err
 		}
-		r := &Replica{inner: inner, b: b}
-		if vo, ok := inner.(protocol.VersionOrderer); ok {
-			return &orderedReplica{Replica: r, vo: vo}, nil
-		}
-		return r, nil
+		return &Replica{inner: inner, b: b}, nil
 	}
 }
 
@@ -112,7 +107,8 @@ type Replica struct {
 	b     *batcher
 }
 
-// Inner returns the wrapped protocol's replica, for tests and tools that inspect it.
+// Inner returns the wrapped protocol's replica (protocol.Wrapper): drivers find its optional
+// interfaces there, and tests inspect it.
 func (r *Replica) Inner() protocol.Replica { return r.inner }
 
 // Start starts the protocol.
@@ -140,15 +136,6 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 	}
 	r.inner.HandleTimer(id >> 1)
 }
-
-// orderedReplica is a Replica whose protocol orders versions itself (protocol.VersionOrderer).
-type orderedReplica struct {
-	*Replica
-	vo protocol.VersionOrderer
-}
-
-// VersionOrder returns the protocol's version order.
-func (r *orderedReplica) VersionOrder() map[string][]txn.ID { return r.vo.VersionOrder() }
 
 // buffer is one destination's pending messages.
 type buffer struct {

@@ -252,7 +252,8 @@ type ordered struct{ *toy }
 func (ordered) VersionOrder() map[string][]txn.ID { return map[string][]txn.ID{"k": {txn.NewID(1, 1)}} }
 
 // TestWrapKeepsVersionOrderer: a protocol that orders versions itself still does behind the
-// wrapper, and one that does not, does not appear to.
+// wrapper, for drivers that look through it (protocol.Innermost), and one that does not, does
+// not appear to.
 func TestWrapKeepsVersionOrderer(t *testing.T) {
 	topo, _ := topology.Preset("aws-3")
 	cfg := protocol.Config{Nodes: []protocol.Node{{ID: 0}, {ID: 1, DC: 1}, {ID: 2, DC: 2}}, Topology: topo}
@@ -262,12 +263,12 @@ func TestWrapKeepsVersionOrderer(t *testing.T) {
 		return ordered{r.(*toy)}, err
 	}
 	r, err := Wrap(withOrder)(cfg, nil)
-	if vo, ok := r.(protocol.VersionOrderer); err != nil || !ok || len(vo.VersionOrder()["k"]) != 1 {
+	if vo, ok := protocol.Innermost(r).(protocol.VersionOrderer); err != nil || !ok || len(vo.VersionOrder()["k"]) != 1 {
 		t.Fatalf("wrapped VersionOrderer lost: %T, %v", r, err)
 	}
 	if r, err := Wrap(plain)(cfg, nil); err != nil {
 		t.Fatal(err)
-	} else if _, ok := r.(protocol.VersionOrderer); ok {
+	} else if _, ok := protocol.Innermost(r).(protocol.VersionOrderer); ok {
 		t.Fatalf("%T claims a version order", r)
 	}
 }
