@@ -99,35 +99,20 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.Handle("/versions", n.certified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		orders := make(chan map[string][]string, 1)
-		select {
-		case n.inputs <- input{kind: inCall, call: func() { orders <- n.versionOrder() }}:
-		case <-r.Context().Done():
-			return
-		}
-		select {
-		case o := <-orders:
+		if orders, ok := onLoop(n, r.Context(), n.versionOrder); ok {
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(o)
-		case <-r.Context().Done():
+			json.NewEncoder(w).Encode(orders)
 		}
 	})))
 	mux.Handle("/visibility", n.certified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		events := make(chan *VisibilityReport, 1)
-		select {
-		case n.inputs <- input{kind: inCall, call: func() { events <- n.drainVisibility() }}:
-		case <-r.Context().Done():
-			return
-		}
-		select {
-		case report := <-events:
-			if report == nil {
-				http.Error(w, "this protocol makes versions visible on commit and reports no visibility events", http.StatusNotFound)
-				return
-			}
+		report, ok := onLoop(n, r.Context(), n.drainVisibility)
+		switch {
+		case !ok:
+		case report == nil:
+			http.Error(w, "this protocol makes versions visible on commit and reports no visibility events", http.StatusNotFound)
+		default:
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(report)
-		case <-r.Context().Done():
 		}
 	})))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
@@ -259,6 +244,24 @@ func (n *Node) unhealthy(ctx context.Context, ready bool) string {
 		return stuck
 	case <-ctx.Done():
 		return "request cancelled"
+	}
+}
+
+// onLoop runs f on n's event loop, which owns the replica, and returns its result; false if ctx
+// ends first (the request was cancelled).
+func onLoop[T any](n *Node, ctx context.Context, f func() T) (T, bool) {
+	out := make(chan T, 1)
+	var zero T
+	select {
+	case n.inputs <- input{kind: inCall, call: func() { out <- f() }}:
+	case <-ctx.Done():
+		return zero, false
+	}
+	select {
+	case v := <-out:
+		return v, true
+	case <-ctx.Done():
+		return zero, false
 	}
 }
 
