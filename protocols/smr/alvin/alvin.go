@@ -1116,6 +1116,16 @@ func (r *Replica) collect(id txn.ID, e *entry) {
 	r.goneOrder = append(r.goneOrder, id)
 }
 
+// Quiescent implements protocol.Quiescer: this node has nothing left to do once it holds no
+// DQueue entry and runs no recovery. An entry stays until every node has reported delivering it
+// (collect), and until then its leader re-sends the STABLE and the laggard fetches it; so a
+// node that has not delivered a transaction another node delivered, or whose delivery is not yet
+// known to all, keeps the end-of-run wait going. Version counts alone cannot tell: two nodes may
+// have delivered different non-conflicting transactions and hold as many versions.
+func (r *Replica) Quiescent() bool {
+	return len(r.entries) == 0 && len(r.leads) == 0 && len(r.recs) == 0
+}
+
 // tick retransmits, times out the fast path, recovers stuck entries, reports deliveries and
 // forgets old collected ids, each in a deterministic order.
 func (r *Replica) tick() {
