@@ -61,6 +61,7 @@ import (
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/protocols/smr/batch"
 	"github.com/meridian-kv/meridian/protocols/smr/pcc"
 	"github.com/meridian-kv/meridian/topology"
 )
@@ -74,8 +75,10 @@ func init() {
 			Family: registry.ReadWrite,
 			Description: "ALVIN: partial-order broadcast of conflicting transactions (" + v.what +
 				"), P-CC certification at delivery; --set reads=sr|eus",
-			New:                         newFactory(v.fast),
-			Codec:                       Codec,
+			// Network batching, as spec §5.3 gives every protocol (window by cluster size,
+			// batch_window_ms=0 turns it off).
+			New:                         batch.Wrap(newFactory(v.fast)),
+			Codec:                       batch.WrapCodec(Codec),
 			SerializableSnapshotsPerDC:  true,
 			ReadOnlyCommitsAreSnapshots: func(p protocol.Params) bool { return p[ParamReads] == "eus" },
 			ToleratesOutages:            1,
