@@ -210,6 +210,13 @@ type counters struct {
 	FastDecisions, SlowDecisions, Recoveries, NoOps int
 }
 
+// OrderingStats implements protocol.OrderingReporter: the transactions this node decided as
+// their leader, on the fast path or the classic one (spec alvin.md §7.2's fast-path share).
+// ALVIN executes no dependency components, so there are none to count.
+func (r *Replica) OrderingStats() protocol.OrderingStats {
+	return protocol.OrderingStats{FastDecisions: r.stats.FastDecisions, SlowDecisions: r.stats.SlowDecisions}
+}
+
 // Replica is one ALVIN node: POB and its P-CC executor.
 type Replica struct {
 	env  protocol.Env
