@@ -15,7 +15,7 @@ type config struct {
 	mode           Mode
 	k              int   // THRESHOLD's K
 	delayUs        int64 // DELAY: a global's own-partition broadcast waits this long
-	tickNoopUs     int64 // THRESHOLD: the no-op tick after this long without deliveries (0: off)
+	tickNoopUs     int64 // THRESHOLD: the no-op tick after this long without DC advancing (0: off)
 	voteTimeoutUs  int64 // τ_vote: ABORTREQ for a global missing votes (§3.5)
 	finalTimeoutUs int64 // τ_final: a follower proposes FINAL (VOTEBCAST)
 	snapshotUs     int64 // snapshot interval (0: none)

@@ -333,3 +333,26 @@ func boolString(b bool) string {
 	}
 	return "false"
 }
+
+// TestThresholdNoopTickDespiteSnapshots: a global whose votes are all in waits for K later
+// deliveries; with none coming, THRESHOLD's no-op tick (B20) closes its window. Partition 0's
+// broadcast also orders the snapshot decisions (SnapDecided), which do not count in DC: when they
+// come at least as often as tick_noop, they must not hold the tick off forever (the 10,000-seed
+// campaign's sdur-threshold seeds 616, 803 and 4579, whose snapshot interval was 20 ms).
+func TestThresholdNoopTickDespiteSnapshots(t *testing.T) {
+	w := newWorld(t, 2, 1, protocol.Params{"mode": "threshold", "k": "3", "tick_noop": "20ms"})
+	g := w.tx("g", 0, "x1 y1", "x1 y1")
+	w.deliver(0, payloads(g[0]))
+	w.deliver(1, payloads(g[1]))
+	w.flush(votesOnly)
+	want(t, "PL at p0 with g's votes", w.pendingNames(0), []string{"g"}) // DC=1 < rt=4
+	r := w.replicas[0]
+	for m := uint64(1); m <= 10 && w.outcome("g") == ""; m++ {
+		w.nowUs += 10_000 // a snapshot decision every 10 ms, half of tick_noop
+		w.deliver(0, []Payload{&SnapDecided{M: m, S: []uint64{0, 0}}})
+		r.tick(w.nowUs)
+		w.flush(nil)
+	}
+	wantOutcome(t, w, "g", "committed")
+	want(t, "DB at p0", w.db(0), []string{"g"})
+}

@@ -33,7 +33,10 @@
 //     footnote 2 (scenario SD2's negative control).
 //   - THRESHOLD's liveness tick (§5.2, B20) is on by default (tick_noop = 20ms): with it off a
 //     global waits for K later deliveries, forever at the end of a run. One tick closes the
-//     head global's window (Tick) instead of counting one delivery.
+//     head global's window (Tick) instead of counting one delivery. Its idle clock is the time
+//     since DC last advanced, not since the last delivery: partition 0's broadcast also orders
+//     the snapshot decisions, which would otherwise hold the tick off forever when they come at
+//     least every tick_noop.
 //   - A transaction's coordinator is the server its client sent COMMIT to, which must replicate
 //     one of the transaction's partitions; the client library picks the preferred server of its
 //     home partition if the transaction touched it, else of its lowest partition.
@@ -110,20 +113,20 @@ type Replica struct {
 	lastWrite, lastRead, abortedWrite, abortedRead map[string]uint64
 	// inbox holds delivered payloads whose processing waits: a TERMINATE whose snapshot is
 	// ahead of SC, and everything delivered after it.
-	inbox     []Payload
-	draining  bool
-	pending   []*pendingTx // PL, in completion order
-	votes     map[txn.ID]map[int]bool
-	seen      map[txn.ID]*seenTx
-	dc        uint64 // THRESHOLD: delivered counter
-	lastDelUs int64  // when the last payload was delivered
-	globals   []GlobalCommit
-	reads     tcc.Waiting[protocol.Request] // reads waiting for SC to reach their snapshot
-	delayed   tcc.Waiting[*Terminate]       // DELAY: the coordinator's own-partition TERMINATEs
-	snapM     uint64
-	snapS     []uint64
-	round     *snapRound // partition 0's leader: the snapshot being computed
-	lastSnap  int64
+	inbox    []Payload
+	draining bool
+	pending  []*pendingTx // PL, in completion order
+	votes    map[txn.ID]map[int]bool
+	seen     map[txn.ID]*seenTx
+	dc       uint64 // THRESHOLD: delivered counter
+	dcUs     int64  // THRESHOLD: when DC last advanced (the no-op tick's idle clock)
+	globals  []GlobalCommit
+	reads    tcc.Waiting[protocol.Request] // reads waiting for SC to reach their snapshot
+	delayed  tcc.Waiting[*Terminate]       // DELAY: the coordinator's own-partition TERMINATEs
+	snapM    uint64
+	snapS    []uint64
+	round    *snapRound // partition 0's leader: the snapshot being computed
+	lastSnap int64
 }
 
 type pendingTx struct {
@@ -383,7 +386,6 @@ func (r *Replica) seenOf(id txn.ID) *seenTx {
 // SC reaches the snapshot: then every transaction inside the snapshot has completed here, and
 // those that are not will complete after SC (see the package comment).
 func (r *Replica) deliver(p Payload) {
-	r.lastDelUs = r.env.NowUs()
 	r.inbox = append(r.inbox, p)
 	r.drain()
 }
@@ -418,7 +420,9 @@ func (r *Replica) process(p Payload) {
 			r.complete(r.pending[i].t, p.Commit, ReasonVote)
 		}
 	case *Tick:
-		r.dc = max(r.dc, p.To)
+		if p.To > r.dc {
+			r.dc, r.dcUs = p.To, r.env.NowUs()
+		}
 		r.checkHead()
 	case *SnapDecided:
 		if p.M == r.snapM+1 && len(p.S) == r.pl.Partitions() {
@@ -481,6 +485,7 @@ func (r *Replica) onTerminate(t *Terminate) {
 func (r *Replica) certify(t *Terminate, global bool) (bool, txn.AbortReason) {
 	if r.cfg.mode == Threshold {
 		r.dc++ // every certified delivery counts, aborted or not (B25)
+		r.dcUs = r.env.NowUs()
 	}
 	sl := &t.Slice
 	symmetric := global && !r.cfg.asymmetric
@@ -734,7 +739,7 @@ func (r *Replica) tick(now int64) {
 			}
 		}
 	}
-	if r.cfg.mode == Threshold && r.cfg.tickNoopUs > 0 && r.ab.leading && len(r.pending) > 0 && now-r.lastDelUs >= r.cfg.tickNoopUs {
+	if r.cfg.mode == Threshold && r.cfg.tickNoopUs > 0 && r.ab.leading && len(r.pending) > 0 && now-r.dcUs >= r.cfg.tickNoopUs {
 		if p := r.pending[0]; p.global && r.dc < p.rt {
 			if all, _ := r.allVotes(p); all {
 				r.ab.submit(&Tick{To: p.rt})

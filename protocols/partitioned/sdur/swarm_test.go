@@ -53,3 +53,19 @@ func TestSimulationIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestThresholdCampaignSeeds replays the 10,000-seed campaign's failing sdur-threshold seeds
+// (616 and 4579 shrunk to one client per datacenter and 375 ms, 803 whole): partition 0's
+// snapshot decisions, every 20 ms, held THRESHOLD's no-op tick off, so a global whose votes were
+// all in waited forever for K more deliveries (lost commits at r0, an unfinished transaction).
+func TestThresholdCampaignSeeds(t *testing.T) {
+	shrunk := swarm.Overrides{ClientsPerDC: 1, DurationUs: 375_000}
+	for _, tc := range []struct {
+		seed uint64
+		o    swarm.Overrides
+	}{{616, shrunk}, {4579, shrunk}, {803, swarm.Overrides{}}} {
+		if _, err := swarm.Check("sdur-threshold", tc.o.Apply(swarm.Draw("sdur-threshold", tc.seed))); err != nil {
+			t.Errorf("seed %d %s: %v", tc.seed, tc.o.Flags(), err)
+		}
+	}
+}
