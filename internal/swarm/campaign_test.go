@@ -29,11 +29,13 @@ func TestOverridesApply(t *testing.T) {
 	}
 }
 
-// TestCampaignStopsAtTheLowestFailure: with a broken protocol and two workers, a campaign stops
-// handing out seeds after a failure and reports failures by seed; with KeepGoing it runs them all.
+// TestCampaignStopsAtTheLowestFailure: with a broken protocol a campaign stops handing out seeds
+// after a failure (one worker: a failing run waits out the end-of-run convergence, so a second
+// worker could finish every other seed first) and reports failures by seed; with two workers
+// and KeepGoing it runs them all.
 func TestCampaignStopsAtTheLowestFailure(t *testing.T) {
 	broken := Overrides{Params: protocol.Params{"unsafe_commit_early": "20ms"}}
-	c := Campaign{Protocol: "helios-1", From: 1, Seeds: 30, Parallel: 2, Overrides: broken}
+	c := Campaign{Protocol: "helios-1", From: 1, Seeds: 30, Parallel: 1, Overrides: broken}
 	sum := c.Run(context.Background())
 	if len(sum.Failures) == 0 || sum.Seeds == 30 {
 		t.Fatalf("%d failures over %d seeds; want a stop after the first", len(sum.Failures), sum.Seeds)
@@ -43,7 +45,7 @@ func TestCampaignStopsAtTheLowestFailure(t *testing.T) {
 			t.Fatalf("failures out of order: %v", sum.Failures)
 		}
 	}
-	c.Seeds, c.KeepGoing = 8, true
+	c.Seeds, c.Parallel, c.KeepGoing = 8, 2, true
 	if sum := c.Run(context.Background()); sum.Seeds != 8 {
 		t.Fatalf("KeepGoing ran %d of 8 seeds", sum.Seeds)
 	}

@@ -182,11 +182,7 @@ func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) p
 	}
 	orders := make([]history.Replica, len(s.Nodes()))
 	for i, nd := range s.Nodes() {
-		if vo, ok := protocol.Innermost(s.Replica(nd.ID)).(protocol.VersionOrderer); ok {
-			orders[i].VersionOrder = vo.VersionOrder()
-		} else {
-			orders[i].VersionOrder = s.Store(nd.ID).VersionOrder()
-		}
+		orders[i].VersionOrder = versionOrder(s, nd.ID)
 	}
 	res.Ordering = orderingStats(s)
 	run.finish(res, mergeReplicas(orders, s.Nodes(), replicaOf), final)
@@ -243,9 +239,8 @@ func (d *simDriver) quiesce() {
 	d.tick()
 }
 
-// converged reports whether the replicas of each partition hold the same number of versions
-// (the checker then compares their version orders in full) and every replica that can tell
-// (protocol.Quiescer) has no work in flight.
+// converged reports whether the replicas of each partition hold the same versions in the same
+// order and every replica that can tell (protocol.Quiescer) has no work in flight.
 func (d *simDriver) converged() bool {
 	versions := map[int]int{}
 	for _, nd := range d.s.Nodes() {
@@ -258,7 +253,26 @@ func (d *simDriver) converged() bool {
 		}
 		versions[nd.Partition] = n
 	}
+	// Equal counts may still hide two replicas each lacking a different transaction: compare the
+	// version orders themselves, which only costs anything once the counts agree.
+	orders := map[int]map[string][]txn.ID{}
+	for _, nd := range d.s.Nodes() {
+		order := versionOrder(d.s, nd.ID)
+		if want, ok := orders[nd.Partition]; ok && !maps.EqualFunc(want, order, slices.Equal) {
+			return false
+		}
+		orders[nd.Partition] = order
+	}
 	return true
+}
+
+// versionOrder returns node id's version order: its protocol's (protocol.VersionOrderer) if it
+// keeps one, else its store's installation order.
+func versionOrder(s *sim.Sim, id protocol.NodeID) map[string][]txn.ID {
+	if vo, ok := protocol.Innermost(s.Replica(id)).(protocol.VersionOrderer); ok {
+		return vo.VersionOrder()
+	}
+	return s.Store(id).VersionOrder()
 }
 
 // Connect implements workload.Settler: a new simulated client.

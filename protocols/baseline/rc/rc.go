@@ -545,15 +545,6 @@ func (r *Replica) decide(c *coordinated, commit bool, reason txn.AbortReason) {
 	r.broadcast(d)
 }
 
-// Quiescent implements protocol.Quiescer: no read waits for its majority, no decision this
-// replica coordinated waits for a datacenter's acknowledgement, and no committed transaction
-// waits to be installed. Until then the replica is still repairing (retransmitting a decision
-// a datacenter lost), so the simulator's end-of-run convergence waits for it: version counts
-// alone may match while two replicas each lack a different transaction.
-func (r *Replica) Quiescent() bool {
-	return len(r.reads) == 0 && len(r.coords) == 0 && len(r.waiting) == 0
-}
-
 func (r *Replica) onDecisionAck(dc int, m *DecisionAck) {
 	c := r.coords[m.Txn]
 	if c == nil || c.decision == nil || c.acked[dc] {

@@ -512,12 +512,6 @@ func (r *Replica) decide(c *coordinated, commit bool, reason txn.AbortReason) {
 
 // onAck stops retransmitting a decision to dc, and forgets the transaction once every replica
 // acknowledged it.
-// Quiescent implements protocol.Quiescer: no decision this replica coordinated waits for a
-// datacenter's acknowledgement. Until then it is retransmitting a decision some datacenter
-// lost, so the simulator's end-of-run convergence waits for it: version counts alone may match
-// while two replicas each lack a different transaction.
-func (r *Replica) Quiescent() bool { return len(r.coords) == 0 }
-
 func (r *Replica) onAck(dc int, id txn.ID) {
 	c := r.coords[id]
 	if c == nil || c.decision == nil || c.acked[dc] {

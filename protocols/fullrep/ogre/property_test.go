@@ -21,8 +21,8 @@ func TestPropertySafety(t *testing.T) {
 
 // TestSwarmSeed3578 is the seed a 10,000-seed campaign found (`meridian swarm --protocol ogre
 // --seed 3578`): a decision S lost was still being retransmitted when the run ended, and the
-// replicas' version counts matched by chance. The run must now wait until every coordinator's
-// decision is acknowledged (Quiescent) and pass.
+// replicas' version counts matched by chance. The run must now wait until the replicas hold the
+// same version orders, not only as many versions (tools/bench converged), and pass.
 func TestSwarmSeed3578(t *testing.T) {
 	if _, err := swarm.Check("ogre", swarm.Draw("ogre", 3578)); err != nil {
 		t.Fatal(err)
