@@ -44,6 +44,9 @@
 //     only acknowledged: this assumes that a decision retransmitted by its coordinator reaches
 //     a replica within gc_after of a later decision of the same client (FIFO links make it
 //     immediate; in the simulator's chaos mode reordering stays within a few RTTs).
+//   - RoT garbage collection (spec §8 [REC]): every housekeeping tick drops the RoT versions
+//     no snapshot can read any more (rot.go); a read-only transaction larger than ro_chunk keys
+//     is read over several inputs and pins its snapshot until it is answered.
 //
 // `ogre-basic` (spec §4.7) is the same protocol without dependency tracking: no Readers, no
 // read-before sets in votes and decisions, and its store installs each key's versions in
@@ -82,6 +85,11 @@ const (
 	// ParamGCAfter is how long a replica remembers a transaction after its decision (default
 	// 60 s; see the package comment).
 	ParamGCAfter = "gc_after"
+	// ParamROChunk is how many keys a RoT-Storage reads for a read-only transaction per input
+	// (default 1000): a larger transaction stays in flight over several inputs, between which
+	// committed transactions are ingested, as on a RoT unit whose readers run beside its
+	// ingestion (spec §4.4); its snapshot is pinned against garbage collection meanwhile.
+	ParamROChunk = "ro_chunk"
 )
 
 // Abort reasons Ogre adds to the shared ones.
@@ -93,9 +101,14 @@ const (
 	ReasonTimeout txn.AbortReason = "timeout"
 )
 
-const timerTick protocol.TimerID = 1
+const (
+	timerTick protocol.TimerID = iota + 1 // housekeeping
+	timerRead                             // the next chunk of the read-only transactions in flight
+)
 
 const tickUs = 10_000 // housekeeping period: timeouts, retransmission, garbage collection
+
+const defaultROChunk = 1000
 
 // current is the current storage's version of a key.
 type current struct {
@@ -145,7 +158,8 @@ type Replica struct {
 	pendingW map[string]int // pending writers of each key
 	pendingR map[string]int // pending readers of each key
 
-	rot *rot
+	rot     *rot
+	reading bool // a timerRead is armed
 
 	decided map[txn.ID]bool // transactions whose decision this replica processed
 	done    []record        // the same, in decision order, to forget
@@ -169,8 +183,15 @@ func newFactory(tracking, unsafeSkipDeps bool) protocol.Factory {
 			return nil, err
 		}
 		p := pc.Params
-		if err := p.CheckKnown([]string{ParamTimeout, ParamRetry, ParamGCAfter}, nil); err != nil {
+		if err := p.CheckKnown([]string{ParamTimeout, ParamRetry, ParamGCAfter, ParamROChunk}, nil); err != nil {
 			return nil, fmt.Errorf("ogre: %w", err)
+		}
+		chunk, err := p.Int(ParamROChunk, defaultROChunk)
+		if err != nil || chunk <= 0 {
+			return nil, fmt.Errorf("ogre: parameter %s must be a positive number of keys (%v)", ParamROChunk, err)
+		}
+		if !tracking {
+			chunk = 0 // no RoT-Storage to read
 		}
 		n := len(nodeOf)
 		maxRTTUs := int64(0)
@@ -196,7 +217,7 @@ func newFactory(tracking, unsafeSkipDeps bool) protocol.Factory {
 			env: env, nodeOf: nodeOf, dcOf: dcOf, self: self, n: n, majority: n/2 + 1, tracking: tracking,
 			timeoutUs: durations[ParamTimeout], retryUs: durations[ParamRetry], gcAfter: durations[ParamGCAfter],
 			cur: map[string]*current{}, readers: map[string]map[txn.ID]struct{}{}, pending: map[txn.ID]*txn.Txn{},
-			pendingW: map[string]int{}, pendingR: map[string]int{}, rot: newRoT(env, tracking, unsafeSkipDeps),
+			pendingW: map[string]int{}, pendingR: map[string]int{}, rot: newRoT(env, tracking, unsafeSkipDeps, chunk),
 			decided: map[txn.ID]bool{}, forgot: map[txn.ClientID]uint32{}, coords: map[txn.ID]*coordinated{},
 		}, nil
 	}
@@ -283,7 +304,9 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 			r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "ogre-basic: no RoT-Storage, so no read-only snapshots"})
 			return
 		}
-		protocol.ServeLocalRead(r.env, req)
+		if r.rot.serve(r.env, req) {
+			r.armRead()
+		}
 		return
 	}
 	if !protocol.AdmitCommit(r.env, req, "ogre") {
@@ -293,9 +316,17 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	r.drain()
 }
 
-// HandleTimer runs the housekeeping: coordinator timeouts and retransmissions, then garbage
-// collection.
+// HandleTimer runs the next chunk of the read-only transactions in flight, or the housekeeping:
+// coordinator timeouts and retransmissions, then garbage collection of transaction records and
+// of RoT versions.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
+	if id == timerRead {
+		r.reading = false
+		if r.rot.step(r.env) {
+			r.armRead()
+		}
+		return
+	}
 	if id != timerTick {
 		return
 	}
@@ -322,8 +353,20 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 		}
 	}
 	r.forget(now)
+	if r.rot.chains != nil {
+		r.rot.collect()
+	}
 	r.drain()
 	r.env.SetTimer(tickUs, timerTick)
+}
+
+// armRead schedules the next chunk of the read-only transactions in flight as an input of its
+// own, after the inputs already waiting (committed transactions among them).
+func (r *Replica) armRead() {
+	if !r.reading {
+		r.reading = true
+		r.env.SetTimer(0, timerRead)
+	}
 }
 
 // forget drops what the replica remembers of transactions decided gc_after ago.

@@ -8,17 +8,25 @@ import (
 	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
-// rot is a replica's RoT-Storage (spec §2.4, Alg. 8): it applies committed transactions to the
-// replica's multi-version store only once every transaction they depend on is applied there —
-// the writer of each version they read (wr), the writer of each version they overwrite (ww) and
-// every committed reader of those versions (rw) — so the applied set is always closed under
-// dependencies and every store position is a serializable snapshot. Transactions that arrive
-// early wait in a buffer, indexed by the keys they touch; applying a transaction re-checks only
-// the waiters of its keys. The store's positions are the RoT timestamps, and a ReadSnapshot at
-// the store's latest position reads a consistent snapshot (Alg. 9).
+// rot is a RoT-Storage (spec §2.4, Alg. 8): it applies committed transactions only once every
+// transaction they depend on is applied there — the writer of each version they read (wr), the
+// writer of each version they overwrite (ww) and every committed reader of those versions (rw) —
+// so the applied set is always closed under dependencies and every RoT timestamp is a
+// serializable snapshot. Transactions that arrive early wait in a buffer, indexed by the keys
+// they touch; applying a transaction re-checks only the waiters of its keys.
 //
-// Without dependency tracking (ogre-basic) only the ww order is kept: each key's versions are
-// installed in version order, which is what the checker needs, and nothing more.
+// A serving RoT-Storage keeps each key's versions in a chain, newest first, tagged with the RoT
+// timestamp of the transaction that wrote them, and answers read-only transactions at its stable
+// timestamp (Alg. 9), a chunk of keys per input (see reads). Garbage collection (spec §8 [REC])
+// drops every version no snapshot can read any more: per key, the versions older than the
+// newest one at or below the oldest timestamp still pinned — by a read-only transaction in
+// flight, or else the stable timestamp. The replica's protocol.Env store receives the same
+// transactions in the same order with their values dropped: it is the record of the version
+// order that the checker reads, and it holds ids only, never the data.
+//
+// Without dependency tracking (ogre-basic, and a replica whose RoT-Storage runs on separate
+// unit nodes) only the ww order is kept: each key's versions are recorded in version order,
+// which is what the checker needs, and nothing is served.
 type rot struct {
 	store    *store.Store
 	nowUs    func() int64
@@ -31,7 +39,31 @@ type rot struct {
 	buffered    map[txn.ID]*waiter
 	waiters     map[string][]*waiter // buffered transactions by the keys they touch
 
+	// Serving (nil chains: the RoT-Storage serves no reads).
+	chains   map[string]*vnode   // each key's retained versions, newest first
+	stableTS uint64              // RoT timestamp of the last applied transaction (StableTS)
+	multi    map[string]struct{} // keys holding more than one version: what GC looks at
+	retained int                 // versions held in chains
+	reads    []*roRead           // read-only transactions in flight, oldest first
+	chunk    int                 // keys a read-only transaction reads per input
+
 	stats bufferStats
+}
+
+// vnode is one retained version of a key (spec §2.4 VersionNode).
+type vnode struct {
+	value  []byte
+	writer txn.ID
+	ts     uint64
+	prev   *vnode
+}
+
+// roRead is a read-only transaction in flight: it reads at readTS, which pins every version it
+// may still need against garbage collection until its last key is read.
+type roRead struct {
+	req    protocol.Request
+	readTS uint64
+	out    []protocol.SnapshotRead
 }
 
 // waiter is a committed transaction whose dependencies are not all applied yet.
@@ -46,9 +78,15 @@ type bufferStats struct {
 	bufferedUs             int64 // total waiting time of the buffered ones, on the replica's clock
 }
 
-func newRoT(env protocol.Env, tracking, skipDeps bool) *rot {
-	return &rot{store: env.Store(), nowUs: env.NowUs, tracking: tracking, skipDeps: skipDeps, ver: map[string]uint64{}, writer: map[string]txn.ID{},
-		histReaders: map[string]map[txn.ID]struct{}{}, buffered: map[txn.ID]*waiter{}, waiters: map[string][]*waiter{}}
+// newRoT returns an empty RoT-Storage over env's store; chunk > 0 makes it serve read-only
+// transactions, chunk keys per input.
+func newRoT(env protocol.Env, tracking, skipDeps bool, chunk int) *rot {
+	r := &rot{store: env.Store(), nowUs: env.NowUs, tracking: tracking, skipDeps: skipDeps, ver: map[string]uint64{}, writer: map[string]txn.ID{},
+		histReaders: map[string]map[txn.ID]struct{}{}, buffered: map[txn.ID]*waiter{}, waiters: map[string][]*waiter{}, chunk: chunk}
+	if chunk > 0 {
+		r.chains, r.multi = map[string]*vnode{}, map[string]struct{}{}
+	}
+	return r
 }
 
 // RoTBufferStats reports how many committed transactions the RoT-Storage received, how many of
@@ -128,12 +166,28 @@ func (r *rot) ready(d *Decision) bool {
 	return true
 }
 
-// apply installs d at the store's next position and returns the keys it touched. Its reads of
+// apply installs d at the next RoT timestamp (and records its writers in the store) and returns
+// the keys it touched. Its reads of
 // keys it does not write join those keys' readers (A2); its writes start their keys' new
 // versions with no readers.
 func (r *rot) apply(d *Decision) []string {
 	t := d.Txn
-	r.store.Apply(t.ID, t.Writes)
+	ids := make([]txn.Write, len(t.Writes))
+	for i, w := range t.Writes {
+		ids[i].Key = w.Key
+	}
+	r.store.Apply(t.ID, ids)
+	if r.chains != nil {
+		r.stableTS++
+		for _, w := range t.Writes {
+			prev := r.chains[w.Key]
+			r.chains[w.Key] = &vnode{value: w.Value, writer: t.ID, ts: r.stableTS, prev: prev}
+			r.retained++
+			if prev != nil {
+				r.multi[w.Key] = struct{}{}
+			}
+		}
+	}
 	if r.tracking {
 		for _, rd := range t.Reads {
 			if slices.ContainsFunc(t.Writes, func(w txn.Write) bool { return w.Key == rd.Key }) {
@@ -164,4 +218,63 @@ func keysOf(t *txn.Txn) []string {
 		keys = append(keys, w.Key)
 	}
 	return keys
+}
+
+// serve starts the read-only transaction req at the stable timestamp (Alg. 9) and reads its
+// first chunk of keys; it reports whether the transaction is still in flight (the caller then
+// calls step until it is not).
+func (r *rot) serve(env protocol.Env, req protocol.Request) bool {
+	r.reads = append(r.reads, &roRead{req: req, readTS: r.stableTS, out: make([]protocol.SnapshotRead, 0, len(req.Keys))})
+	if len(r.reads) > 1 {
+		return true // behind older ones, which step serves first
+	}
+	return r.step(env)
+}
+
+// step reads the next chunk of keys of the oldest read-only transaction in flight, answers it
+// once it has read every key, and reports whether any transaction is still in flight.
+func (r *rot) step(env protocol.Env) bool {
+	if len(r.reads) == 0 {
+		return false
+	}
+	ro := r.reads[0]
+	for _, k := range ro.req.Keys[len(ro.out):min(len(ro.out)+r.chunk, len(ro.req.Keys))] {
+		v := r.chains[k]
+		for v != nil && v.ts > ro.readTS {
+			v = v.prev
+		}
+		read := protocol.SnapshotRead{Key: k}
+		if v != nil {
+			read.Value, read.Version = v.value, v.writer
+		}
+		ro.out = append(ro.out, read)
+	}
+	if len(ro.out) == len(ro.req.Keys) {
+		env.Reply(protocol.Reply{Client: ro.req.Client, Seq: ro.req.Seq, Snapshot: ro.out})
+		r.reads = r.reads[1:]
+	}
+	return len(r.reads) > 0
+}
+
+// collect drops the versions no snapshot can read any more: for each key, those older than its
+// newest version at or below the oldest pinned timestamp (the oldest read-only transaction in
+// flight, or the stable timestamp).
+func (r *rot) collect() {
+	pin := r.stableTS
+	for _, ro := range r.reads {
+		pin = min(pin, ro.readTS)
+	}
+	for k := range r.multi {
+		v := r.chains[k]
+		for v.ts > pin && v.prev != nil {
+			v = v.prev
+		}
+		for old := v.prev; old != nil; old = old.prev {
+			r.retained--
+		}
+		v.prev = nil
+		if r.chains[k] == v {
+			delete(r.multi, k)
+		}
+	}
 }

@@ -369,12 +369,12 @@ func TestOgreReadOnlyIsLocal(t *testing.T) {
 	}
 	for _, tracking := range []bool{true, false} {
 		env := &countingEnv{store: store.New()}
-		env.store.Apply(txn.NewID(1, 1), []txn.Write{{Key: "x", Value: []byte("v")}})
 		rep, err := New(tracking)(protocol.Config{Self: 0, Nodes: nodes, Topology: topo}, env)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := rep.(*Replica)
+		r.rot.ingest(&Decision{Txn: &txn.Txn{ID: txn.NewID(1, 1), Writes: []txn.Write{{Key: "x", Value: []byte("v")}}}, Commit: true, Pred: []uint64{0}, RBDeps: [][]txn.ID{nil}})
 		r.HandleRequest(protocol.Request{Client: 9, Seq: 1, Kind: protocol.ReadSnapshot, Keys: []string{"x", "y"}})
 		if env.sends != 0 || len(r.pending) != 0 || len(r.readers) != 0 || len(env.replies) != 1 {
 			t.Fatalf("tracking %v: %d sends, %d pending, %d readers, %d replies", tracking, env.sends, len(r.pending), len(r.readers), len(env.replies))
