@@ -99,6 +99,12 @@ type Entry struct {
 	// ordered (ALVIN's EUS reads, reads=eus): the driver records such transactions as snapshots,
 	// checked one datacenter at a time with SerializableSnapshotsPerDC.
 	ReadOnlyCommitsAreSnapshots func(p protocol.Params) bool
+	// Nodes, if set, places a ReadWrite protocol that runs more nodes than one replica per
+	// datacenter with parameters p on dcs datacenters (nil nodes, or Nodes unset: one replica per
+	// datacenter). The node of partition 0 of each datacenter is its replica and serves the
+	// read-write clients; the nodes of higher partitions serve the datacenter's read-only
+	// clients (a workload's extra clients), round robin: Ogre's RoT units (rot_units).
+	Nodes func(p protocol.Params, dcs int) ([]protocol.Node, error)
 	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
 	// (Helios-1: 1, Helios-2: 2); 0 for the others.
 	ToleratesOutages int

@@ -34,9 +34,15 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	}
 	partitioned := entry.Family.Partitioned()
 	var nodes []protocol.Node // nil: one replica per datacenter
-	if partitioned {
+	switch {
+	case partitioned:
 		nodes = tcc.PartitionedNodes(opts.Topology.N(), opts.Partitions)
-	} else {
+	case entry.Nodes != nil:
+		opts.Partitions = 1
+		if nodes, err = entry.Nodes(opts.Params, opts.Topology.N()); err != nil {
+			return nil, fmt.Errorf("%s: %w", protocolName, err)
+		}
+	default:
 		opts.Partitions = 1
 	}
 	s, err := newSim(&opts, entry, nodes)
@@ -51,8 +57,26 @@ func Run(opts Options, protocolName string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return simulate(&opts, s, run, func(dc, i int) protocol.NodeID { return layout.Node[dc][i%layout.Partitions()] },
-		func(nd protocol.Node) string { return replicaName(opts.Topology.DCs, nd, partitioned) })
+	home := func(dc, i int) protocol.NodeID { return layout.Node[dc][i%layout.Partitions()] }
+	if !partitioned {
+		home = readOnlyNodes(layout, opts.ClientsPerDC)
+	}
+	return simulate(&opts, s, run, home, func(nd protocol.Node) string {
+		return replicaName(opts.Topology.DCs, nd, partitioned || nd.Partition > 0)
+	})
+}
+
+// readOnlyNodes is where the clients of a ReadWrite protocol connect: the read-write clients
+// (the first clientsPerDC of a datacenter) to its replica (partition 0), the read-only ones to
+// the datacenter's nodes of higher partitions, round robin, if the protocol places any
+// (registry.Entry.Nodes), else to the replica too.
+func readOnlyNodes(layout *tcc.Layout, clientsPerDC int) func(dc, i int) protocol.NodeID {
+	return func(dc, i int) protocol.NodeID {
+		if p := layout.Partitions(); i >= clientsPerDC && p > 1 {
+			return layout.Node[dc][1+(i-clientsPerDC)%(p-1)]
+		}
+		return layout.Node[dc][0]
+	}
 }
 
 // newSim validates opts and builds the simulator of protocol entry on nodes (nil: one replica

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	registry.Register("ogre-unsafe-skip-deps", registry.Entry{Description: "tests only: Ogre whose RoT-Storage ignores read-from and read-before dependencies",
-		New: newFactory(true, true), Codec: Codec, Family: registry.ReadWrite, SerializableSnapshotsPerDC: true})
+		New: newFactory(true, true), Codec: Codec, Family: registry.ReadWrite, SerializableSnapshotsPerDC: true, Nodes: nodesFor})
 }
 
 // TestCheckerCatchesBrokenIngestion is the negative control of the RoT-Storage: an Ogre that
@@ -23,24 +23,33 @@ func init() {
 // depends on — while the real Ogre passes the same seeds (TestPropertySafety). Snapshots are
 // checked one datacenter at a time (checker.Options.SnapshotsPerDC), so the findings are not the
 // long forks that datacenters' own orders allow.
+//
+// The same holds with the RoT-Storage on unit nodes (rot_units, the swarm's unit faults of
+// TestPropertySafetyRoTUnits): the broken units' snapshots are caught too.
 func TestCheckerCatchesBrokenIngestion(t *testing.T) {
-	caught, seeds := 0, uint64(40)
-	for seed := range seeds {
-		res, err := bench.Run(swarm.Options("ogre-unsafe-skip-deps", seed+1), "ogre-unsafe-skip-deps")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Checker.OK {
-			caught++
-			if res.Checker.Counts[checker.KindG2]+res.Checker.Counts[checker.KindG1c] == 0 {
-				t.Errorf("seed %d: %s; want dependency cycles", seed+1, res.Checker.Summary())
+	for _, units := range []bool{false, true} {
+		caught, seeds := 0, uint64(40)
+		for seed := range seeds {
+			opts := swarm.Options("ogre-unsafe-skip-deps", seed+1)
+			if units {
+				unitOptions(seed+1, &opts)
+			}
+			res, err := bench.Run(opts, "ogre-unsafe-skip-deps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Checker.OK {
+				caught++
+				if res.Checker.Counts[checker.KindG2]+res.Checker.Counts[checker.KindG1c] == 0 {
+					t.Errorf("units %v, seed %d: %s; want dependency cycles", units, seed+1, res.Checker.Summary())
+				}
 			}
 		}
+		if caught == 0 {
+			t.Fatalf("units %v: the checker found nothing in %d seeds of an Ogre whose RoT-Storage ignores dependencies", units, seeds)
+		}
+		t.Logf("units %v: caught in %d of %d seeds", units, caught, seeds)
 	}
-	if caught == 0 {
-		t.Fatalf("the checker found nothing in %d seeds of an Ogre whose RoT-Storage ignores dependencies", seeds)
-	}
-	t.Logf("caught in %d of %d seeds", caught, seeds)
 }
 
 // TestLongForkAcrossDatacenters: Ogre's snapshots are serializable within their datacenter, not

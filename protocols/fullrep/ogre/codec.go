@@ -14,6 +14,8 @@ import (
 //	Decision     commit; if committed: the transaction, versions overwritten (one per write),
 //	             read-before sets; if aborted: the txn id
 //	DecisionAck  txn id
+//	Ingest       stream sequence number, then a committed Decision as above (without its tag)
+//	IngestAck    stream sequence number
 //
 // A read-before set list is a count (0 without dependency tracking, else one set per write) and
 // each set's ids. Decode checks every count against the wire limits before allocating, and that
@@ -25,6 +27,8 @@ const (
 	tagVote
 	tagDecision
 	tagDecisionAck
+	tagIngest
+	tagIngestAck
 )
 
 // maxReadersPerKey bounds one read-before set on the wire.
@@ -44,29 +48,44 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		writeDeps(w, m.RBDeps)
 	case *Decision:
 		w.Byte(tagDecision)
-		w.Bool(m.Commit)
-		if !m.Commit {
-			if m.Txn == nil {
-				w.Fail("decision", "no transaction")
-				return true
-			}
-			w.ID(m.Txn.ID)
-			return true
-		}
-		if m.Txn == nil || len(m.Pred) != len(m.Txn.Writes) {
-			w.Fail("decision", "a committed decision needs its transaction and one version per write")
-			return true
-		}
-		w.Txn(m.Txn)
-		writeVersions(w, m.Pred)
-		writeDeps(w, m.RBDeps)
+		writeDecision(w, m)
 	case *DecisionAck:
 		w.Byte(tagDecisionAck)
 		w.ID(m.Txn)
+	case *Ingest:
+		w.Byte(tagIngest)
+		w.Uvarint(m.Seq)
+		if m.Decision == nil || !m.Decision.Commit {
+			w.Fail("ingest", "a stream entry is a committed decision")
+			return true
+		}
+		writeDecision(w, m.Decision)
+	case *IngestAck:
+		w.Byte(tagIngestAck)
+		w.Uvarint(m.Seq)
 	default:
 		return false
 	}
 	return true
+}
+
+func writeDecision(w *wire.Writer, m *Decision) {
+	w.Bool(m.Commit)
+	if !m.Commit {
+		if m.Txn == nil {
+			w.Fail("decision", "no transaction")
+			return
+		}
+		w.ID(m.Txn.ID)
+		return
+	}
+	if m.Txn == nil || len(m.Pred) != len(m.Txn.Writes) {
+		w.Fail("decision", "a committed decision needs its transaction and one version per write")
+		return
+	}
+	w.Txn(m.Txn)
+	writeVersions(w, m.Pred)
+	writeDeps(w, m.RBDeps)
 }
 
 func writeVersions(w *wire.Writer, vs []uint64) {
@@ -93,20 +112,32 @@ func read(r *wire.Reader) protocol.Message {
 	case tagVote:
 		return &Vote{Txn: r.ID("txn"), Positive: r.Bool("positive"), Stale: r.Bool("stale"), Versions: readVersions(r), RBDeps: readDeps(r)}
 	case tagDecision:
-		if !r.Bool("commit") {
-			return &Decision{Txn: &txn.Txn{ID: r.ID("txn")}}
-		}
-		d := &Decision{Txn: r.Txn(), Commit: true, Pred: readVersions(r), RBDeps: readDeps(r)}
-		if r.Err() == nil && len(d.Pred) != len(d.Txn.Writes) {
-			r.Fail("decision", "%d versions for %d writes", len(d.Pred), len(d.Txn.Writes))
-		}
-		return d
+		return readDecision(r)
 	case tagDecisionAck:
 		return &DecisionAck{Txn: r.ID("txn")}
+	case tagIngest:
+		in := &Ingest{Seq: r.Uvarint("seq"), Decision: readDecision(r)}
+		if r.Err() == nil && !in.Decision.Commit {
+			r.Fail("ingest", "an aborted decision in the stream")
+		}
+		return in
+	case tagIngestAck:
+		return &IngestAck{Seq: r.Uvarint("seq")}
 	default:
 		r.Fail("ogre message tag", "unknown tag %d", tag)
 		return nil
 	}
+}
+
+func readDecision(r *wire.Reader) *Decision {
+	if !r.Bool("commit") {
+		return &Decision{Txn: &txn.Txn{ID: r.ID("txn")}}
+	}
+	d := &Decision{Txn: r.Txn(), Commit: true, Pred: readVersions(r), RBDeps: readDeps(r)}
+	if r.Err() == nil && len(d.Pred) != len(d.Txn.Writes) {
+		r.Fail("decision", "%d versions for %d writes", len(d.Pred), len(d.Txn.Writes))
+	}
+	return d
 }
 
 func readVersions(r *wire.Reader) []uint64 {

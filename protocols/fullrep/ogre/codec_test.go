@@ -27,6 +27,8 @@ func sampleMessages() []protocol.Message {
 		"commit, tracking":  &Decision{Txn: tx, Commit: true, Pred: []uint64{3, 0}, RBDeps: [][]txn.ID{nil, {t2}}},
 		"commit, read-only": &Decision{Txn: readOnly, Commit: true},
 		"ack":               &DecisionAck{Txn: id},
+		"ingest":            &Ingest{Seq: 12, Decision: &Decision{Txn: tx, Commit: true, Pred: []uint64{3, 0}, RBDeps: [][]txn.ID{nil, {t2}}}},
+		"ingest ack":        &IngestAck{Seq: 300},
 	})
 }
 
@@ -38,6 +40,9 @@ func TestCodecRoundTrip(t *testing.T) {
 	tx := &txn.Txn{ID: txn.NewID(1, 1), Writes: []txn.Write{{Key: "k"}}}
 	if _, err := Codec.Append(nil, &Decision{Txn: tx, Commit: true}); err == nil {
 		t.Error("a committed decision without versions was encoded")
+	}
+	if _, err := Codec.Append(nil, &Ingest{Seq: 1, Decision: &Decision{Txn: tx}}); err == nil {
+		t.Error("an aborted decision was encoded as a stream entry")
 	}
 }
 

@@ -66,7 +66,7 @@ import (
 func init() {
 	registry.Register("ogre", registry.Entry{
 		Description: "Ogre: local reads, one round of majority voting with dependency tracking, local consistent read-only snapshots (RoT-Storage)",
-		New:         New(true), Codec: Codec, Family: registry.ReadWrite, SerializableSnapshotsPerDC: true,
+		New:         New(true), Codec: Codec, Family: registry.ReadWrite, SerializableSnapshotsPerDC: true, Nodes: nodesFor,
 	})
 	registry.Register("ogre-basic", registry.Entry{
 		Description: "Ogre without dependency tracking or RoT-Storage (the overhead baseline, spec §4.7)",
@@ -161,6 +161,14 @@ type Replica struct {
 	rot     *rot
 	reading bool // a timerRead is armed
 
+	// RoT units (unit.go): this datacenter's unit nodes, the ingestion stream's entries not yet
+	// held by every unit (numbered from streamBase+1), and each unit's acknowledged prefix.
+	units        []protocol.NodeID
+	stream       []*Decision
+	streamBase   uint64
+	unitAcked    []uint64
+	unitResendUs []int64
+
 	decided map[txn.ID]bool // transactions whose decision this replica processed
 	done    []record        // the same, in decision order, to forget
 	forgot  map[txn.ClientID]uint32
@@ -170,7 +178,9 @@ type Replica struct {
 }
 
 // New returns the factory of Ogre (tracking) or Basic-Ogre. It needs exactly one replica per
-// datacenter and accepts the parameters timeout, retry and gc_after (Go durations).
+// datacenter, and with rot_units = U ≥ 1 (Ogre only) U RoT units per datacenter placed by
+// UnitNodes; it accepts the parameters timeout, retry and gc_after (Go durations), ro_chunk and
+// rot_units.
 func New(tracking bool) protocol.Factory { return newFactory(tracking, false) }
 
 // newFactory is New; unsafeSkipDeps makes the RoT-Storage apply committed transactions without
@@ -178,19 +188,30 @@ func New(tracking bool) protocol.Factory { return newFactory(tracking, false) }
 // to show that the checker catches it.
 func newFactory(tracking, unsafeSkipDeps bool) protocol.Factory {
 	return func(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
-		nodeOf, self, err := protocol.FullReplicas(pc)
+		p := pc.Params
+		if err := p.CheckKnown([]string{ParamTimeout, ParamRetry, ParamGCAfter, ParamROChunk, ParamRoTUnits}, nil); err != nil {
+			return nil, fmt.Errorf("ogre: %w", err)
+		}
+		units, err := rotUnits(p)
 		if err != nil {
 			return nil, err
 		}
-		p := pc.Params
-		if err := p.CheckKnown([]string{ParamTimeout, ParamRetry, ParamGCAfter, ParamROChunk}, nil); err != nil {
-			return nil, fmt.Errorf("ogre: %w", err)
+		if units > 0 && !tracking {
+			return nil, fmt.Errorf("ogre-basic has no RoT-Storage, so no %s", ParamRoTUnits)
+		}
+		nodeOf, unitsOf, self, err := placement(pc, units)
+		if err != nil {
+			return nil, err
 		}
 		chunk, err := p.Int(ParamROChunk, defaultROChunk)
 		if err != nil || chunk <= 0 {
 			return nil, fmt.Errorf("ogre: parameter %s must be a positive number of keys (%v)", ParamROChunk, err)
 		}
-		if !tracking {
+		if pc.SelfNode().Partition > 0 {
+			return &Unit{env: env, replica: nodeOf[self], rot: newRoT(env, true, unsafeSkipDeps, chunk), early: map[uint64]*Decision{}}, nil
+		}
+		rotTracking := tracking && units == 0 // with units, the replica records the ww order only
+		if !rotTracking {
 			chunk = 0 // no RoT-Storage to read
 		}
 		n := len(nodeOf)
@@ -214,10 +235,11 @@ func newFactory(tracking, unsafeSkipDeps bool) protocol.Factory {
 			dcOf[i] = nd.DC
 		}
 		return &Replica{
+			units: unitsOf[self], unitAcked: make([]uint64, units), unitResendUs: make([]int64, units),
 			env: env, nodeOf: nodeOf, dcOf: dcOf, self: self, n: n, majority: n/2 + 1, tracking: tracking,
 			timeoutUs: durations[ParamTimeout], retryUs: durations[ParamRetry], gcAfter: durations[ParamGCAfter],
 			cur: map[string]*current{}, readers: map[string]map[txn.ID]struct{}{}, pending: map[txn.ID]*txn.Txn{},
-			pendingW: map[string]int{}, pendingR: map[string]int{}, rot: newRoT(env, tracking, unsafeSkipDeps, chunk),
+			pendingW: map[string]int{}, pendingR: map[string]int{}, rot: newRoT(env, rotTracking, unsafeSkipDeps, chunk),
 			decided: map[txn.ID]bool{}, forgot: map[txn.ClientID]uint32{}, coords: map[txn.ID]*coordinated{},
 		}, nil
 	}
@@ -247,7 +269,16 @@ func (r *Replica) drain() {
 
 // HandleMessage processes one peer message; malformed ones are ignored.
 func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
-	if from < 0 || int(from) >= len(r.dcOf) || r.nodeOf[r.dcOf[from]] != from {
+	if from < 0 || int(from) >= len(r.dcOf) {
+		return
+	}
+	if ack, ok := m.(*IngestAck); ok {
+		if i := slices.Index(r.units, from); i >= 0 && ack != nil {
+			r.onIngestAck(i, ack.Seq)
+		}
+		return
+	}
+	if r.nodeOf[r.dcOf[from]] != from {
 		return
 	}
 	r.handle(r.dcOf[from], m)
@@ -265,7 +296,7 @@ func (r *Replica) handle(dc int, m protocol.Message) {
 			r.onVote(dc, m)
 		}
 	case *Decision:
-		if r.wellFormed(m) {
+		if wellFormed(m, r.tracking) {
 			r.onDecision(dc, m)
 		}
 	case *DecisionAck:
@@ -275,16 +306,16 @@ func (r *Replica) handle(dc int, m protocol.Message) {
 	}
 }
 
-// wellFormed reports whether d is a decision this replica can process: a transaction, and for
-// a commit one version (and, with tracking, one read-before set) per write.
-func (r *Replica) wellFormed(d *Decision) bool {
+// wellFormed reports whether d is a decision a replica can process: a transaction, and for a
+// commit one version (and, with tracking, one read-before set) per write.
+func wellFormed(d *Decision, tracking bool) bool {
 	if d == nil || d.Txn == nil {
 		return false
 	}
 	if !d.Commit {
 		return true
 	}
-	return len(d.Pred) == len(d.Txn.Writes) && (!r.tracking || len(d.RBDeps) == len(d.Txn.Writes))
+	return len(d.Pred) == len(d.Txn.Writes) && (!tracking || len(d.RBDeps) == len(d.Txn.Writes))
 }
 
 // HandleRequest serves Get from the current storage and ReadSnapshot from the RoT-Storage, and
@@ -300,8 +331,12 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 		r.env.Reply(rep)
 		return
 	case protocol.ReadSnapshot:
-		if !r.tracking {
+		switch {
+		case !r.tracking:
 			r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "ogre-basic: no RoT-Storage, so no read-only snapshots"})
+			return
+		case len(r.units) > 0:
+			r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: fmt.Sprintf("ogre: read-only transactions are served by this datacenter's RoT units (nodes %v)", r.units)})
 			return
 		}
 		if r.rot.serve(r.env, req) {
@@ -353,6 +388,7 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 		}
 	}
 	r.forget(now)
+	r.resendStream(now)
 	if r.rot.chains != nil {
 		r.rot.collect()
 	}
@@ -577,6 +613,7 @@ func (r *Replica) onDecision(coordDC int, d *Decision) {
 		r.done = append(r.done, record{id: id, atUs: r.env.NowUs()})
 		if d.Commit {
 			r.rot.ingest(d)
+			r.forward(d)
 		}
 		r.unpend(id)
 		if d.Commit {

@@ -91,10 +91,19 @@ func newRoT(env protocol.Env, tracking, skipDeps bool, chunk int) *rot {
 
 // RoTBufferStats reports how many committed transactions the RoT-Storage received, how many of
 // them could not be applied on arrival and waited in its buffer, and how long those waited in
-// all (µs, on the replica's clock; a transaction still waiting counts up to now).
+// all (µs, on the replica's clock; a transaction still waiting counts up to now). A replica
+// whose RoT-Storage runs on unit nodes reports nothing: its units do.
 func (r *Replica) RoTBufferStats() (ingested, everBuffered int, bufferedUs int64) {
-	s, now := r.rot.stats, r.env.NowUs()
-	for _, w := range r.rot.buffered {
+	if len(r.units) > 0 {
+		return 0, 0, 0
+	}
+	return r.rot.bufferStats()
+}
+
+// bufferStats is RoTBufferStats of this RoT-Storage.
+func (r *rot) bufferStats() (ingested, everBuffered int, bufferedUs int64) {
+	s, now := r.stats, r.nowUs()
+	for _, w := range r.buffered {
 		s.bufferedUs += now - w.sinceUs
 	}
 	return s.ingested, s.everBuffered, s.bufferedUs
