@@ -37,7 +37,8 @@ func newClientCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 
 With --endpoint ADDR, to one node of a Helios, MF, Ogre or baseline cluster: put, get, snapshot,
 txn. On Ogre, snapshot is a read-only transaction of any size from the local RoT-Storage, with no
-WAN message (serializable with the other snapshots of its datacenter).
+WAN message (serializable with the other snapshots of its datacenter); on a cluster with RoT unit
+nodes (cluster up's default for Ogre), snapshot goes to a unit (DC-ro1), the rest to the replica.
 Output, one line per result: "K = V (version t3.1)", "committed", "aborted: REASON". Keys and
 values that are not printable text are shown Go-quoted. The exit status is 1 if a transaction
 aborted (other than by an abort command) or a request failed, 2 for bad usage. The connection is

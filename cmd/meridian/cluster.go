@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
@@ -148,25 +149,45 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 			return usageError{err}
 		}
 	}
+	p, err := parseParams(o.params)
+	if err != nil {
+		return usageError{err}
+	}
+	for k, v := range entry.DeployParams {
+		if _, set := p[k]; !set {
+			if p == nil {
+				p = protocol.Params{}
+			}
+			p[k] = v
+		}
+	}
+	var readOnlyNodes []protocol.Node // a replica per datacenter and read-only nodes (Ogre's RoT units)
+	if entry.Nodes != nil {
+		if readOnlyNodes, err = entry.Nodes(p, topo.N()); err != nil {
+			return usageError{err}
+		}
+	}
 	nodes := topo.N() * o.partitions
-	if placement != nil {
+	switch {
+	case placement != nil:
 		nodes = len(placement.DC)
+	case readOnlyNodes != nil:
+		nodes = len(readOnlyNodes)
 	}
 	if last := o.basePort + 3*nodes - 1; o.basePort < 1 || last > 65535 {
 		return usagef("cluster up: --base-port %d: the %d nodes need ports %d..%d, want 1..65535",
 			o.basePort, nodes, o.basePort, last)
-	}
-	p, err := parseParams(o.params)
-	if err != nil {
-		return usageError{err}
 	}
 	binary, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the meridian binary: %w", err)
 	}
 	cfg := cluster.GeneratePartitioned(topo, o.topology, o.protocol, o.dir, o.basePort, o.partitions)
-	if placement != nil {
+	switch {
+	case placement != nil:
 		cfg = cluster.GeneratePlaced(topo, o.topology, o.protocol, o.dir, o.basePort, placement)
+	case readOnlyNodes != nil:
+		cfg = cluster.GenerateNodes(topo, o.topology, o.protocol, o.dir, o.basePort, readOnlyNodes)
 	}
 	cfg.Params = p
 	cfg.Admin = o.admin

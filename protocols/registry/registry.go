@@ -105,6 +105,10 @@ type Entry struct {
 	// read-write clients; the nodes of higher partitions serve the datacenter's read-only
 	// clients (a workload's extra clients), round robin: Ogre's RoT units (rot_units).
 	Nodes func(p protocol.Params, dcs int) ([]protocol.Node, error)
+	// DeployParams are parameters `meridian cluster up` gives the protocol unless --set gives
+	// them: what a real deployment runs with where the simulator's default differs (Ogre: one
+	// RoT unit node per datacenter, rot_units=1).
+	DeployParams protocol.Params
 	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
 	// (Helios-1: 1, Helios-2: 2); 0 for the others.
 	ToleratesOutages int

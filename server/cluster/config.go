@@ -383,6 +383,19 @@ func checkLayout(c *Config) error {
 		}
 		return nil
 	}
+	if entry.Nodes != nil {
+		want, err := entry.Nodes(c.Params, c.Topology.N())
+		if err != nil {
+			return err
+		}
+		if want != nil {
+			if !slices.Equal(c.Placements(), want) {
+				return fmt.Errorf("protocol %s with parameters %v places %d nodes: each datacenter's replica (partition 0), in datacenter order, then its read-only nodes, partition by partition (dc and partition of each, in that order; `meridian cluster up` writes them)",
+					c.Protocol, c.Params, len(want))
+			}
+			return nil
+		}
+	}
 	partitioned := entry.NewClient != nil
 	first := map[[2]int]int{} // (datacenter, partition) → the first node placed there
 	for i, n := range c.Nodes {
@@ -604,6 +617,22 @@ func GeneratePlaced(topo *topology.Topology, topoRef, protocolName string, dir s
 	for _, nd := range pl.Nodes() {
 		r := slices.Index(pl.Node[nd.Partition], nd.ID)
 		c.addNode(fmt.Sprintf("%s-p%dr%d", topo.DCs[nd.DC], nd.Partition, r), nd.DC, nd.Partition, basePort)
+	}
+	return c
+}
+
+// GenerateNodes is Generate for a read-write protocol that runs more nodes than a replica per
+// datacenter (registry.Entry.Nodes: Ogre's RoT units): nodes in their order, a datacenter's
+// replica (partition 0) named after the datacenter, its read-only nodes (partition P ≥ 1)
+// DC-roP.
+func GenerateNodes(topo *topology.Topology, topoRef, protocolName string, dir string, basePort int, nodes []protocol.Node) *Config {
+	c := newConfig(topo, topoRef, protocolName, dir)
+	for _, nd := range nodes {
+		name := topo.DCs[nd.DC]
+		if nd.Partition > 0 {
+			name = fmt.Sprintf("%s-ro%d", name, nd.Partition)
+		}
+		c.addNode(name, nd.DC, nd.Partition, basePort)
 	}
 	return c
 }

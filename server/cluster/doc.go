@@ -58,7 +58,10 @@
 // '-' and '_', a datacenter of the topology without any node, and a placement the protocol cannot
 // run: a partitioned protocol (the transactional-causal family, whose registry entry has a client
 // library) needs the same partitions 0..N-1 in every datacenter, one node each; the others need
-// exactly one node per datacenter, with partition 0.
+// exactly one node per datacenter, with partition 0 — except a read-write protocol that places
+// read-only nodes beside its replicas (registry.Entry.Nodes: Ogre with rot_units, which
+// `cluster up` sets from registry.Entry.DeployParams and places with GenerateNodes), whose nodes
+// must be exactly that placement.
 // Every error is one line naming the file and the entry at fault, for example
 //
 //	cluster.yaml: nodes[2] (C): peer_addr "127.0.0.1" is not host:port

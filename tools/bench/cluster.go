@@ -77,6 +77,9 @@ func RunCluster(ctx context.Context, opts Options, cfg *cluster.Config, clientCe
 			return nil, fmt.Errorf("bench: cluster %s: %w", cfg.Path, err)
 		}
 		opts.Partitions = layout.Partitions()
+		if !entry.Family.Partitioned() { // a replica per datacenter, and maybe read-only nodes
+			homeOf, opts.Partitions = readOnlyNodes(layout, opts.ClientsPerDC), 1
+		}
 	}
 	opts.Topology, opts.Protocols, opts.Params = cfg.Topology, []string{cfg.Protocol}, cfg.Params
 	dialOpt, err := clientCredentials(cfg, clientCert)

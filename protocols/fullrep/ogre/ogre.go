@@ -67,6 +67,7 @@ func init() {
 	registry.Register("ogre", registry.Entry{
 		Description: "Ogre: local reads, one round of majority voting with dependency tracking, local consistent read-only snapshots (RoT-Storage)",
 		New:         New(true), Codec: Codec, Family: registry.ReadWrite, SerializableSnapshotsPerDC: true, Nodes: nodesFor,
+		DeployParams: protocol.Params{ParamRoTUnits: "1"},
 	})
 	registry.Register("ogre-basic", registry.Entry{
 		Description: "Ogre without dependency tracking or RoT-Storage (the overhead baseline, spec §4.7)",
@@ -336,7 +337,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 			r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "ogre-basic: no RoT-Storage, so no read-only snapshots"})
 			return
 		case len(r.units) > 0:
-			r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: fmt.Sprintf("ogre: read-only transactions are served by this datacenter's RoT units (nodes %v)", r.units)})
+			r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: fmt.Sprintf("ogre: read-only transactions are served by this datacenter's RoT unit nodes (node ids %v), not by its replica", r.units)})
 			return
 		}
 		if r.rot.serve(r.env, req) {

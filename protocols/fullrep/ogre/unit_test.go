@@ -139,7 +139,7 @@ func TestOgreRoTUnitCatchesUp(t *testing.T) {
 		t.Fatalf("replica A quiescent %v, %d stream entries kept, unit ingested %d; want quiescent, 0, 3",
 			replicaA.Quiescent(), len(replicaA.stream), w.nodes[unitA].(*Unit).Ingested())
 	}
-	if got := w.readOnly(protocol.NodeID(dcA), 104, "x"); !strings.Contains(got, "RoT units") {
+	if got := w.readOnly(protocol.NodeID(dcA), 104, "x"); !strings.Contains(got, "RoT unit nodes") {
 		t.Errorf("replica A answered a read-only transaction: %s", got)
 	}
 	w.nodes[unitA].HandleRequest(protocol.Request{Client: 105, Seq: 1, Kind: protocol.Get, Key: "x"})
