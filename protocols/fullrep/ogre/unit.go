@@ -16,12 +16,13 @@ import (
 // The replica feeds its units one ingestion stream (spec M6): the committed transactions in the
 // order it processed their decisions, numbered 1, 2, 3, … (Ingest). A unit ingests them strictly
 // in stream order — it keeps up to maxEarly that arrive ahead of a gap — and acknowledges the
-// prefix it holds (IngestAck); the replica retransmits what a unit has not acknowledged every
-// unitRetryUs and forgets what all its units hold. So every unit of a datacenter ingests the
-// same sequence and applies it in the same order (ingestion is deterministic): its snapshots
-// are snapshots of one history per datacenter, the one the checker checks them against. A unit
-// that was down (or lost messages) catches up from the replica's retransmissions; a unit that
-// restarts rebuilds its state from its input log like any node.
+// prefix it holds (IngestAck) once per housekeeping tick, so that acknowledgements cost the
+// replica one message per unit per tick, not one per transaction; the replica retransmits what a
+// unit has not acknowledged for unitRetryUs and forgets what all its units hold. So every unit
+// of a datacenter ingests the same sequence and applies it in the same order (ingestion is
+// deterministic): its snapshots are snapshots of one history per datacenter, the one the checker
+// checks them against. A unit that was down (or lost messages) catches up from the replica's
+// retransmissions; a unit that restarts rebuilds its state from its input log like any node.
 
 // ParamRoTUnits is the number of RoT unit nodes per datacenter (default 0: the replica serves
 // read-only transactions from its own RoT-Storage).
@@ -128,13 +129,14 @@ type Unit struct {
 	next    uint64 // stream entries ingested
 	early   map[uint64]*Decision
 	reading bool // a timerRead is armed
+	ackDue  bool // stream entries arrived since the last IngestAck
 }
 
-// Start arms the housekeeping timer (garbage collection).
+// Start arms the housekeeping timer (acknowledgements, garbage collection).
 func (u *Unit) Start() { u.env.SetTimer(tickUs, timerTick) }
 
-// HandleMessage ingests the replica's stream in order and acknowledges the prefix it holds;
-// anything else, or from any other node, is ignored.
+// HandleMessage ingests the replica's stream in order (the next tick acknowledges the prefix it
+// holds); anything else, or from any other node, is ignored.
 func (u *Unit) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	in, ok := m.(*Ingest)
 	if from != u.replica || !ok || in == nil || in.Decision == nil || !in.Decision.Commit || !wellFormed(in.Decision, true) {
@@ -152,7 +154,7 @@ func (u *Unit) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	case in.Seq > u.next+1 && len(u.early) < maxEarly:
 		u.early[in.Seq] = in.Decision
 	}
-	u.env.Send(u.replica, &IngestAck{Seq: u.next})
+	u.ackDue = true
 }
 
 // HandleRequest serves read-only transactions (ReadSnapshot) and refuses everything else.
@@ -166,7 +168,8 @@ func (u *Unit) HandleRequest(req protocol.Request) {
 	}
 }
 
-// HandleTimer reads the next chunk of the read-only transactions in flight, or collects garbage.
+// HandleTimer reads the next chunk of the read-only transactions in flight, or acknowledges the
+// stream and collects garbage.
 func (u *Unit) HandleTimer(id protocol.TimerID) {
 	switch id {
 	case timerRead:
@@ -175,6 +178,10 @@ func (u *Unit) HandleTimer(id protocol.TimerID) {
 			u.armRead()
 		}
 	case timerTick:
+		if u.ackDue {
+			u.ackDue = false
+			u.env.Send(u.replica, &IngestAck{Seq: u.next})
+		}
 		u.rot.collect()
 		u.env.SetTimer(tickUs, timerTick)
 	}
@@ -202,7 +209,10 @@ func (r *Replica) forward(d *Decision) {
 	}
 	r.stream = append(r.stream, d)
 	seq := r.streamBase + uint64(len(r.stream))
-	for _, id := range r.units {
+	for i, id := range r.units {
+		if r.unitAcked[i] == seq-1 { // the unit was up to date: its acknowledgement is due from now
+			r.unitResendUs[i] = r.env.NowUs() + unitRetryUs
+		}
 		r.env.Send(id, &Ingest{Seq: seq, Decision: d})
 	}
 }

@@ -74,7 +74,8 @@ func (w *unitWorld) run() {
 	}
 }
 
-// commit has client c commit a transaction at datacenter dc's replica and runs to quiescence.
+// commit has client c commit a transaction at datacenter dc's replica and runs to quiescence,
+// then ticks every unit (which acknowledges the stream) and delivers the acknowledgements.
 func (w *unitWorld) commit(t *testing.T, dc int, c txn.ClientID, reads []txn.Read, writes ...string) txn.ID {
 	t.Helper()
 	tx := &txn.Txn{ID: txn.NewID(c, 1), Reads: reads}
@@ -83,10 +84,21 @@ func (w *unitWorld) commit(t *testing.T, dc int, c txn.ClientID, reads []txn.Rea
 	}
 	w.nodes[dc].HandleRequest(protocol.Request{Client: c, Seq: 1, Kind: protocol.Commit, Txn: tx})
 	w.run()
+	w.tickUnits()
 	if r := w.replies[c]; r.Status != txn.Committed {
 		t.Fatalf("%v: %+v", tx.ID, r)
 	}
 	return tx.ID
+}
+
+// tickUnits runs every unit's housekeeping and delivers what it sends.
+func (w *unitWorld) tickUnits() {
+	for _, n := range w.nodes {
+		if u, ok := n.(*Unit); ok {
+			u.HandleTimer(timerTick)
+		}
+	}
+	w.run()
 }
 
 // readOnly runs a read-only transaction of client c at node id and renders it "x=writer ...".
@@ -132,6 +144,7 @@ func TestOgreRoTUnitCatchesUp(t *testing.T) {
 	w.nowUs = unitRetryUs
 	w.nodes[dcA].HandleTimer(timerTick)
 	w.run()
+	w.tickUnits()
 	if got, want := w.readOnly(unitA, 103, "x", "y"), "x="+t3.String()+" y="+t2.String(); got != want {
 		t.Fatalf("unit A after the retransmission: %s; want %s", got, want)
 	}
