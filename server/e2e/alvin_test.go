@@ -17,14 +17,7 @@ func TestALVINEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			committed := 0
-			for _, dc := range res.DCs {
-				committed += dc.Committed
-			}
-			t.Logf("%d committed; checker: %s", committed, res.Checker.Summary())
-			if committed == 0 || !res.Checker.OK {
-				t.Fatalf("%d committed; checker: %s", committed, res.Checker.Summary())
-			}
+			committedClean(t, res)
 		})
 	}
 }

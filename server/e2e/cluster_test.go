@@ -219,25 +219,9 @@ func crashRestart(t *testing.T, proto string) {
 	cfg, dir := startCluster(t, "table4.1", proto)
 	const downFor, upFor = 1500 * time.Millisecond, 800 * time.Millisecond
 	duration := time.Duration(rounds)*(downFor+upFor) + 2*time.Second
-	type outcome struct {
-		res *bench.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	running := make(chan struct{}) // closed after the run's first second: every client connected
-	var once sync.Once
-	go func() {
-		opts := workloadOptions(duration)
-		opts.KeepHistory = true
-		opts.Progress = func(string, int64, int64) { once.Do(func() { close(running) }) }
-		res, err := bench.RunCluster(context.Background(), opts, cfg, nil)
-		done <- outcome{res, err}
-	}()
-	select {
-	case <-running:
-	case o := <-done:
-		t.Fatalf("the run ended before its first second: %v", o.err)
-	}
+	opts := workloadOptions(duration)
+	opts.KeepHistory = true
+	wait := runInBackground(t, opts, cfg)
 	ctx := context.Background()
 	victims := []string{"C", "B", "A"}
 	type outage struct {
@@ -258,26 +242,17 @@ func crashRestart(t *testing.T, proto string) {
 			t.Fatalf("round %d: %v", i, err)
 		}
 	}
-	o := <-done
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	committed := 0
-	for _, dc := range o.res.DCs {
-		committed += dc.Committed
-	}
-	t.Logf("%d crash rounds, %d committed; checker: %s", rounds, committed, o.res.Checker.Summary())
-	if committed == 0 || !o.res.Checker.OK {
-		t.Fatalf("%d committed; checker: %s", committed, o.res.Checker.Summary())
-	}
+	res := wait()
+	committed := committedClean(t, res)
+	t.Logf("%d crash rounds, %d committed", rounds, committed)
 	whileDown := 0
 	for _, out := range outages {
 		during := 0
-		for _, tx := range o.res.History.Txns {
+		for _, tx := range res.History.Txns {
 			// An update (read-only ones may commit locally), started after the crash (plus the
 			// grace time) and decided before the restart; the history's times count from the
 			// run's origin.
-			startUs, endUs := o.res.OriginUnixUs+tx.StartUs, o.res.OriginUnixUs+tx.EndUs
+			startUs, endUs := res.OriginUnixUs+tx.StartUs, res.OriginUnixUs+tx.EndUs
 			if tx.Status == txn.Committed && len(tx.Writes) > 0 && tx.DC != out.node && startUs > out.fromUs+500_000 && endUs < out.toUs {
 				during++
 			}
@@ -288,6 +263,52 @@ func crashRestart(t *testing.T, proto string) {
 		whileDown += during
 	}
 	t.Logf("%d updates committed while a node was down", whileDown)
+}
+
+// runInBackground starts a run of opts against cfg and returns once it is past its first second
+// (every client connected); the function it returns waits for the run's result and fails the
+// test on an error.
+func runInBackground(t *testing.T, opts bench.Options, cfg *cluster.Config) (wait func() *bench.Result) {
+	t.Helper()
+	type outcome struct {
+		res *bench.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	running := make(chan struct{})
+	var once sync.Once
+	opts.Progress = func(string, int64, int64) { once.Do(func() { close(running) }) }
+	go func() {
+		res, err := bench.RunCluster(context.Background(), opts, cfg, nil)
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-running:
+	case o := <-done:
+		t.Fatalf("the run ended before its first second: %v", o.err)
+	}
+	return func() *bench.Result {
+		o := <-done
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		return o.res
+	}
+}
+
+// committedClean returns how many transactions res committed, and fails the test unless some
+// did and the checker is clean.
+func committedClean(t *testing.T, res *bench.Result) int {
+	t.Helper()
+	committed := 0
+	for _, dc := range res.DCs {
+		committed += dc.Committed
+	}
+	t.Logf("%d committed; checker: %s", committed, res.Checker.Summary())
+	if committed == 0 || !res.Checker.OK {
+		t.Fatalf("%d committed; checker: %s", committed, res.Checker.Summary())
+	}
+	return committed
 }
 
 // runShortWorkload runs three seconds of the contended workload against cfg.

@@ -2,14 +2,15 @@ package e2e
 
 import (
 	"context"
-	"sync"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/server/rpc"
 	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )
@@ -21,7 +22,7 @@ import (
 // acknowledged must be installed at every replica and every unit afterwards (the checker's
 // lost-commit check over every node's version order: a restarted unit caught up), the
 // read-only transactions must be serializable with the history of their datacenter, and the
-// restarted units must answer read-only transactions again.
+// restarted units must then answer a read-only transaction with the newest version of every key.
 func TestOgreRoTUnitCrashRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
@@ -42,27 +43,11 @@ func TestOgreRoTUnitCrashRestart(t *testing.T) {
 	cfg = bringUp(t, cfg, dir, meridianBinary(t))
 
 	const rounds, downFor, upFor = 3, 1500 * time.Millisecond, 800 * time.Millisecond
-	type outcome struct {
-		res *bench.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	running := make(chan struct{})
-	var once sync.Once
-	go func() {
-		opts := workloadOptions(rounds*(downFor+upFor) + 4*time.Second)
-		w := opts.Workload.(workload.TYCSB)
-		w.ReadOnlyClientsPerDC, w.ReadOnlyKeys, w.ReadOnlyRate = 1, 20, 20
-		opts.Workload, opts.KeepHistory = w, true
-		opts.Progress = func(string, int64, int64) { once.Do(func() { close(running) }) }
-		res, err := bench.RunCluster(context.Background(), opts, cfg, nil)
-		done <- outcome{res, err}
-	}()
-	select {
-	case <-running:
-	case o := <-done:
-		t.Fatalf("the run ended before its first second: %v", o.err)
-	}
+	opts := workloadOptions(rounds*(downFor+upFor) + 4*time.Second)
+	w := opts.Workload.(workload.TYCSB)
+	w.ReadOnlyClientsPerDC, w.ReadOnlyKeys, w.ReadOnlyRate = 1, 20, 20
+	opts.Workload, opts.KeepHistory = w, true
+	wait := runInBackground(t, opts, cfg)
 	victims := []string{"A-ro1", "B", "C-ro1"}
 	restartedUs := map[string]int64{}
 	for _, victim := range victims[:rounds] {
@@ -76,34 +61,45 @@ func TestOgreRoTUnitCrashRestart(t *testing.T) {
 		}
 		restartedUs[victim] = time.Now().UnixMicro()
 	}
-	o := <-done
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	res := o.res
-	committed := 0
-	for _, dc := range res.DCs {
-		committed += dc.Committed
-	}
-	t.Logf("%d committed; checker: %s", committed, res.Checker.Summary())
-	if committed == 0 || !res.Checker.OK {
-		t.Fatalf("%d committed; checker: %s", committed, res.Checker.Summary())
-	}
+	res := wait()
+	committedClean(t, res)
 	if len(res.History.Replicas) != len(nodes) {
 		t.Fatalf("the checker compared %d nodes' version orders; want all %d (replicas and units)", len(res.History.Replicas), len(nodes))
 	}
-	// Read-only transactions answered by each restarted unit after its restart.
+	// Each restarted unit caught up: a read-only transaction there now reads, for every key of
+	// the run, the newest version of the converged version order (the nodes converged before the
+	// checker ran). How many the bench's read-only clients ran there after the restart is only
+	// logged: a client reconnects within a second or two, which a loaded machine stretches.
+	order := res.History.Replicas[0].VersionOrder
+	keys := slices.Sorted(maps.Keys(order))
 	for _, unit := range []string{"A-ro1", "C-ro1"} {
-		dc := unit[:1]
+		i, node, err := cfg.Node(unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		c, err := rpc.DialClient(ctx, node.ClientAddr, plaintext)
+		if err != nil {
+			cancel()
+			t.Fatalf("%s: %v", unit, err)
+		}
+		reads, err := c.ReadSnapshot(ctx, keys)
+		c.Close()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: read-only transaction after the run: %v", unit, err)
+		}
+		for _, r := range reads {
+			if want := order[r.Key]; r.Version != want[len(want)-1] {
+				t.Errorf("%s (node %d) reads %s at %v; the converged order ends with %v", unit, i, r.Key, r.Version, want[len(want)-1])
+			}
+		}
 		after := 0
 		for _, tx := range res.History.Txns {
-			if tx.Snapshot && tx.DC == dc && tx.Status == txn.Committed && res.OriginUnixUs+tx.StartUs > restartedUs[unit] {
+			if tx.Snapshot && tx.DC == unit[:1] && tx.Status == txn.Committed && res.OriginUnixUs+tx.StartUs > restartedUs[unit] {
 				after++
 			}
 		}
-		if after == 0 {
-			t.Errorf("unit %s answered no read-only transaction after its restart", unit)
-		}
-		t.Logf("%s: %d read-only transactions after its restart", unit, after)
+		t.Logf("%s: reads the newest version of all %d keys; the bench's read-only client ran %d transactions there after its restart", unit, len(keys), after)
 	}
 }

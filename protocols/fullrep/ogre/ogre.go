@@ -9,9 +9,10 @@
 //     write rule, against which Prepare checks read versions and pending conflicts (Alg. 7);
 //   - the RoT-Storage (rot.go): multi-version, fed by dependency-checked ingestion of committed
 //     transactions (Alg. 8), and served by ReadSnapshot requests at its stable timestamp
-//     (Alg. 9). It is the replica's protocol.Env store: its installation positions are the RoT
-//     timestamps, and its installation order of each key is the key's version order, which the
-//     checker reads.
+//     (Alg. 9). It records what it applies, in order and without values, in the replica's
+//     protocol.Env store: each key's installation order there is the key's version order, which
+//     the checker reads. With rot_units ≥ 1 the RoT-Storage runs on unit nodes of their own
+//     instead (unit.go), fed by the replica's ingestion stream.
 //
 // Choices where the spec and the seed are silent, or that Meridian's shape imposes:
 //
