@@ -160,8 +160,7 @@ type Replica struct {
 	pendingW map[string]int // pending writers of each key
 	pendingR map[string]int // pending readers of each key
 
-	rot     *rot
-	reading bool // a timerRead is armed
+	rot *rot
 
 	// RoT units (unit.go): this datacenter's unit nodes, the ingestion stream's entries not yet
 	// held by every unit (numbered from streamBase+1), and each unit's acknowledged prefix.
@@ -341,9 +340,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 			r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: fmt.Sprintf("ogre: read-only transactions are served by this datacenter's RoT unit nodes (node ids %v), not by its replica", r.units)})
 			return
 		}
-		if r.rot.serve(r.env, req) {
-			r.armRead()
-		}
+		r.rot.serve(r.env, req)
 		return
 	}
 	if !protocol.AdmitCommit(r.env, req, "ogre") {
@@ -358,10 +355,7 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 // of RoT versions.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
 	if id == timerRead {
-		r.reading = false
-		if r.rot.step(r.env) {
-			r.armRead()
-		}
+		r.rot.onReadTimer(r.env)
 		return
 	}
 	if id != timerTick {
@@ -396,15 +390,6 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 	}
 	r.drain()
 	r.env.SetTimer(tickUs, timerTick)
-}
-
-// armRead schedules the next chunk of the read-only transactions in flight as an input of its
-// own, after the inputs already waiting (committed transactions among them).
-func (r *Replica) armRead() {
-	if !r.reading {
-		r.reading = true
-		r.env.SetTimer(0, timerRead)
-	}
 }
 
 // forget drops what the replica remembers of transactions decided gc_after ago.

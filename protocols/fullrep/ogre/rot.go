@@ -46,6 +46,7 @@ type rot struct {
 	retained int                 // versions held in chains
 	reads    []*roRead           // read-only transactions in flight, oldest first
 	chunk    int                 // keys a read-only transaction reads per input
+	armed    bool                // a timerRead is set for the next chunk
 
 	stats bufferStats
 }
@@ -230,21 +231,27 @@ func keysOf(t *txn.Txn) []string {
 }
 
 // serve starts the read-only transaction req at the stable timestamp (Alg. 9) and reads its
-// first chunk of keys; it reports whether the transaction is still in flight (the caller then
-// calls step until it is not).
-func (r *rot) serve(env protocol.Env, req protocol.Request) bool {
+// first chunk of keys, unless older ones are in flight: the chunks are read in order, one per
+// input, each later one at a timerRead (onReadTimer).
+func (r *rot) serve(env protocol.Env, req protocol.Request) {
 	r.reads = append(r.reads, &roRead{req: req, readTS: r.stableTS, out: make([]protocol.SnapshotRead, 0, len(req.Keys))})
-	if len(r.reads) > 1 {
-		return true // behind older ones, which step serves first
+	if len(r.reads) == 1 {
+		r.step(env)
 	}
-	return r.step(env)
 }
 
-// step reads the next chunk of keys of the oldest read-only transaction in flight, answers it
-// once it has read every key, and reports whether any transaction is still in flight.
-func (r *rot) step(env protocol.Env) bool {
+// onReadTimer reads the next chunk of the read-only transactions in flight.
+func (r *rot) onReadTimer(env protocol.Env) {
+	r.armed = false
+	r.step(env)
+}
+
+// step reads the next chunk of keys of the oldest read-only transaction in flight and answers it
+// once it has read every key; while any is still in flight, a timerRead schedules the next chunk
+// as an input of its own, after the inputs already waiting (committed transactions among them).
+func (r *rot) step(env protocol.Env) {
 	if len(r.reads) == 0 {
-		return false
+		return
 	}
 	ro := r.reads[0]
 	for _, k := range ro.req.Keys[len(ro.out):min(len(ro.out)+r.chunk, len(ro.req.Keys))] {
@@ -262,7 +269,10 @@ func (r *rot) step(env protocol.Env) bool {
 		env.Reply(protocol.Reply{Client: ro.req.Client, Seq: ro.req.Seq, Snapshot: ro.out})
 		r.reads = r.reads[1:]
 	}
-	return len(r.reads) > 0
+	if len(r.reads) > 0 && !r.armed {
+		r.armed = true
+		env.SetTimer(0, timerRead)
+	}
 }
 
 // collect drops the versions no snapshot can read any more: for each key, those older than its

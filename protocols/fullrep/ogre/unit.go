@@ -128,7 +128,6 @@ type Unit struct {
 	rot     *rot
 	next    uint64 // stream entries ingested
 	early   map[uint64]*Decision
-	reading bool // a timerRead is armed
 	ackDue  bool // stream entries arrived since the last IngestAck
 }
 
@@ -163,9 +162,7 @@ func (u *Unit) HandleRequest(req protocol.Request) {
 		u.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "ogre: a RoT unit serves read-only transactions only; send reads and commits to the datacenter's replica"})
 		return
 	}
-	if u.rot.serve(u.env, req) {
-		u.armRead()
-	}
+	u.rot.serve(u.env, req)
 }
 
 // HandleTimer reads the next chunk of the read-only transactions in flight, or acknowledges the
@@ -173,10 +170,7 @@ func (u *Unit) HandleRequest(req protocol.Request) {
 func (u *Unit) HandleTimer(id protocol.TimerID) {
 	switch id {
 	case timerRead:
-		u.reading = false
-		if u.rot.step(u.env) {
-			u.armRead()
-		}
+		u.rot.onReadTimer(u.env)
 	case timerTick:
 		if u.ackDue {
 			u.ackDue = false
@@ -184,13 +178,6 @@ func (u *Unit) HandleTimer(id protocol.TimerID) {
 		}
 		u.rot.collect()
 		u.env.SetTimer(tickUs, timerTick)
-	}
-}
-
-func (u *Unit) armRead() {
-	if !u.reading {
-		u.reading = true
-		u.env.SetTimer(0, timerRead)
 	}
 }
 
