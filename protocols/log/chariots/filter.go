@@ -1,0 +1,168 @@
+package chariots
+
+import (
+	"sort"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+)
+
+// Filter forwards each record it champions exactly once (spec 5.4): local records once per
+// client append (by client and append number), other datacenters' records once and in TOId
+// order per host (the next expected TOId of the host among those it champions, and the early
+// arrivals pending). It numbers its batches to queues and resends each until acknowledged.
+type Filter struct {
+	env     protocol.Env
+	cfg     Config
+	self    protocol.NodeID
+	fmap    *FilterMap
+	next    []uint64                 // per host: the next TOId this filter champions and expects
+	pending []map[uint64]*Record     // per host: early arrivals
+	lastSeq map[txn.ClientID]uint64  // per client: the highest append forwarded
+	queues  []protocol.NodeID        // the queues batches go to, round robin
+	rr      int                      // round-robin position
+	seq     uint64                   // last batch number
+	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
+}
+
+type pendingBatch struct {
+	to       protocol.NodeID
+	batch    *RecordBatch
+	sentAtUs int64
+}
+
+func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter {
+	f := &Filter{env: env, cfg: c, self: self, fmap: initialFilterMap(c, dc), lastSeq: map[txn.ClientID]uint64{},
+		queues: c.Layout.Active(dc, flstore.Queue), unacked: map[uint64]*pendingBatch{}}
+	for h := range c.DCs {
+		f.next = append(f.next, f.fmap.nextChampioned(self, h, 1))
+		f.pending = append(f.pending, map[uint64]*Record{})
+	}
+	return f
+}
+
+// Start arms the resend timer.
+func (f *Filter) Start() { f.env.SetTimer(f.cfg.RetryUs, retryTimer) }
+
+// HandleTimer resends the batches no queue acknowledged within the resend period.
+func (f *Filter) HandleTimer(id protocol.TimerID) {
+	if id != retryTimer {
+		return
+	}
+	f.env.SetTimer(f.cfg.RetryUs, retryTimer)
+	seqs := make([]uint64, 0, len(f.unacked))
+	for s := range f.unacked {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	now := f.env.NowUs()
+	for _, s := range seqs {
+		if p := f.unacked[s]; now-p.sentAtUs >= f.cfg.RetryUs {
+			p.sentAtUs = now
+			f.env.Send(p.to, p.batch) // to the same queue: queues deduplicate per filter
+		}
+	}
+}
+
+// HandleMessage filters a batcher's batch, or takes a queue's acknowledgement.
+func (f *Filter) HandleMessage(_ protocol.NodeID, m protocol.Message) {
+	switch m := m.(type) {
+	case *BatchAck:
+		delete(f.unacked, m.Seq)
+	case *RecordBatch:
+		var out []*Record
+		for _, r := range m.Records {
+			if r != nil {
+				out = f.filter(r, out)
+			}
+		}
+		f.forward(out)
+	}
+}
+
+// filter appends to out what r lets through.
+func (f *Filter) filter(r *Record, out []*Record) []*Record {
+	if r.TOId == 0 { // local: once per client append
+		if r.AppendSeq <= f.lastSeq[r.Client] && !f.cfg.FilterNoDedupe {
+			return out
+		}
+		f.lastSeq[r.Client] = max(f.lastSeq[r.Client], r.AppendSeq)
+		return append(out, r)
+	}
+	h := r.Host
+	if h < 0 || h >= f.cfg.DCs || f.fmap.Champion(r) != f.self {
+		return out // not ours (a batcher on an older map): the sender's resend reaches the champion
+	}
+	if f.cfg.FilterNoDedupe {
+		return append(out, r)
+	}
+	if r.TOId < f.next[h] || f.pending[h][r.TOId] != nil {
+		return out // a copy
+	}
+	if r.TOId > f.next[h] {
+		f.pending[h][r.TOId] = r
+		return out
+	}
+	out = append(out, r)
+	f.next[h] = f.fmap.nextChampioned(f.self, h, r.TOId+1)
+	for p := f.pending[h][f.next[h]]; p != nil; p = f.pending[h][f.next[h]] {
+		delete(f.pending[h], p.TOId)
+		out = append(out, p)
+		f.next[h] = f.fmap.nextChampioned(f.self, h, p.TOId+1)
+	}
+	return out
+}
+
+// forward sends rs to the next queue as one numbered batch, kept until acknowledged.
+func (f *Filter) forward(rs []*Record) {
+	if len(rs) == 0 {
+		return
+	}
+	f.seq++
+	q := f.queues[f.rr%len(f.queues)]
+	f.rr++
+	b := &RecordBatch{Seq: f.seq, Records: rs}
+	f.unacked[f.seq] = &pendingBatch{to: q, batch: b, sentAtUs: f.env.NowUs()}
+	f.env.Send(q, b)
+}
+
+// HandleRequest takes elasticity events: a filter map update or a new queue.
+func (f *Filter) HandleRequest(req protocol.Request) {
+	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
+	switch op := req.Op.(type) {
+	case *FilterMapUpdate:
+		if f.fmap.apply(op) {
+			h := op.Host
+			f.next[h] = f.fmap.nextChampioned(f.self, h, f.next[h])
+			var out []*Record
+			ts := make([]uint64, 0, len(f.pending[h]))
+			for t := range f.pending[h] {
+				ts = append(ts, t)
+			}
+			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+			early := f.pending[h]
+			f.pending[h] = map[uint64]*Record{}
+			for _, t := range ts { // refile the early arrivals under the new map
+				out = f.filter(early[t], out)
+			}
+			f.forward(out)
+		}
+	case *AddQueue:
+		if !containsNode(f.queues, op.Node) {
+			f.queues = append(f.queues, op.Node)
+		}
+	default:
+		reply.Err = "chariots: a filter takes elasticity events only"
+	}
+	f.env.Reply(reply)
+}
+
+func containsNode(ns []protocol.NodeID, n protocol.NodeID) bool {
+	for _, x := range ns {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
