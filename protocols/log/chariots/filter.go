@@ -24,7 +24,12 @@ type Filter struct {
 	rr      int                      // round-robin position
 	seq     uint64                   // last batch number
 	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
+	// forwarded counts, per host, the other datacenters' records forwarded.
+	forwarded []uint64
 }
+
+// Forwarded returns how many of host h's records the filter forwarded.
+func (f *Filter) Forwarded(h int) uint64 { return f.forwarded[h] }
 
 type pendingBatch struct {
 	to       protocol.NodeID
@@ -35,6 +40,7 @@ type pendingBatch struct {
 func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter {
 	f := &Filter{env: env, cfg: c, self: self, fmap: initialFilterMap(c, dc), lastSeq: map[txn.ClientID]uint64{},
 		queues: c.Layout.Active(dc, flstore.Queue), unacked: map[uint64]*pendingBatch{}}
+	f.forwarded = make([]uint64, c.DCs)
 	for h := range c.DCs {
 		f.next = append(f.next, f.fmap.nextChampioned(self, h, 1))
 		f.pending = append(f.pending, map[uint64]*Record{})
@@ -95,6 +101,7 @@ func (f *Filter) filter(r *Record, out []*Record) []*Record {
 		return out // not ours (a batcher on an older map): the sender's resend reaches the champion
 	}
 	if f.cfg.FilterNoDedupe {
+		f.forwarded[h]++
 		return append(out, r)
 	}
 	if r.TOId < f.next[h] || f.pending[h][r.TOId] != nil {
@@ -105,10 +112,12 @@ func (f *Filter) filter(r *Record, out []*Record) []*Record {
 		return out
 	}
 	out = append(out, r)
+	f.forwarded[h]++
 	f.next[h] = f.fmap.nextChampioned(f.self, h, r.TOId+1)
 	for p := f.pending[h][f.next[h]]; p != nil; p = f.pending[h][f.next[h]] {
 		delete(f.pending[h], p.TOId)
 		out = append(out, p)
+		f.forwarded[h]++
 		f.next[h] = f.fmap.nextChampioned(f.self, h, p.TOId+1)
 	}
 	return out
@@ -134,7 +143,11 @@ func (f *Filter) HandleRequest(req protocol.Request) {
 	case *FilterMapUpdate:
 		if f.fmap.apply(op) {
 			h := op.Host
-			f.next[h] = f.fmap.nextChampioned(f.self, h, f.next[h])
+			start := f.next[h] // past what it forwarded under the old map; a new champion starts at the epoch
+			if start == flstore.None {
+				start = op.FromTOId
+			}
+			f.next[h] = f.fmap.nextChampioned(f.self, h, start)
 			var out []*Record
 			ts := make([]uint64, 0, len(f.pending[h]))
 			for t := range f.pending[h] {

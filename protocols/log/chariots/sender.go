@@ -80,12 +80,8 @@ func (s *Sender) HandleTimer(id protocol.TimerID) {
 	}
 	var horizon []uint64
 	if s.cfg.GC {
-		horizon = make([]uint64, s.cfg.DCs)
-		for h := range horizon {
-			horizon[h] = flstore.None
-			for j := range s.table {
-				horizon[h] = min(horizon[h], s.table[j][h])
-			}
+		for h := range s.cfg.DCs {
+			horizon = append(horizon, Collectable(s.table, h))
 		}
 	}
 	for _, m := range s.maints {
@@ -125,6 +121,17 @@ func (s *Sender) HandleTimer(id protocol.TimerID) {
 		}
 		s.env.Send(dst.receiver, b)
 	}
+}
+
+// Collectable returns the highest TOId of host h that every datacenter is known to hold by
+// ATable t: host h's records up to it may be garbage-collected (spec 4: r may go iff
+// T[j][r.Host] ≥ r.TOId for every j).
+func Collectable(t [][]uint64, h int) uint64 {
+	c := uint64(flstore.None)
+	for j := range t {
+		c = min(c, t[j][h])
+	}
+	return c
 }
 
 // lowWater is the highest own TOId every other datacenter is known to have.
