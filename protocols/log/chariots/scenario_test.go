@@ -63,7 +63,9 @@ func (w *world) snapshot() Snapshot {
 	return Take(w.cfg, func(id protocol.NodeID) protocol.Replica { return w.Reps[id] })
 }
 
-func (w *world) node(dc int, r flstore.Role, i int) protocol.NodeID { return w.cfg.Layout.All(dc, r)[i] }
+func (w *world) node(dc int, r flstore.Role, i int) protocol.NodeID {
+	return w.cfg.Layout.All(dc, r)[i]
+}
 
 // appendAt makes client c (of datacenter dc) append body through batcher i.
 func (w *world) appendAt(dc int, c txn.ClientID, body string) {
