@@ -76,6 +76,8 @@ func (f *Filter) HandleMessage(_ protocol.NodeID, m protocol.Message) {
 	switch m := m.(type) {
 	case *BatchAck:
 		delete(f.unacked, m.Seq)
+	case *RowUpdate:
+		f.skipLogged(m.Row)
 	case *RecordBatch:
 		var out []*Record
 		for _, r := range m.Records {
@@ -107,13 +109,12 @@ func (f *Filter) filter(r *Record, out []*Record) []*Record {
 	if r.TOId < f.next[h] || f.pending[h][r.TOId] != nil {
 		return out // a copy
 	}
-	if r.TOId > f.next[h] {
-		f.pending[h][r.TOId] = r
-		return out
-	}
-	out = append(out, r)
-	f.forwarded[h]++
-	f.next[h] = f.fmap.nextChampioned(f.self, h, r.TOId+1)
+	f.pending[h][r.TOId] = r // early, or the next expected: drain forwards it and what follows
+	return f.drain(h, out)
+}
+
+// drain forwards host h's pending records from the next expected one on, while they follow.
+func (f *Filter) drain(h int, out []*Record) []*Record {
 	for p := f.pending[h][f.next[h]]; p != nil; p = f.pending[h][f.next[h]] {
 		delete(f.pending[h], p.TOId)
 		out = append(out, p)
@@ -121,6 +122,29 @@ func (f *Filter) filter(r *Record, out []*Record) []*Record {
 		f.next[h] = f.fmap.nextChampioned(f.self, h, p.TOId+1)
 	}
 	return out
+}
+
+// skipLogged moves past what the datacenter has logged (row: the token's MaxTOId): a filter
+// that became a host's champion under a boundary the log had already passed would otherwise
+// wait forever for records no sender ships again.
+func (f *Filter) skipLogged(row []uint64) {
+	if len(row) != f.cfg.DCs || f.cfg.FilterNoDedupe {
+		return
+	}
+	var out []*Record
+	for h, logged := range row {
+		if f.next[h] == flstore.None || logged < f.next[h] {
+			continue
+		}
+		for t := range f.pending[h] {
+			if t <= logged {
+				delete(f.pending[h], t)
+			}
+		}
+		f.next[h] = f.fmap.nextChampioned(f.self, h, logged+1)
+		out = f.drain(h, out)
+	}
+	f.forward(out)
 }
 
 // forward sends rs to the next queue as one numbered batch, kept until acknowledged.

@@ -16,7 +16,7 @@ type Queue struct {
 	cfg     Config
 	self    protocol.NodeID
 	dc      int
-	senders []protocol.NodeID
+	rowTo   []protocol.NodeID // the senders and filters, which learn MaxTOId
 	held    []*Record
 	seen    map[protocol.NodeID]*seqSet // per filter: batches taken
 	tok     *Token                      // the token, while held here
@@ -37,7 +37,8 @@ type pendingAssign struct {
 }
 
 func newQueue(c Config, self protocol.NodeID, dc int, env protocol.Env) *Queue {
-	q := &Queue{env: env, cfg: c, self: self, dc: dc, senders: c.Layout.All(dc, flstore.Sender),
+	q := &Queue{env: env, cfg: c, self: self, dc: dc,
+		rowTo: append(append([]protocol.NodeID(nil), c.Layout.All(dc, flstore.Sender)...), c.Layout.All(dc, flstore.Filter)...),
 		seen: map[protocol.NodeID]*seqSet{}, unacked: map[uint64]*pendingAssign{}}
 	ring := c.Layout.Active(dc, flstore.Queue)
 	if ring[0] == self {
@@ -247,7 +248,7 @@ func (q *Queue) journal() flstore.Journal {
 	return q.lastTok.Journal
 }
 
-// publishRow sends MaxTOId to the senders when it moved or has not been sent for a while.
+// publishRow sends MaxTOId to the senders and filters when it moved or has not been sent for a while.
 func (q *Queue) publishRow() {
 	tk, now := q.tok, q.env.NowUs()
 	changed := false
@@ -258,8 +259,8 @@ func (q *Queue) publishRow() {
 		return
 	}
 	tk.RowSent, tk.RowSentAtUs = append([]uint64(nil), tk.MaxTOId...), now
-	for _, s := range q.senders {
-		q.env.Send(s, &RowUpdate{Row: tk.RowSent})
+	for _, n := range q.rowTo {
+		q.env.Send(n, &RowUpdate{Row: tk.RowSent})
 	}
 }
 

@@ -1,0 +1,410 @@
+// Package logsim runs a Chariots deployment in the discrete-event simulator (package sim): the
+// layout's nodes with the WAN between datacenters, closed-loop clients that append (retrying
+// an append they have no answer for), read a random record and append after it, faults and
+// chaos, and elasticity events (a queue, a maintainer, a batcher or a filter split added
+// under load). The run is checked periodically and at its end by chariots.Checker, then,
+// once the faults have healed and every append is answered, by chariots.CheckConverged and
+// the clients' own checks: every answered append is in every datacenter's log exactly once,
+// where its answer said in its host's log, and after every record its client read before it.
+package logsim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/log/chariots"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/topology"
+)
+
+// EventKind is an elasticity event (spec 5.12).
+type EventKind uint8
+
+// The elasticity events.
+const (
+	AddQueue EventKind = iota + 1
+	AddMaintainer
+	AddBatcher
+	SplitFilter
+)
+
+var eventNames = map[EventKind]string{AddQueue: "add-queue", AddMaintainer: "add-maintainer", AddBatcher: "add-batcher", SplitFilter: "split-filter"}
+
+// Event adds the first spare machine of a role to datacenter DC at AtUs (SplitFilter: the
+// spare filter takes the even TOIds of host Host from a boundary ahead of the log).
+type Event struct {
+	Kind EventKind
+	DC   int
+	Host int
+	AtUs int64
+}
+
+// String renders the event for replay lines.
+func (e Event) String() string {
+	return fmt.Sprintf("%s:dc%d/host%d@%dus", eventNames[e.Kind], e.DC, e.Host, e.AtUs)
+}
+
+// Options describe one run completely.
+type Options struct {
+	Topology     *topology.Topology
+	Params       protocol.Params
+	Seed         uint64
+	Jitter       float64
+	ClientsPerDC int
+	// DurationUs is how long clients start new appends; ThinkUs their pause between two.
+	DurationUs, ThinkUs int64
+	// RetryUs is how long a client waits for an answer before sending its append again.
+	RetryUs int64
+	// ReadProb is the chance a client reads a random record of its datacenter's log before an
+	// append (which must then follow it everywhere).
+	ReadProb  float64
+	BodyBytes int
+	Faults    []sim.Fault
+	Chaos     sim.Chaos
+	Events    []Event
+	// SettleUs bounds the wait, after the appends and faults end, for every append to be
+	// answered and the logs to converge.
+	SettleUs int64
+	// CheckEveryUs is the period of the checker during the run (0: only at the end).
+	CheckEveryUs int64
+}
+
+// String renders every parameter, for failure messages and replays.
+func (o Options) String() string {
+	keys := make([]string, 0, len(o.Params))
+	for k := range o.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var ps []string
+	for _, k := range keys {
+		ps = append(ps, k+"="+o.Params[k])
+	}
+	var fs []string
+	for _, f := range o.Faults {
+		fs = append(fs, f.String())
+	}
+	var es []string
+	for _, e := range o.Events {
+		es = append(es, e.String())
+	}
+	return fmt.Sprintf("seed=%d topology=%s jitter=%.2f clients/dc=%d duration=%dus think=%dus retry=%dus read=%.2f params=[%s] faults=[%s] chaos=%+v events=[%s]",
+		o.Seed, strings.Join(o.Topology.DCs, ","), o.Jitter, o.ClientsPerDC, o.DurationUs, o.ThinkUs, o.RetryUs, o.ReadProb,
+		strings.Join(ps, " "), strings.Join(fs, " "), o.Chaos, strings.Join(es, " "))
+}
+
+// Result is what a run did.
+type Result struct {
+	Appends  int // appends answered
+	Retries  int // appends sent again
+	Reads    int // records read before an append
+	Records  []int
+	EndUs    int64
+	Sim      sim.Stats
+	Snapshot chariots.Snapshot
+}
+
+// ack is one answered append.
+type ack struct {
+	dc          int
+	client      txn.ClientID
+	seq         uint64
+	toid, lid   uint64
+	readBefore  []flstore.Key
+	readRecords []*flstore.Record
+}
+
+// run is one simulated run's driver state.
+type run struct {
+	o       Options
+	cfg     chariots.Config
+	s       *sim.Sim
+	chk     *chariots.Checker
+	rng     *rand.Rand
+	acks    []ack
+	res     Result
+	err     error
+	open    int // appends sent and not answered
+	ctl     *sim.Conn
+	batcher [][]protocol.NodeID // per datacenter: the batchers clients use
+}
+
+// Run runs o and returns an error describing the first violation or liveness failure.
+func Run(o Options) (Result, error) {
+	cfg, err := chariots.ParseConfig(o.Topology.N(), o.Params, maxRTT(o.Topology))
+	if err != nil {
+		return Result{}, err
+	}
+	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: chariots.Factory, Params: o.Params,
+		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos})
+	if err != nil {
+		return Result{}, err
+	}
+	r := &run{o: o, cfg: cfg, s: s, chk: chariots.NewChecker(), rng: rand.New(rand.NewPCG(o.Seed, 0x6c6f67))}
+	for dc := range o.Topology.N() {
+		r.batcher = append(r.batcher, cfg.Layout.Active(dc, flstore.Batcher))
+	}
+	if r.ctl, err = s.Connect(^txn.ClientID(0), 0); err != nil {
+		return Result{}, err
+	}
+	id := txn.ClientID(1)
+	for dc := range o.Topology.N() {
+		for range o.ClientsPerDC {
+			c, err := s.Connect(id, cfg.Layout.Active(dc, flstore.Batcher)[0])
+			if err != nil {
+				return Result{}, err
+			}
+			r.startClient(c, dc)
+			id++
+		}
+	}
+	for _, e := range o.Events {
+		s.After(-1, e.AtUs, func() { r.elastic(e) })
+	}
+	if o.CheckEveryUs > 0 {
+		var tick func()
+		tick = func() {
+			r.check()
+			if r.err == nil {
+				s.After(-1, o.CheckEveryUs, tick)
+			}
+		}
+		s.After(-1, o.CheckEveryUs, tick)
+	}
+	end := o.DurationUs
+	for _, f := range o.Faults {
+		end = max(end, f.EndUs)
+	}
+	deadline := end + o.SettleUs
+	for t := end; ; t += 10_000 {
+		s.RunUntil(t)
+		if r.err != nil {
+			return r.res, r.err
+		}
+		if r.open == 0 && t >= end {
+			snap := r.snapshot()
+			if chariots.CheckConverged(snap) == nil {
+				break
+			}
+		}
+		if t >= deadline {
+			snap := r.snapshot()
+			return r.res, fmt.Errorf("no convergence %d µs after the appends and faults ended: %d appends unanswered; %v",
+				o.SettleUs, r.open, chariots.CheckConverged(snap))
+		}
+	}
+	r.check()
+	if r.err != nil {
+		return r.res, r.err
+	}
+	snap := r.snapshot()
+	r.res.Snapshot, r.res.EndUs, r.res.Sim = snap, s.NowUs(), s.Stats()
+	for dc := range snap.Logs {
+		r.res.Records = append(r.res.Records, len(snap.Logs[dc]))
+	}
+	return r.res, r.checkClients(snap)
+}
+
+func maxRTT(t *topology.Topology) float64 {
+	m := 0.0
+	for dc := range t.N() {
+		m = max(m, t.MaxRTTMs(dc))
+	}
+	return m
+}
+
+func (r *run) snapshot() chariots.Snapshot {
+	return chariots.Take(r.cfg, r.s.Replica)
+}
+
+func (r *run) check() {
+	if r.err != nil {
+		return
+	}
+	if err := r.chk.Check(r.snapshot()); err != nil {
+		r.err = fmt.Errorf("at %d µs: %w", r.s.NowUs(), err)
+	}
+}
+
+// startClient runs client c of datacenter dc: think, maybe read, append, repeat.
+func (r *run) startClient(c *sim.Conn, dc int) {
+	var seq uint64
+	var next func()
+	next = func() {
+		if c.NowUs() >= r.o.DurationUs {
+			return
+		}
+		seq++
+		a := &ack{dc: dc, client: 0, seq: seq}
+		if r.rng.Float64() < r.o.ReadProb {
+			r.readThenAppend(c, a, next)
+			return
+		}
+		r.appendRecord(c, a, next)
+	}
+	c.After(r.rng.Int64N(r.o.ThinkUs+1), next)
+}
+
+// readThenAppend reads a random record of the datacenter's log (up to the head of the log),
+// then appends.
+func (r *run) readThenAppend(c *sim.Conn, a *ack, then func()) {
+	ms := r.cfg.Layout.Active(a.dc, flstore.Maintainer)
+	c.CallNode(ms[r.rng.IntN(len(ms))], protocol.Request{Kind: protocol.Operation, Op: &flstore.HLQuery{}}, func(rep protocol.Reply) {
+		hl, ok := rep.Op.(*flstore.HLResult)
+		if !ok || hl.HL == 0 || !hl.Journal.Valid() {
+			r.appendRecord(c, a, then)
+			return
+		}
+		l := 1 + r.rng.Uint64N(hl.HL)
+		c.CallNode(hl.Journal.Owner(l), protocol.Request{Kind: protocol.Operation, Op: &flstore.ReadOp{From: l, To: l}}, func(rep protocol.Reply) {
+			if rr, ok := rep.Op.(*flstore.ReadResult); ok {
+				for _, rec := range rr.Records {
+					if rec.LId > rr.HL || rec.LId != l {
+						r.fail(fmt.Errorf("CH-I5: a read of position %d returned position %d with head of log %d", l, rec.LId, rr.HL))
+					}
+					a.readBefore = append(a.readBefore, rec.Key())
+					a.readRecords = append(a.readRecords, rec)
+					r.res.Reads++
+				}
+			}
+			r.appendRecord(c, a, then)
+		})
+	})
+}
+
+func (r *run) fail(err error) {
+	if r.err == nil {
+		r.err = fmt.Errorf("at %d µs: %w", r.s.NowUs(), err)
+	}
+}
+
+// appendRecord appends a's record through a random batcher, sending it again (to a random
+// batcher) after RetryUs without an answer.
+func (r *run) appendRecord(c *sim.Conn, a *ack, then func()) {
+	r.open++
+	done := false
+	body := make([]byte, r.o.BodyBytes)
+	var send func()
+	send = func() {
+		bs := r.batcher[a.dc]
+		rec := &flstore.Record{AppendSeq: a.seq, Body: body}
+		c.CallNode(bs[r.rng.IntN(len(bs))], protocol.Request{Kind: protocol.Operation, Op: &flstore.AppendOp{Record: rec}}, func(rep protocol.Reply) {
+			res, ok := rep.Op.(*flstore.AppendResult)
+			if done || !ok {
+				return
+			}
+			done = true
+			r.open--
+			a.client, a.toid, a.lid = rep.Client, res.TOId, res.LId
+			r.acks = append(r.acks, *a)
+			r.res.Appends++
+			c.After(r.rng.Int64N(r.o.ThinkUs+1), then)
+		})
+		c.After(r.o.RetryUs, func() {
+			if !done {
+				r.res.Retries++
+				send()
+			}
+		})
+	}
+	send()
+}
+
+// elastic carries out elasticity event e, through the control client's requests.
+func (r *run) elastic(e Event) {
+	l := r.cfg.Layout
+	spare := func(role flstore.Role) (protocol.NodeID, bool) {
+		for _, n := range l.All(e.DC, role) {
+			if l.Spare[n] {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	call := func(to protocol.NodeID, op protocol.Message) {
+		r.ctl.CallNode(to, protocol.Request{Kind: protocol.Operation, Op: op}, func(protocol.Reply) {})
+	}
+	switch e.Kind {
+	case AddQueue:
+		q, ok := spare(flstore.Queue)
+		if !ok {
+			return
+		}
+		for _, n := range l.All(e.DC, flstore.Queue) {
+			if !l.Spare[n] {
+				call(n, &chariots.AddQueue{Node: q})
+			}
+		}
+		for _, f := range l.All(e.DC, flstore.Filter) {
+			call(f, &chariots.AddQueue{Node: q})
+		}
+	case AddMaintainer:
+		if m, ok := spare(flstore.Maintainer); ok {
+			call(l.Active(e.DC, flstore.Queue)[0], &chariots.AddMaintainer{Node: m})
+		}
+	case AddBatcher:
+		b, ok := spare(flstore.Batcher)
+		if !ok {
+			return
+		}
+		for _, rc := range l.All(e.DC, flstore.Receiver) {
+			call(rc, &chariots.AddBatcher{Node: b})
+		}
+		r.batcher[e.DC] = append(r.batcher[e.DC], b)
+	case SplitFilter:
+		f, ok := spare(flstore.Filter)
+		if !ok || e.Host == e.DC {
+			return
+		}
+		// The boundary: ahead of what the datacenter logged of the host (spec A16).
+		from := r.snapshot().Truth[e.DC][e.Host] + 20
+		champ := l.Active(e.DC, flstore.Filter)[0]
+		u := &chariots.FilterMapUpdate{Host: e.Host, FromTOId: from, Filters: []protocol.NodeID{f, champ}}
+		for _, n := range append(append([]protocol.NodeID(nil), l.All(e.DC, flstore.Batcher)...), l.All(e.DC, flstore.Filter)...) {
+			call(n, u)
+		}
+	}
+}
+
+// checkClients checks every answered append against the converged logs: in every datacenter
+// exactly once (CH-I3), at the answered position in its host's log, and after every record its
+// client read before appending it (CH-I2); records read never changed.
+func (r *run) checkClients(s chariots.Snapshot) error {
+	where := make([]map[flstore.Key]uint64, len(s.Logs))
+	for dc, log := range s.Logs {
+		where[dc] = map[flstore.Key]uint64{}
+		for l, rec := range log {
+			where[dc][rec.Key()] = l
+		}
+	}
+	for _, a := range r.acks {
+		rec := s.Logs[a.dc][a.lid]
+		if rec == nil || rec.Client != a.client || rec.AppendSeq != a.seq || rec.TOId != a.toid || rec.Host != a.dc {
+			return fmt.Errorf("client %d's append %d was answered (TOId %d, position %d), which holds %+v", a.client, a.seq, a.toid, a.lid, rec)
+		}
+		for dc := range s.Logs {
+			l, ok := where[dc][rec.Key()]
+			if !ok {
+				return fmt.Errorf("CH-I3: client %d's append %d (%d,%d) missing at datacenter %d", a.client, a.seq, a.dc, a.toid, dc)
+			}
+			for _, k := range a.readBefore {
+				if rl, ok := where[dc][k]; !ok || rl >= l {
+					return fmt.Errorf("CH-I2: at datacenter %d, client %d's append %d (position %d) does not follow %v it read before (position %d)",
+						dc, a.client, a.seq, l, k, rl)
+				}
+			}
+		}
+		for _, read := range a.readRecords {
+			if now := s.Logs[a.dc][read.LId]; now == nil || now.Key() != read.Key() {
+				return errors.New("a record read changed position")
+			}
+		}
+	}
+	return nil
+}
