@@ -39,7 +39,7 @@ type pendingAssign struct {
 func newQueue(c Config, self protocol.NodeID, dc int, env protocol.Env) *Queue {
 	q := &Queue{env: env, cfg: c, self: self, dc: dc,
 		rowTo: append(append([]protocol.NodeID(nil), c.Layout.All(dc, flstore.Sender)...), c.Layout.All(dc, flstore.Filter)...),
-		seen: map[protocol.NodeID]*seqSet{}, unacked: map[uint64]*pendingAssign{}}
+		seen:  map[protocol.NodeID]*seqSet{}, unacked: map[uint64]*pendingAssign{}}
 	ring := c.Layout.Active(dc, flstore.Queue)
 	if ring[0] == self {
 		q.tok = &Token{MaxTOId: make([]uint64, c.DCs), Ring: ring, Journal: c.InitialJournal(dc), RowSent: make([]uint64, c.DCs)}
