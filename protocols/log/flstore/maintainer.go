@@ -227,8 +227,8 @@ func (m *LogMaintainer) HandleRequest(req protocol.Request) {
 	case *HLQuery:
 		reply.Op = &HLResult{HL: m.hl, Journal: m.cfg.Journal}
 	case *ReadOp:
-		res := &ReadResult{HL: m.hl}
-		for l := max(op.From, 1); l <= min(op.To, m.hl); {
+		res := &ReadResult{HL: max(m.hl, op.HL)}
+		for l := max(op.From, 1); l <= min(op.To, res.HL); {
 			if m.cfg.Journal.Owner(l) == m.cfg.Self {
 				if r := m.filled[l]; r != nil {
 					res.Records = append(res.Records, r)
@@ -280,7 +280,7 @@ func (m *LogMaintainer) fill(r *Record) {
 	m.advance()
 	if !r.NoOp && len(m.cfg.Indexers) > 0 {
 		for _, t := range r.Tags {
-			ix := m.cfg.Indexers[tagHash(t.Name)%uint32(len(m.cfg.Indexers))]
+			ix := IndexerOf(t.Name, m.cfg.Indexers)
 			m.unindexed[ix] = append(m.unindexed[ix], IndexEntry{Tag: t.Name, Value: t.Value, LId: r.LId})
 		}
 	}
@@ -382,6 +382,11 @@ func (m *LogMaintainer) collect() {
 		i := sort.Search(len(m.local), func(i int) bool { return m.local[i].TOId > m.horizon[m.cfg.DC] })
 		m.local = m.local[i:]
 	}
+}
+
+// IndexerOf returns the indexer of tag name among indexers (by hash of the name, spec 3.5).
+func IndexerOf(name string, indexers []protocol.NodeID) protocol.NodeID {
+	return indexers[tagHash(name)%uint32(len(indexers))]
 }
 
 // tagHash spreads tag names over indexers (FNV-1a).

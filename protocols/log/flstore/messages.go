@@ -20,8 +20,10 @@ type HLResult struct {
 	Journal Journal
 }
 
-// ReadOp reads positions [From, To] owned by the maintainer; To is capped at its head of log.
-type ReadOp struct{ From, To uint64 }
+// ReadOp reads positions [From, To] owned by the maintainer; To is capped at the head of the
+// log: the larger of the maintainer's and HL, a head of log the client learned from any
+// maintainer (every position up to it is filled at its owner, so it is safe to serve).
+type ReadOp struct{ From, To, HL uint64 }
 
 // ReadResult holds the records read (no-op fillers included, marked) and the head of log used.
 type ReadResult struct {

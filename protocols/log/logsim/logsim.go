@@ -9,6 +9,7 @@
 package logsim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -132,7 +133,7 @@ type run struct {
 	err     error
 	open    int // appends sent and not answered
 	ctl     *sim.Conn
-	batcher [][]protocol.NodeID // per datacenter: the batchers clients use
+	clients [][]*flstore.Client // per datacenter
 }
 
 // Run runs o and returns an error describing the first violation or liveness failure.
@@ -147,9 +148,7 @@ func Run(o Options) (Result, error) {
 		return Result{}, err
 	}
 	r := &run{o: o, cfg: cfg, s: s, chk: chariots.NewChecker(), rng: rand.New(rand.NewPCG(o.Seed, 0x6c6f67))}
-	for dc := range o.Topology.N() {
-		r.batcher = append(r.batcher, cfg.Layout.Active(dc, flstore.Batcher))
-	}
+	r.clients = make([][]*flstore.Client, o.Topology.N())
 	if r.ctl, err = s.Connect(^txn.ClientID(0), 0); err != nil {
 		return Result{}, err
 	}
@@ -160,7 +159,7 @@ func Run(o Options) (Result, error) {
 			if err != nil {
 				return Result{}, err
 			}
-			r.startClient(c, dc)
+			r.startClient(c, id, dc)
 			id++
 		}
 	}
@@ -203,8 +202,16 @@ func Run(o Options) (Result, error) {
 	if r.err != nil {
 		return r.res, r.err
 	}
+	if err := r.readBack(); err != nil {
+		return r.res, err
+	}
 	snap := r.snapshot()
 	r.res.Snapshot, r.res.EndUs, r.res.Sim = snap, s.NowUs(), s.Stats()
+	for _, cs := range r.clients {
+		for _, cl := range cs {
+			r.res.Retries += cl.Retries()
+		}
+	}
 	for dc := range snap.Logs {
 		r.res.Records = append(r.res.Records, len(snap.Logs[dc]))
 	}
@@ -232,8 +239,13 @@ func (r *run) check() {
 	}
 }
 
-// startClient runs client c of datacenter dc: think, maybe read, append, repeat.
-func (r *run) startClient(c *sim.Conn, dc int) {
+// startClient runs client id (connection c) of datacenter dc: think, maybe read, append, repeat.
+func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
+	l := r.cfg.Layout
+	cl := flstore.NewClient(flstore.ClientConfig{AppendTo: r.cfg.Layout.Active(dc, flstore.Batcher),
+		Maintainers: l.Active(dc, flstore.Maintainer), Indexers: l.Active(dc, flstore.Indexer), RetryUs: r.o.RetryUs,
+		Rand: rand.New(rand.NewPCG(r.o.Seed, uint64(id)))}, c)
+	r.clients[dc] = append(r.clients[dc], cl)
 	var seq uint64
 	var next func()
 	next = func() {
@@ -241,41 +253,32 @@ func (r *run) startClient(c *sim.Conn, dc int) {
 			return
 		}
 		seq++
-		a := &ack{dc: dc, client: 0, seq: seq}
-		if r.rng.Float64() < r.o.ReadProb {
-			r.readThenAppend(c, a, next)
+		a := &ack{dc: dc, client: id, seq: seq}
+		if r.rng.Float64() >= r.o.ReadProb {
+			r.appendRecord(c, cl, a, next)
 			return
 		}
-		r.appendRecord(c, a, next)
-	}
-	c.After(r.rng.Int64N(r.o.ThinkUs+1), next)
-}
-
-// readThenAppend reads a random record of the datacenter's log (up to the head of the log),
-// then appends.
-func (r *run) readThenAppend(c *sim.Conn, a *ack, then func()) {
-	ms := r.cfg.Layout.Active(a.dc, flstore.Maintainer)
-	c.CallNode(ms[r.rng.IntN(len(ms))], protocol.Request{Kind: protocol.Operation, Op: &flstore.HLQuery{}}, func(rep protocol.Reply) {
-		hl, ok := rep.Op.(*flstore.HLResult)
-		if !ok || hl.HL == 0 || !hl.Journal.Valid() {
-			r.appendRecord(c, a, then)
-			return
-		}
-		l := 1 + r.rng.Uint64N(hl.HL)
-		c.CallNode(hl.Journal.Owner(l), protocol.Request{Kind: protocol.Operation, Op: &flstore.ReadOp{From: l, To: l}}, func(rep protocol.Reply) {
-			if rr, ok := rep.Op.(*flstore.ReadResult); ok {
-				for _, rec := range rr.Records {
-					if rec.LId > rr.HL || rec.LId != l {
-						r.fail(fmt.Errorf("CH-I5: a read of position %d returned position %d with head of log %d", l, rec.LId, rr.HL))
-					}
+		// Read a random record of the log up to the head, then append after it.
+		cl.Head(func(h flstore.HLResult, err error) {
+			if err != nil || h.HL == 0 {
+				r.appendRecord(c, cl, a, next)
+				return
+			}
+			l := 1 + r.rng.Uint64N(h.HL)
+			cl.Read(l, l, func(recs []*flstore.Record, err error) {
+				if err != nil {
+					r.fail(err)
+				}
+				for _, rec := range recs {
 					a.readBefore = append(a.readBefore, rec.Key())
 					a.readRecords = append(a.readRecords, rec)
 					r.res.Reads++
 				}
-			}
-			r.appendRecord(c, a, then)
+				r.appendRecord(c, cl, a, next)
+			})
 		})
-	})
+	}
+	c.After(r.rng.Int64N(r.o.ThinkUs+1), next)
 }
 
 func (r *run) fail(err error) {
@@ -284,37 +287,27 @@ func (r *run) fail(err error) {
 	}
 }
 
-// appendRecord appends a's record through a random batcher, sending it again (to a random
-// batcher) after RetryUs without an answer.
-func (r *run) appendRecord(c *sim.Conn, a *ack, then func()) {
+// appendRecord appends a's record, tagged with its client and append number, then thinks and
+// runs then.
+func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, then func()) {
 	r.open++
-	done := false
-	body := make([]byte, r.o.BodyBytes)
-	var send func()
-	send = func() {
-		bs := r.batcher[a.dc]
-		rec := &flstore.Record{AppendSeq: a.seq, Body: body}
-		c.CallNode(bs[r.rng.IntN(len(bs))], protocol.Request{Kind: protocol.Operation, Op: &flstore.AppendOp{Record: rec}}, func(rep protocol.Reply) {
-			res, ok := rep.Op.(*flstore.AppendResult)
-			if done || !ok {
-				return
-			}
-			done = true
-			r.open--
-			a.client, a.toid, a.lid = rep.Client, res.TOId, res.LId
-			r.acks = append(r.acks, *a)
-			r.res.Appends++
-			c.After(r.rng.Int64N(r.o.ThinkUs+1), then)
-		})
-		c.After(r.o.RetryUs, func() {
-			if !done {
-				r.res.Retries++
-				send()
-			}
-		})
-	}
-	send()
+	tag := flstore.Tag{Name: ClientTag(a.client), Value: binary.BigEndian.AppendUint64(nil, a.seq)}
+	cl.Append(make([]byte, r.o.BodyBytes), []flstore.Tag{tag}, nil, func(res flstore.AppendResult, err error) {
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.open--
+		a.toid, a.lid = res.TOId, res.LId
+		r.acks = append(r.acks, *a)
+		r.res.Appends++
+		c.After(r.rng.Int64N(r.o.ThinkUs+1), then)
+	})
 }
+
+// ClientTag is the tag every append of client id carries (its value: the append number, 8
+// bytes big-endian), for reads by tag.
+func ClientTag(id txn.ClientID) string { return fmt.Sprintf("client:%d", id) }
 
 // elastic carries out elasticity event e, through the control client's requests.
 func (r *run) elastic(e Event) {
@@ -356,7 +349,9 @@ func (r *run) elastic(e Event) {
 		for _, rc := range l.All(e.DC, flstore.Receiver) {
 			call(rc, &chariots.AddBatcher{Node: b})
 		}
-		r.batcher[e.DC] = append(r.batcher[e.DC], b)
+		for _, cl := range r.clients[e.DC] {
+			cl.AddAppendTarget(b)
+		}
 	case SplitFilter:
 		f, ok := spare(flstore.Filter)
 		if !ok || e.Host == e.DC {
@@ -370,6 +365,61 @@ func (r *run) elastic(e Event) {
 			call(n, u)
 		}
 	}
+}
+
+// readBack reads every datacenter's whole log through a client and compares it with the
+// maintainers' state, and reads by tag the last three appends of a client of another
+// datacenter (records from elsewhere are indexed too).
+func (r *run) readBack() error {
+	r.s.RunUntil(r.s.NowUs() + 50_000) // indexers catch up
+	snap := r.snapshot()
+	byClient := map[txn.ClientID][]ack{}
+	for _, a := range r.acks {
+		byClient[a.client] = append(byClient[a.client], a)
+	}
+	var errs []error
+	want := 0
+	for dc, cs := range r.clients {
+		if len(cs) == 0 {
+			continue
+		}
+		want++
+		n := uint64(len(snap.Logs[dc]))
+		cs[0].Read(1, n, func(recs []*flstore.Record, err error) {
+			if err == nil && uint64(len(recs)) != n {
+				err = fmt.Errorf("datacenter %d: a read of the whole log returned %d of %d records", dc, len(recs), n)
+			}
+			for i, rec := range recs {
+				if err == nil && snap.Logs[dc][uint64(i+1)].Key() != rec.Key() {
+					err = fmt.Errorf("datacenter %d: position %d read as %v", dc, i+1, rec.Key())
+				}
+			}
+			errs = append(errs, err)
+		})
+		other := r.clients[(dc+1)%len(r.clients)]
+		if len(other) == 0 {
+			continue
+		}
+		id := txn.ClientID(1 + ((dc+1)%len(r.clients))*r.o.ClientsPerDC)
+		acks := byClient[id]
+		want++
+		cs[0].ReadTag(ClientTag(id), flstore.Any, nil, 3, true, func(recs []*flstore.Record, err error) {
+			if err == nil && len(recs) != min(3, len(acks)) {
+				err = fmt.Errorf("datacenter %d: by tag, client %d's last appends: %d records, want %d", dc, id, len(recs), min(3, len(acks)))
+			}
+			for i, rec := range recs {
+				if a := acks[len(acks)-1-i]; err == nil && (rec.Client != id || rec.AppendSeq != a.seq) {
+					err = fmt.Errorf("datacenter %d: by tag, client %d's append %d read as %d", dc, id, a.seq, rec.AppendSeq)
+				}
+			}
+			errs = append(errs, err)
+		})
+	}
+	r.s.RunUntil(r.s.NowUs() + 50_000)
+	if len(errs) != want {
+		return fmt.Errorf("%d of %d read-backs answered", len(errs), want)
+	}
+	return errors.Join(errs...)
 }
 
 // checkClients checks every answered append against the converged logs: in every datacenter
