@@ -23,7 +23,11 @@ type Batcher struct {
 	dc   int
 	fmap *FilterMap
 	bufs map[protocol.NodeID][]*Record
+	n    uint64 // records taken
 }
+
+// Handled counts the records the batcher took.
+func (b *Batcher) Handled() uint64 { return b.n }
 
 func newBatcher(c Config, dc int, env protocol.Env) *Batcher {
 	return &Batcher{env: env, cfg: c, dc: dc, fmap: initialFilterMap(c, dc), bufs: map[protocol.NodeID][]*Record{}}
@@ -81,6 +85,7 @@ func (b *Batcher) HandleRequest(req protocol.Request) {
 }
 
 func (b *Batcher) add(r *Record) {
+	b.n++
 	f := b.fmap.Champion(r)
 	b.bufs[f] = append(b.bufs[f], r)
 	if len(b.bufs[f]) >= b.cfg.BatchThreshold {

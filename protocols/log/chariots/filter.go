@@ -26,7 +26,11 @@ type Filter struct {
 	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
 	// forwarded counts, per host, the other datacenters' records forwarded.
 	forwarded []uint64
+	n         uint64 // every record forwarded
 }
+
+// Handled counts the records the filter forwarded.
+func (f *Filter) Handled() uint64 { return f.n }
 
 // Forwarded returns how many of host h's records the filter forwarded.
 func (f *Filter) Forwarded(h int) uint64 { return f.forwarded[h] }
@@ -153,6 +157,7 @@ func (f *Filter) forward(rs []*Record) {
 		return
 	}
 	f.seq++
+	f.n += uint64(len(rs))
 	q := f.queues[f.rr%len(f.queues)]
 	f.rr++
 	b := &RecordBatch{Seq: f.seq, Records: rs}

@@ -28,7 +28,11 @@ type Queue struct {
 	// elasticity events waiting for the token
 	addRing  []protocol.NodeID
 	addMaint []protocol.NodeID
+	n        uint64 // records assigned
 }
+
+// Handled counts the records this queue gave positions.
+func (q *Queue) Handled() uint64 { return q.n }
 
 type pendingAssign struct {
 	rec      *Record
@@ -205,6 +209,7 @@ func (q *Queue) depsMet(deps []uint64, host int) bool {
 func (q *Queue) assign(r *Record) {
 	tk := q.tok
 	tk.LastLId++
+	q.n++
 	r.LId = tk.LastLId
 	tk.MaxTOId[r.Host] = r.TOId
 	q.unacked[r.LId] = &pendingAssign{rec: r, to: tk.Journal.Owner(r.LId)}

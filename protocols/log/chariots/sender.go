@@ -20,7 +20,11 @@ type Sender struct {
 	cache   map[uint64]*Record // own records by TOId, not yet known everywhere
 	table   [][]uint64         // the ATable: table[j][k] = what this DC knows DC j has of host k
 	dests   []*shipDest        // per datacenter; nil for this one
+	n       uint64             // records shipped (copies included)
 }
+
+// Handled counts the records the sender shipped, copies included.
+func (s *Sender) Handled() uint64 { return s.n }
 
 // shipDest is a sender's state for one destination datacenter.
 type shipDest struct {
@@ -119,6 +123,7 @@ func (s *Sender) HandleTimer(id protocol.TimerID) {
 				b.Records = append(b.Records, s.cache[t])
 			}
 		}
+		s.n += uint64(len(b.Records))
 		s.env.Send(dst.receiver, b)
 	}
 }
@@ -205,7 +210,11 @@ type Receiver struct {
 	batchers []protocol.NodeID
 	senders  []protocol.NodeID
 	rr       int
+	n        uint64 // records received
 }
+
+// Handled counts the records the receiver received.
+func (r *Receiver) Handled() uint64 { return r.n }
 
 func newReceiver(c Config, dc int, env protocol.Env) *Receiver {
 	return &Receiver{env: env, cfg: c, dc: dc, batchers: c.Layout.Active(dc, flstore.Batcher), senders: c.Layout.Active(dc, flstore.Sender)}
@@ -224,6 +233,7 @@ func (r *Receiver) HandleMessage(_ protocol.NodeID, m protocol.Message) {
 		return
 	}
 	if len(b.Records) > 0 {
+		r.n += uint64(len(b.Records))
 		r.env.Send(r.batchers[r.rr%len(r.batchers)], &RecordBatch{Records: b.Records})
 		r.rr++
 	}

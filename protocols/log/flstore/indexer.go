@@ -18,7 +18,11 @@ type posting struct {
 type LogIndexer struct {
 	env      protocol.Env
 	postings map[string][]posting
+	n        uint64 // entries indexed
 }
+
+// Handled counts the tag entries indexed.
+func (x *LogIndexer) Handled() uint64 { return x.n }
 
 // NewIndexer builds an indexer.
 func NewIndexer(env protocol.Env) *LogIndexer {
@@ -46,6 +50,7 @@ func (x *LogIndexer) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		ps = append(ps, posting{})
 		copy(ps[i+1:], ps[i:])
 		ps[i] = posting{lid: e.LId, value: e.Value}
+		x.n++
 		x.postings[e.Tag] = ps
 	}
 	x.env.Send(from, &IndexAck{Entries: add.Entries})

@@ -1,7 +1,6 @@
 package flstore
 
 import (
-	"bytes"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -86,6 +85,16 @@ func NewMaintainer(cfg MaintainerConfig, env protocol.Env) *LogMaintainer {
 	return m
 }
 
+// Handled counts the records this maintainer persisted (no-op fillers included).
+func (m *LogMaintainer) Handled() uint64 { return uint64(len(m.filled)) }
+
+// Counted is implemented by every stage machine of the log family: Handled counts the records
+// it handled (persisted, batched, forwarded, assigned, shipped or received), for per-stage
+// throughput.
+type Counted interface {
+	Handled() uint64
+}
+
 // State returns the maintainer's log share, head of log and journal (shared: do not modify).
 func (m *LogMaintainer) State() MaintainerState {
 	return MaintainerState{Filled: m.filled, HL: m.hl, Journal: m.cfg.Journal}
@@ -109,7 +118,7 @@ func (m *LogMaintainer) HandleTimer(id protocol.TimerID) {
 	}
 	for _, ix := range m.cfg.Indexers {
 		if es := m.unindexed[ix]; len(es) > 0 {
-			m.env.Send(ix, &IndexAdd{Entries: es[:min(len(es), maxIndexBatch)]})
+			m.env.Send(ix, &IndexAdd{Entries: append([]IndexEntry(nil), es[:min(len(es), maxIndexBatch)]...)}) // a copy: es changes
 		}
 	}
 	m.fillIdle()
@@ -399,18 +408,20 @@ func tagHash(s string) uint32 {
 	return h
 }
 
-// removeEntries removes from es every entry acked names.
+// removeEntries returns es without the entries acked names (a new slice: es may be shared
+// with messages in flight).
 func removeEntries(es, acked []IndexEntry) []IndexEntry {
-	out := es[:0]
+	type key struct {
+		lid        uint64
+		tag, value string
+	}
+	done := make(map[key]bool, len(acked))
+	for _, a := range acked {
+		done[key{a.LId, a.Tag, string(a.Value)}] = true
+	}
+	var out []IndexEntry
 	for _, e := range es {
-		found := false
-		for _, a := range acked {
-			if a.LId == e.LId && a.Tag == e.Tag && bytes.Equal(a.Value, e.Value) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !done[key{e.LId, e.Tag, string(e.Value)}] {
 			out = append(out, e)
 		}
 	}

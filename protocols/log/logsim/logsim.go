@@ -74,6 +74,13 @@ type Options struct {
 	SettleUs int64
 	// CheckEveryUs is the period of the checker during the run (0: only at the end).
 	CheckEveryUs int64
+	// RatePerSec, if positive, paces the clients to this many appends per second in all
+	// (each client one append in flight, due times spread evenly); 0: closed loop with ThinkUs.
+	RatePerSec float64
+	// SampleEveryUs, if positive, records every stage machine's records handled per period.
+	SampleEveryUs int64
+	// Service is the simulator's CPU cost model (the zero value: free compute).
+	Service sim.Service
 }
 
 // String renders every parameter, for failure messages and replays.
@@ -109,6 +116,19 @@ type Result struct {
 	EndUs    int64
 	Sim      sim.Stats
 	Snapshot chariots.Snapshot
+	// LatencyUs lists every answered append's latency (first send to answer), in answer order.
+	LatencyUs []int64
+	// Stages are the per-stage throughput series (SampleEveryUs > 0).
+	Stages []StageSeries
+}
+
+// StageSeries is one stage machine's records handled per sampling period (flstore.Counted).
+type StageSeries struct {
+	DC      int             `json:"dc"`
+	Role    string          `json:"role"`
+	Node    protocol.NodeID `json:"node"`
+	Spare   bool            `json:"spare"`
+	Records []uint64        `json:"records"`
 }
 
 // ack is one answered append.
@@ -134,6 +154,8 @@ type run struct {
 	open    int // appends sent and not answered
 	ctl     *sim.Conn
 	clients [][]*flstore.Client // per datacenter
+	// lastCount is every node's records handled at the last sample.
+	lastCount []uint64
 }
 
 // Run runs o and returns an error describing the first violation or liveness failure.
@@ -143,7 +165,8 @@ func Run(o Options) (Result, error) {
 		return Result{}, err
 	}
 	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: chariots.Factory, Params: o.Params,
-		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos})
+		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos,
+		Service: o.Service})
 	if err != nil {
 		return Result{}, err
 	}
@@ -165,6 +188,9 @@ func Run(o Options) (Result, error) {
 	}
 	for _, e := range o.Events {
 		s.After(-1, e.AtUs, func() { r.elastic(e) })
+	}
+	if o.SampleEveryUs > 0 {
+		r.sample()
 	}
 	if o.CheckEveryUs > 0 {
 		var tick func()
@@ -203,6 +229,7 @@ func Run(o Options) (Result, error) {
 		return r.res, r.err
 	}
 	if err := r.readBack(); err != nil {
+		r.res.Snapshot = r.snapshot()
 		return r.res, err
 	}
 	snap := r.snapshot()
@@ -216,6 +243,27 @@ func Run(o Options) (Result, error) {
 		r.res.Records = append(r.res.Records, len(snap.Logs[dc]))
 	}
 	return r.res, r.checkClients(snap)
+}
+
+// sample records every stage's records handled since the last sample, every SampleEveryUs
+// while clients append.
+func (r *run) sample() {
+	l := r.cfg.Layout
+	if r.res.Stages == nil {
+		for id, n := range l.Nodes {
+			r.res.Stages = append(r.res.Stages, StageSeries{DC: n.DC, Role: l.Role[id].String(), Node: n.ID, Spare: l.Spare[id]})
+		}
+		r.lastCount = make([]uint64, len(l.Nodes))
+	} else {
+		for id := range l.Nodes {
+			n := r.s.Replica(protocol.NodeID(id)).(flstore.Counted).Handled()
+			r.res.Stages[id].Records = append(r.res.Stages[id].Records, n-r.lastCount[id])
+			r.lastCount[id] = n
+		}
+	}
+	if r.s.NowUs()+r.o.SampleEveryUs <= r.o.DurationUs {
+		r.s.After(-1, r.o.SampleEveryUs, r.sample)
+	}
 }
 
 func maxRTT(t *topology.Topology) float64 {
@@ -248,9 +296,20 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 	r.clients[dc] = append(r.clients[dc], cl)
 	var seq uint64
 	var next func()
+	var dueUs int64 // paced clients: when the next append is due
+	if r.o.RatePerSec > 0 {
+		dueUs = r.rng.Int64N(r.paceUs() + 1)
+	}
 	next = func() {
 		if c.NowUs() >= r.o.DurationUs {
 			return
+		}
+		if r.o.RatePerSec > 0 {
+			if wait := dueUs - c.NowUs(); wait > 0 {
+				c.After(wait, next)
+				return
+			}
+			dueUs += r.paceUs()
 		}
 		seq++
 		a := &ack{dc: dc, client: id, seq: seq}
@@ -281,6 +340,11 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 	c.After(r.rng.Int64N(r.o.ThinkUs+1), next)
 }
 
+// paceUs is each paced client's interval between two appends.
+func (r *run) paceUs() int64 {
+	return int64(float64(r.o.ClientsPerDC*r.o.Topology.N()) * 1e6 / r.o.RatePerSec)
+}
+
 func (r *run) fail(err error) {
 	if r.err == nil {
 		r.err = fmt.Errorf("at %d µs: %w", r.s.NowUs(), err)
@@ -291,6 +355,7 @@ func (r *run) fail(err error) {
 // runs then.
 func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, then func()) {
 	r.open++
+	startUs := c.NowUs()
 	tag := flstore.Tag{Name: ClientTag(a.client), Value: binary.BigEndian.AppendUint64(nil, a.seq)}
 	cl.Append(make([]byte, r.o.BodyBytes), []flstore.Tag{tag}, nil, func(res flstore.AppendResult, err error) {
 		if err != nil {
@@ -301,6 +366,7 @@ func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, then func())
 		a.toid, a.lid = res.TOId, res.LId
 		r.acks = append(r.acks, *a)
 		r.res.Appends++
+		r.res.LatencyUs = append(r.res.LatencyUs, c.NowUs()-startUs)
 		c.After(r.rng.Int64N(r.o.ThinkUs+1), then)
 	})
 }
