@@ -179,6 +179,9 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 
 // runBench builds the run's options from the flags, runs every protocol and reports.
 func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
+	if f.workload == logWorkload {
+		return runLogBench(fs, f, stdout, stderr)
+	}
 	var cfg *cluster.Config
 	if f.cluster != "" {
 		for _, name := range []string{"protocols", "topology", "partitions", "set", "fault", "skew", "jitter", "jitter-correlation", "calibrate"} {
