@@ -77,8 +77,13 @@ func (b *Batcher) HandleRequest(req protocol.Request) {
 		r.Host, r.TOId, r.LId, r.Deps, r.Client, r.CallSeq, r.NoOp, r.Collected = b.dc, 0, 0, nil, req.Client, req.Seq, false, false
 		b.add(r) // the owner maintainer answers once the record is persisted
 	case *FilterMapUpdate:
-		b.fmap.apply(op)
-		b.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq})
+		reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
+		if within(op.Filters, b.cfg.Layout.All(b.dc, flstore.Filter)) {
+			b.fmap.apply(op)
+		} else {
+			reply.Err = "chariots: not filters of this datacenter"
+		}
+		b.env.Reply(reply)
 	default:
 		b.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "chariots: a batcher takes appends"})
 	}

@@ -16,6 +16,7 @@ type Filter struct {
 	env     protocol.Env
 	cfg     Config
 	self    protocol.NodeID
+	dc      int
 	fmap    *FilterMap
 	next    []uint64                 // per host: the next TOId this filter champions and expects
 	pending []map[uint64]*Record     // per host: early arrivals
@@ -42,7 +43,7 @@ type pendingBatch struct {
 }
 
 func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter {
-	f := &Filter{env: env, cfg: c, self: self, fmap: initialFilterMap(c, dc), lastSeq: map[txn.ClientID]uint64{},
+	f := &Filter{env: env, cfg: c, self: self, dc: dc, fmap: initialFilterMap(c, dc), lastSeq: map[txn.ClientID]uint64{},
 		queues: c.Layout.Active(dc, flstore.Queue), unacked: map[uint64]*pendingBatch{}}
 	f.forwarded = make([]uint64, c.DCs)
 	for h := range c.DCs {
@@ -170,7 +171,9 @@ func (f *Filter) HandleRequest(req protocol.Request) {
 	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
 	switch op := req.Op.(type) {
 	case *FilterMapUpdate:
-		if f.fmap.apply(op) {
+		if !within(op.Filters, f.cfg.Layout.All(f.dc, flstore.Filter)) {
+			reply.Err = "chariots: not filters of this datacenter"
+		} else if f.fmap.apply(op) {
 			h := op.Host
 			start := f.next[h] // past what it forwarded under the old map; a new champion starts at the epoch
 			if start == flstore.None {
@@ -191,7 +194,9 @@ func (f *Filter) HandleRequest(req protocol.Request) {
 			f.forward(out)
 		}
 	case *AddQueue:
-		if !containsNode(f.queues, op.Node) {
+		if !containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), op.Node) {
+			reply.Err = "chariots: not a queue of this datacenter"
+		} else if !containsNode(f.queues, op.Node) {
 			f.queues = append(f.queues, op.Node)
 		}
 	default:

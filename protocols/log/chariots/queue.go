@@ -119,7 +119,7 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 			q.process()
 		}
 	case *Token:
-		if m.Hop > q.lastHop && len(m.MaxTOId) == q.cfg.DCs && len(m.Ring) > 0 && m.Journal.Valid() {
+		if m.Hop > q.lastHop && q.validToken(m) {
 			q.lastHop = m.Hop
 			q.tok = m.clone()
 			q.lastTok = q.tok.clone()
@@ -140,13 +140,39 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	}
 }
 
+// validToken reports whether tk is well formed for this datacenter: its vectors sized to the
+// datacenters, its ring of this datacenter's queues through this one, its journal valid over
+// this datacenter's maintainers.
+func (q *Queue) validToken(tk *Token) bool {
+	l := q.cfg.Layout
+	return len(tk.MaxTOId) == q.cfg.DCs && len(tk.RowSent) == q.cfg.DCs && containsNode(tk.Ring, q.self) &&
+		tk.Journal.Valid() && tk.Journal.Within(l.All(q.dc, flstore.Maintainer)) && within(tk.Ring, l.All(q.dc, flstore.Queue))
+}
+
+func within(ns, of []protocol.NodeID) bool {
+	for _, n := range ns {
+		if !containsNode(of, n) {
+			return false
+		}
+	}
+	return true
+}
+
 // HandleRequest takes elasticity events for the token holder.
 func (q *Queue) HandleRequest(req protocol.Request) {
 	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
 	switch op := req.Op.(type) {
 	case *AddQueue:
+		if !containsNode(q.cfg.Layout.All(q.dc, flstore.Queue), op.Node) {
+			reply.Err = "chariots: not a queue of this datacenter"
+			break
+		}
 		q.addRing = append(q.addRing, op.Node)
 	case *AddMaintainer:
+		if !containsNode(q.cfg.Layout.All(q.dc, flstore.Maintainer), op.Node) {
+			reply.Err = "chariots: not a maintainer of this datacenter"
+			break
+		}
 		q.addMaint = append(q.addMaint, op.Node)
 	default:
 		reply.Err = "chariots: a queue takes elasticity events only"

@@ -319,6 +319,7 @@ func TestCHS10FilterSplit(t *testing.T) {
 		}
 	}
 	s := w.converged(2_000_000)
+	t.Logf("converged at %d µs after %d events", w.NowUs(), w.Events)
 	if n := s.Truth[dcB][dcA]; n != 200 {
 		t.Fatalf("B logged %d of A's records, want 200", n)
 	}

@@ -246,7 +246,9 @@ func (r *Receiver) HandleMessage(_ protocol.NodeID, m protocol.Message) {
 func (r *Receiver) HandleRequest(req protocol.Request) {
 	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
 	if op, ok := req.Op.(*AddBatcher); ok {
-		if !containsNode(r.batchers, op.Node) {
+		if !containsNode(r.cfg.Layout.All(r.dc, flstore.Batcher), op.Node) {
+			reply.Err = "chariots: not a batcher of this datacenter"
+		} else if !containsNode(r.batchers, op.Node) {
 			r.batchers = append(r.batchers, op.Node)
 		}
 	} else {

@@ -103,5 +103,5 @@ func MaintainerConfigFromParams(p protocol.Params, l *Layout, self protocol.Node
 		return MaintainerConfig{}, fmt.Errorf("flstore: parameter gossip must be a positive duration")
 	}
 	return MaintainerConfig{Self: self, DC: dc, Journal: Journal{{StartLId: 1, Maintainers: l.Active(dc, Maintainer), B: uint64(b)}},
-		Indexers: l.Active(dc, Indexer), Rule: rule, Chariots: chariots, GossipUs: gossipUs}, nil
+		Peers: l.All(dc, Maintainer), Indexers: l.Active(dc, Indexer), Rule: rule, Chariots: chariots, GossipUs: gossipUs}, nil
 }

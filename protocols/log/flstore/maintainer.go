@@ -23,6 +23,9 @@ type MaintainerConfig struct {
 	Self    protocol.NodeID
 	DC      int
 	Journal Journal
+	// Peers are every maintainer of the datacenter, spares included: a journal naming any
+	// other node is malformed.
+	Peers []protocol.NodeID
 	// Indexers receive the tags of persisted records (by hash of the tag name); nil: none.
 	Indexers []protocol.NodeID
 	Rule     HLRule
@@ -200,7 +203,7 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 
 // learnJournal adopts j if it extends the maintainer's journal, and recomputes its progress.
 func (m *LogMaintainer) learnJournal(j Journal) {
-	if len(j) <= len(m.cfg.Journal) || !j.Valid() || !j.Extends(m.cfg.Journal) {
+	if len(j) <= len(m.cfg.Journal) || !j.Valid() || !j.Extends(m.cfg.Journal) || !j.Within(m.cfg.Peers) {
 		return
 	}
 	start := j[len(m.cfg.Journal)].StartLId

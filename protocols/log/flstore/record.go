@@ -161,6 +161,27 @@ func (j Journal) Extends(o Journal) bool {
 	return true
 }
 
+// Within reports whether every maintainer j names is one of nodes.
+func (j Journal) Within(nodes []protocol.NodeID) bool {
+	for _, e := range j {
+		for _, m := range e.Maintainers {
+			if !contains(nodes, m) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func contains(ns []protocol.NodeID, m protocol.NodeID) bool {
+	for _, x := range ns {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
 // Valid reports whether j is well formed: epochs start at 1, in increasing order, each with
 // maintainers and a positive range size.
 func (j Journal) Valid() bool {
