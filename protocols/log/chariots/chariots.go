@@ -180,6 +180,7 @@ func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		if err != nil {
 			return nil, err
 		}
+		mc.Queues, mc.DCs = c.Layout.All(dc, flstore.Queue), c.DCs
 		if c.GC {
 			mc.GCEveryUs = 10 * c.ShipUs
 		}

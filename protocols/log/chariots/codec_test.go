@@ -85,3 +85,24 @@ func TestCodecRefuses(t *testing.T) {
 // FuzzCodec checks that Decode never panics, refuses garbage, and decodes only canonical
 // encodings.
 func FuzzCodec(f *testing.F) { codectest.Fuzz(f, Codec, sampleMessages(), nil) }
+
+// TestHostileInput hands every node of a two-datacenter deployment every sample message (and
+// malformed records: a host out of range, a short dependency vector, position 0) from every
+// other node, and as client requests: nothing may panic, and the invariants must still hold.
+func TestHostileInput(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"spare_queues": "1"})
+	bad := []*Record{{Host: 9, TOId: 1, LId: 1, Deps: []uint64{0}}, {Host: 1, TOId: 2, Deps: []uint64{1}}, {Host: 0}}
+	msgs := append(sampleMessages(), &RecordBatch{Seq: 1, Records: bad}, &flstore.Assign{Records: bad},
+		&flstore.FetchResp{Records: bad}, &ShipBatch{FromDC: 1, Records: bad, Table: [][]uint64{{1}}},
+		&Token{Hop: 99, MaxTOId: []uint64{1, 1}, RowSent: []uint64{0, 0}, Ring: []protocol.NodeID{0, 1, 2}, Journal: flstore.Journal{{StartLId: 1, B: 1, Maintainers: []protocol.NodeID{0}}}})
+	for to := range w.Reps {
+		for i, m := range msgs {
+			from := protocol.NodeID((to + i) % len(w.Reps))
+			w.Reps[to].HandleMessage(from, m)
+			w.Reps[to].HandleRequest(protocol.Request{Client: 5, Seq: uint64(i + 1), Kind: protocol.Operation, Op: m})
+		}
+	}
+	w.appendAt(dcA, 1, "a")
+	w.appendAt(dcB, 2, "b")
+	w.converged(2_000_000)
+}

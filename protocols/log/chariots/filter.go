@@ -77,12 +77,14 @@ func (f *Filter) HandleTimer(id protocol.TimerID) {
 }
 
 // HandleMessage filters a batcher's batch, or takes a queue's acknowledgement.
-func (f *Filter) HandleMessage(_ protocol.NodeID, m protocol.Message) {
+func (f *Filter) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	switch m := m.(type) {
 	case *BatchAck:
 		delete(f.unacked, m.Seq)
 	case *RowUpdate:
-		f.skipLogged(m.Row)
+		if containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), from) {
+			f.skipLogged(m.Row)
+		}
 	case *RecordBatch:
 		var out []*Record
 		for _, r := range m.Records {

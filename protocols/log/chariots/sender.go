@@ -176,12 +176,19 @@ func (s *Sender) HandleMessage(from protocol.NodeID, m protocol.Message) {
 			}
 		}
 	case *RowUpdate:
-		if len(m.Row) == s.cfg.DCs {
+		if len(m.Row) == s.cfg.DCs && s.from(from, s.dc, flstore.Queue) {
 			s.table[s.dc] = flstore.MaxVec(s.table[s.dc], m.Row)
 		}
 	case *TableUpdate:
-		s.merge(m.Table)
+		if s.from(from, s.dc, flstore.Receiver) {
+			s.merge(m.Table)
+		}
 	}
+}
+
+// from reports whether node n has role r in datacenter dc.
+func (s *Sender) from(n protocol.NodeID, dc int, r flstore.Role) bool {
+	return containsNode(s.cfg.Layout.All(dc, r), n)
 }
 
 // merge takes the element-wise maximum of every row but this datacenter's own (spec A4).
@@ -227,9 +234,9 @@ func (r *Receiver) Start() {}
 func (r *Receiver) HandleTimer(protocol.TimerID) {}
 
 // HandleMessage forwards a shipment.
-func (r *Receiver) HandleMessage(_ protocol.NodeID, m protocol.Message) {
+func (r *Receiver) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	b, ok := m.(*ShipBatch)
-	if !ok || b.FromDC == r.dc {
+	if !ok || b.FromDC == r.dc || b.FromDC < 0 || b.FromDC >= r.cfg.DCs || !containsNode(r.cfg.Layout.All(b.FromDC, flstore.Sender), from) {
 		return
 	}
 	if len(b.Records) > 0 {

@@ -29,8 +29,12 @@ type MaintainerConfig struct {
 	// Indexers receive the tags of persisted records (by hash of the tag name); nil: none.
 	Indexers []protocol.NodeID
 	Rule     HLRule
-	// Chariots: positions come from queues (Assign) instead of being chosen here.
+	// Chariots: positions come from queues (Assign) instead of being chosen here. Queues are
+	// the nodes whose assignments it takes, and DCs the number of datacenters (the length of
+	// a record's dependency vector).
 	Chariots bool
+	Queues   []protocol.NodeID
+	DCs      int
 	GossipUs int64
 	// NoOpAfterUs, if positive (standalone), fills the rest of the current range with no-op
 	// records once this maintainer has held the head of the log back for that long: its next
@@ -155,6 +159,9 @@ func (m *LogMaintainer) maintainers() []protocol.NodeID {
 func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message) {
 	switch msg := msg.(type) {
 	case *HLGossip:
+		if !contains(m.cfg.Peers, from) {
+			return
+		}
 		m.learnJournal(msg.Journal)
 		p := progress{next: msg.Next, contig: msg.Contig, epochs: len(msg.Journal)}
 		if old, ok := m.peers[from]; !ok || p.epochs > old.epochs || (p.epochs == old.epochs && p.next > old.next) {
@@ -164,14 +171,15 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 	case *IndexAck:
 		m.unindexed[from] = removeEntries(m.unindexed[from], msg.Entries)
 	case *Assign:
-		if !m.cfg.Chariots {
+		if !m.cfg.Chariots || !contains(m.cfg.Queues, from) {
 			return
 		}
 		m.learnJournal(msg.Journal)
 		ack := &PersistAck{}
 		for _, r := range msg.Records {
-			if r == nil || r.LId == 0 || m.cfg.Journal.Owner(r.LId) != m.cfg.Self {
-				continue // not ours: malformed, ignored
+			if r == nil || r.LId == 0 || m.cfg.Journal.Owner(r.LId) != m.cfg.Self || r.Host < 0 || r.Host >= m.cfg.DCs ||
+				r.TOId == 0 || len(r.Deps) != m.cfg.DCs {
+				continue // not ours, or malformed: ignored
 			}
 			ack.LIds = append(ack.LIds, r.LId)
 			if m.filled[r.LId] != nil {
