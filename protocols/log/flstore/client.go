@@ -51,13 +51,24 @@ var ErrBusy = errors.New("flstore: an append is already in flight")
 // Append appends a record with body, tags and (optionally, nil for none) a dependency vector
 // the record must follow, and calls done with its TOId and position once persisted.
 func (c *Client) Append(body []byte, tags []Tag, deps []uint64, done func(AppendResult, error)) {
+	c.append(&Record{Body: body, Tags: tags, WantDeps: deps}, done)
+}
+
+// AppendAfter appends a record that must get a position above minLId (an explicit order
+// request, spec 3.6: standalone FLStore; the maintainer holds it until its own positions
+// reach past minLId).
+func (c *Client) AppendAfter(minLId uint64, body []byte, tags []Tag, done func(AppendResult, error)) {
+	c.append(&Record{Body: body, Tags: tags, MinLId: minLId}, done)
+}
+
+func (c *Client) append(rec *Record, done func(AppendResult, error)) {
 	if c.busy {
 		done(AppendResult{}, ErrBusy)
 		return
 	}
 	c.busy = true
 	c.appendSeq++
-	rec := &Record{AppendSeq: c.appendSeq, Body: body, Tags: tags, WantDeps: deps}
+	rec.AppendSeq = c.appendSeq
 	answered := false
 	var send func()
 	send = func() {

@@ -329,6 +329,9 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 					r.fail(err)
 				}
 				for _, rec := range recs {
+					if rec.LId != l || l > h.HL {
+						r.fail(fmt.Errorf("CH-I5: a read of position %d (head of log %d) returned position %d", l, h.HL, rec.LId))
+					}
 					a.readBefore = append(a.readBefore, rec.Key())
 					a.readRecords = append(a.readRecords, rec)
 					r.res.Reads++
