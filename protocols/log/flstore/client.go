@@ -190,45 +190,51 @@ func (c *Client) gather(list []protocol.NodeID, op *ReadOp, done func([]*Record,
 // the log, at most limit (0: all), the most recent first if asked. Indexers learn tags
 // asynchronously, so a record just appended may be missing for a moment.
 func (c *Client) ReadTag(name string, op Compare, value []byte, limit int, mostRecentFirst bool, done func([]*Record, error)) {
-	if len(c.cfg.Indexers) == 0 {
-		done(nil, errors.New("flstore: no indexer"))
-		return
-	}
 	c.Head(func(h HLResult, err error) {
 		if err != nil {
 			done(nil, err)
 			return
 		}
-		look := &LookupOp{Tag: name, Op: op, Value: value, MaxLId: h.HL, Limit: limit, MostRecentFirst: mostRecentFirst}
-		c.tr.CallNode(IndexerOf(name, c.cfg.Indexers), protocol.Request{Kind: protocol.Operation, Op: look}, func(rep protocol.Reply) {
-			res, ok := rep.Op.(*LookupResult)
-			if !ok {
-				done(nil, fmt.Errorf("flstore: lookup: %s", rep.Err))
-				return
-			}
-			if len(res.LIds) == 0 {
-				done(nil, nil)
-				return
-			}
-			out := make([]*Record, len(res.LIds))
-			left, failed := len(res.LIds), false
-			for i, l := range res.LIds {
-				c.tr.CallNode(h.Journal.Owner(l), protocol.Request{Kind: protocol.Operation, Op: &ReadOp{From: l, To: l, HL: h.HL}}, func(rep protocol.Reply) {
-					rr, ok := rep.Op.(*ReadResult)
-					if failed {
-						return
-					}
-					if !ok || len(rr.Records) != 1 {
-						failed = true
-						done(nil, fmt.Errorf("flstore: read of tagged position %d: %s", l, rep.Err))
-						return
-					}
-					out[i] = rr.Records[0]
-					if left--; left == 0 {
-						done(out, nil)
-					}
-				})
-			}
-		})
+		c.ReadTagAt(h, name, op, value, limit, mostRecentFirst, done)
+	})
+}
+
+// ReadTagAt is ReadTag as of head of log h (h.HL at most a head of log some maintainer
+// reported, h.Journal its journal): positions above h.HL are not returned.
+func (c *Client) ReadTagAt(h HLResult, name string, op Compare, value []byte, limit int, mostRecentFirst bool, done func([]*Record, error)) {
+	if len(c.cfg.Indexers) == 0 {
+		done(nil, errors.New("flstore: no indexer"))
+		return
+	}
+	look := &LookupOp{Tag: name, Op: op, Value: value, MaxLId: h.HL, Limit: limit, MostRecentFirst: mostRecentFirst}
+	c.tr.CallNode(IndexerOf(name, c.cfg.Indexers), protocol.Request{Kind: protocol.Operation, Op: look}, func(rep protocol.Reply) {
+		res, ok := rep.Op.(*LookupResult)
+		if !ok {
+			done(nil, fmt.Errorf("flstore: lookup: %s", rep.Err))
+			return
+		}
+		if len(res.LIds) == 0 {
+			done(nil, nil)
+			return
+		}
+		out := make([]*Record, len(res.LIds))
+		left, failed := len(res.LIds), false
+		for i, l := range res.LIds {
+			c.tr.CallNode(h.Journal.Owner(l), protocol.Request{Kind: protocol.Operation, Op: &ReadOp{From: l, To: l, HL: h.HL}}, func(rep protocol.Reply) {
+				rr, ok := rep.Op.(*ReadResult)
+				if failed {
+					return
+				}
+				if !ok || len(rr.Records) != 1 {
+					failed = true
+					done(nil, fmt.Errorf("flstore: read of tagged position %d: %s", l, rep.Err))
+					return
+				}
+				out[i] = rr.Records[0]
+				if left--; left == 0 {
+					done(out, nil)
+				}
+			})
+		}
 	})
 }
