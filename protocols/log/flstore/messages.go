@@ -107,24 +107,52 @@ type FetchResp struct{ Records []*Record }
 
 const headerBytes = 16
 
-// SizeBytes estimates the message's encoded size.
-func (m *AppendOp) SizeBytes() int     { return headerBytes + m.Record.SizeBytes() }
+// SizeBytes estimates the encoded size.
+func (m *AppendOp) SizeBytes() int { return headerBytes + m.Record.SizeBytes() }
+
+// SizeBytes estimates the encoded size.
 func (m *AppendResult) SizeBytes() int { return headerBytes + 16 }
-func (m *HLQuery) SizeBytes() int      { return headerBytes }
-func (m *HLResult) SizeBytes() int     { return headerBytes + 8 + journalBytes(m.Journal) }
-func (m *ReadOp) SizeBytes() int       { return headerBytes + 16 }
-func (m *ReadResult) SizeBytes() int   { return headerBytes + 8 + recordsBytes(m.Records) }
-func (m *LookupOp) SizeBytes() int     { return headerBytes + len(m.Tag) + len(m.Value) + 24 }
+
+// SizeBytes estimates the encoded size.
+func (m *HLQuery) SizeBytes() int { return headerBytes }
+
+// SizeBytes estimates the encoded size.
+func (m *HLResult) SizeBytes() int { return headerBytes + 8 + journalBytes(m.Journal) }
+
+// SizeBytes estimates the encoded size.
+func (m *ReadOp) SizeBytes() int { return headerBytes + 16 }
+
+// SizeBytes estimates the encoded size.
+func (m *ReadResult) SizeBytes() int { return headerBytes + 8 + recordsBytes(m.Records) }
+
+// SizeBytes estimates the encoded size.
+func (m *LookupOp) SizeBytes() int { return headerBytes + len(m.Tag) + len(m.Value) + 24 }
+
+// SizeBytes estimates the encoded size.
 func (m *LookupResult) SizeBytes() int { return headerBytes + 8*len(m.LIds) }
-func (m *HLGossip) SizeBytes() int     { return headerBytes + 16 + journalBytes(m.Journal) }
-func (m *IndexAdd) SizeBytes() int     { return headerBytes + entriesBytes(m.Entries) }
-func (m *IndexAck) SizeBytes() int     { return headerBytes + entriesBytes(m.Entries) }
+
+// SizeBytes estimates the encoded size.
+func (m *HLGossip) SizeBytes() int { return headerBytes + 16 + journalBytes(m.Journal) }
+
+// SizeBytes estimates the encoded size.
+func (m *IndexAdd) SizeBytes() int { return headerBytes + entriesBytes(m.Entries) }
+
+// SizeBytes estimates the encoded size.
+func (m *IndexAck) SizeBytes() int { return headerBytes + entriesBytes(m.Entries) }
+
+// SizeBytes estimates the encoded size.
 func (m *Assign) SizeBytes() int {
 	return headerBytes + recordsBytes(m.Records) + journalBytes(m.Journal)
 }
+
+// SizeBytes estimates the encoded size.
 func (m *PersistAck) SizeBytes() int { return headerBytes + 8*len(m.LIds) }
-func (m *FetchReq) SizeBytes() int   { return headerBytes + 16 + 8*len(m.Horizon) }
-func (m *FetchResp) SizeBytes() int  { return headerBytes + recordsBytes(m.Records) }
+
+// SizeBytes estimates the encoded size.
+func (m *FetchReq) SizeBytes() int { return headerBytes + 16 + 8*len(m.Horizon) }
+
+// SizeBytes estimates the encoded size.
+func (m *FetchResp) SizeBytes() int { return headerBytes + recordsBytes(m.Records) }
 
 func journalBytes(j Journal) int {
 	n := 0
