@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/meridian-kv/meridian/protocols/log/logsim"
+	"github.com/meridian-kv/meridian/sim"
+)
+
+// logWorkload is the --workload of the shared log (Chariots): 512-byte appends from every
+// datacenter, closed loop or at --rate per client, with per-stage throughput.
+const logWorkload = "log"
+
+// runLogBench runs `meridian bench --workload log`: a Chariots deployment in the simulator
+// (stage counts and other parameters with --set, e.g. --set batchers=2), clients appending
+// 512-byte records closed loop (or --rate appends/s per client), and reports appends/s, append
+// latency and every stage's records per sampling period (per second for runs of 3 s or more,
+// per 100 ms below) in the JSON; --history writes every datacenter's log (logsim.HistoryLine).
+func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
+	for _, name := range []string{"cluster", "partitions", "keys", "ops", "read-ratio"} {
+		if fs.Changed(name) {
+			return usagef("bench: --%s does not apply to --workload log", name)
+		}
+	}
+	if fs.Changed("protocols") && f.protocols != "chariots" {
+		return usagef("bench: --workload log runs on chariots only")
+	}
+	topoName := "table4.1"
+	if fs.Changed("topology") {
+		topoName = f.topology
+	}
+	topo, err := loadTopology(topoName, stderr)
+	if err != nil {
+		return err
+	}
+	params, err := parseParams(f.params)
+	if err != nil {
+		return usageError{err}
+	}
+	o := logsim.Options{Topology: topo, Params: params, Seed: f.seed, Jitter: f.jitter, ClientsPerDC: f.clients,
+		DurationUs: f.duration.Microseconds(), RetryUs: 1_000_000, BodyBytes: 512, SettleUs: 30_000_000,
+		RatePerSec: f.rate * float64(f.clients*topo.N()),
+		Service:    sim.Service{PerMessageUs: f.cpuPerMessage.Microseconds(), PerRequestUs: f.cpuPerRequest.Microseconds()}}
+	o.SampleEveryUs = 100_000
+	if o.DurationUs >= 3_000_000 {
+		o.SampleEveryUs = 1_000_000
+	}
+	for _, spec := range f.faults {
+		fault, err := sim.ParseFault(spec)
+		if err != nil {
+			return usageError{err}
+		}
+		o.Faults = append(o.Faults, fault)
+	}
+	res, err := logsim.Run(o)
+	if err != nil {
+		return fmt.Errorf("bench: chariots: %w", err)
+	}
+	rep := logsim.NewReport(o, res)
+	fmt.Fprintf(stdout, "chariots on %s, %d clients/DC, %s: %d appends, %.0f appends/s, latency p50 %.2f ms p99 %.2f ms, %d retries; every log holds %v records, checks passed\n",
+		topo.Name, f.clients, f.duration, rep.Appends, rep.AppendsPerSec, rep.LatencyMsP50, rep.LatencyMsP99, rep.Retries, rep.RecordsPerDC)
+	printStages(stdout, rep)
+	if f.jsonFile != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.jsonFile, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if f.historyFile != "" {
+		h, err := os.Create(f.historyFile)
+		if err != nil {
+			return err
+		}
+		if err := logsim.WriteHistory(h, res.Snapshot); err != nil {
+			h.Close()
+			return err
+		}
+		return h.Close()
+	}
+	return nil
+}
+
+// printStages prints each datacenter's stages' mean records per second over the run.
+func printStages(w io.Writer, rep logsim.Report) {
+	type stage struct {
+		dc   int
+		role string
+	}
+	sum := map[stage]uint64{}
+	for _, s := range rep.Stages {
+		for _, n := range s.Records {
+			sum[stage{s.DC, s.Role}] += n
+		}
+	}
+	keys := make([]stage, 0, len(sum))
+	for k := range sum {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].dc < keys[j].dc || (keys[i].dc == keys[j].dc && keys[i].role < keys[j].role)
+	})
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DC\tstage\trecords/s")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\n", rep.DCs[k.dc], k.role, float64(sum[k])*1e6/float64(rep.DurationUs))
+	}
+	tw.Flush()
+}

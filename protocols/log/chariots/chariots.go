@@ -1,0 +1,295 @@
+// Package chariots is Chariots (seed 000 chapter 7, spec chariots-flstore.md §4–5): a
+// geo-replicated, causally ordered shared log. Each datacenter runs FLStore's maintainers
+// (package flstore, in Chariots mode) behind a pipeline of independently scaled stages:
+// batchers, filters, queues with a circulating token, and senders and receivers between
+// datacenters. Every stage is a sans-IO protocol.Replica (see package flstore for the log
+// family's shape: roles from a Layout, operations as protocol.Operation requests).
+//
+// # Where a record goes
+//
+// A client sends AppendOp to any batcher. The batcher buffers it for the filter championing it
+// (a local record: the filter of its client; a record from another datacenter: the filter of
+// its host and TOId under the filter map) and flushes on size or timer. The filter forwards
+// each record once and, for other datacenters' records, in TOId order per host; it numbers its
+// batches to a queue and resends each until acknowledged. The queue holding the token assigns
+// a local record its TOId and dependency vector (spec A1, A3: the datacenter's knowledge vector)
+// and gives any eligible record (next TOId of its host, dependencies logged) the next position,
+// sending it to the owner maintainer (Assign, resent until PersistAck). The maintainer persists
+// it and answers the client (spec A2). Senders fetch their datacenter's own records from their
+// maintainers up to the head of the log and ship them, with their ATable, to a receiver in
+// every other datacenter; the receiver hands the records to a batcher and the table to its
+// senders.
+//
+// # Reliability (spec 5.13, A9: the source gives no mechanism; our choices)
+//
+// Messages may be lost (a crashed stage, a partition), duplicated or reordered. After the
+// filter every hop is acknowledged and resent (filter→queue batches, the token, Assign), and
+// each receiver deduplicates (batch sequence numbers, token hops, positions). Before the
+// filter nothing is acknowledged: a client retries an append it has no answer for (to any
+// batcher; its filter drops the copies by client and append number), and a sender ships again
+// every record the destination's ATable row does not show after a resend timeout (the filter
+// drops the copies by TOId). The token holder publishes its MaxTOId to the senders (RowUpdate);
+// the other ATable rows are merged from incoming tables and never copied into the own row
+// (spec A4). A queue also refuses a record whose TOId its host already has in the log, so a
+// late copy can never be logged twice; local records have no TOId before the token, so their
+// uniqueness rests on the filter alone. Crashed stages in the simulator keep their state (a
+// fail-stop crash with durable state); a lost token is not rebuilt (the ring waits for the
+// holder to return), and stages restarting empty are not handled yet.
+//
+// # Elasticity (spec 5.12)
+//
+// Spare nodes of every role are deployed idle. A batcher joins when receivers (and clients)
+// are told (AddBatcher); a filter when batchers and filters get a FilterMapUpdate whose
+// FromTOId is in the future (spec A16; a batcher still on the old map reaches a filter that
+// drops what it no longer champions, and the sender's resend recovers it); a queue when the
+// token holder inserts it after itself in the ring (AddQueue) and filters learn it; a maintainer
+// when the token holder starts a new epoch of the journal at the next unassigned position
+// (AddMaintainer), which needs no range alignment because the token assigns positions
+// contiguously and is the journal's one writer.
+package chariots
+
+import (
+	"fmt"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+)
+
+// Roles are the roles of a Chariots deployment, in layout order.
+var Roles = []flstore.Role{flstore.Maintainer, flstore.Indexer, flstore.Batcher, flstore.Filter, flstore.Queue,
+	flstore.Sender, flstore.Receiver}
+
+// defaultCounts are the active nodes of each role per datacenter by default.
+var defaultCounts = map[flstore.Role]int{flstore.Maintainer: 2, flstore.Indexer: 1, flstore.Batcher: 1,
+	flstore.Filter: 1, flstore.Queue: 1, flstore.Sender: 1, flstore.Receiver: 1}
+
+// Unsafe parameters: deliberately broken variants for negative controls.
+const (
+	// UnsafeFilterNoDedupe makes filters forward every copy of a record.
+	UnsafeFilterNoDedupe = protocol.UnsafeParamPrefix + "filter_no_dedupe"
+	// UnsafeQueueIgnoreDeps makes queues log a record without waiting for its dependencies.
+	UnsafeQueueIgnoreDeps = protocol.UnsafeParamPrefix + "queue_ignore_deps"
+)
+
+// Config is a Chariots node's configuration, parsed from protocol.Params.
+type Config struct {
+	Layout *flstore.Layout
+	DCs    int
+	// B is the maintainers' range size.
+	B uint64
+	// BatchThreshold flushes a batcher's buffer at this many records; FlushUs bounds its wait.
+	BatchThreshold int
+	FlushUs        int64
+	// HoldUs is how long a queue holds the token before passing it.
+	HoldUs int64
+	// RetryUs is the resend period of unacknowledged batches, tokens and assignments.
+	RetryUs int64
+	// ShipUs is the senders' period; ResendUs how long a sender waits for a destination's
+	// ATable row to move before shipping its records again.
+	ShipUs, ResendUs int64
+	// FetchMax and CarryMax bound a fetch's records and the token's deferred records.
+	FetchMax, CarryMax int
+	// RowEveryUs is the longest the token holder goes without publishing MaxTOId.
+	RowEveryUs int64
+	// GC turns garbage collection at maintainers on.
+	GC bool
+	// FilterNoDedupe and QueueIgnoreDeps are the broken variants.
+	FilterNoDedupe, QueueIgnoreDeps bool
+}
+
+var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
+	"carry_max", "row_every", "gc", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps}
+
+// ParseConfig reads the parameters of a deployment over dcs datacenters.
+func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
+	if err := p.CheckKnown(append(flstore.LayoutParams(Roles), knownParams...), nil); err != nil {
+		return Config{}, err
+	}
+	l, err := flstore.LayoutFromParams(dcs, Roles, p, defaultCounts)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{Layout: l, DCs: dcs}
+	mc, err := flstore.MaintainerConfigFromParams(p, l, l.Active(0, flstore.Maintainer)[0], true)
+	if err != nil {
+		return Config{}, err
+	}
+	c.B = mc.Journal[0].B
+	for _, d := range []struct {
+		name string
+		dst  *int64
+		def  int64
+	}{{"flush", &c.FlushUs, 1000}, {"hold", &c.HoldUs, 1000}, {"retry", &c.RetryUs, 20_000}, {"ship", &c.ShipUs, 5000},
+		{"resend", &c.ResendUs, int64(3*maxRTTMs*1000) + 50_000}, {"row_every", &c.RowEveryUs, 5000}} {
+		if *d.dst, err = p.Duration(d.name, d.def); err != nil {
+			return Config{}, err
+		}
+		if *d.dst <= 0 {
+			return Config{}, fmt.Errorf("chariots: parameter %s must be positive", d.name)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		dst  *int
+		def  int
+	}{{"batch", &c.BatchThreshold, 100}, {"fetch_max", &c.FetchMax, 1000}, {"carry_max", &c.CarryMax, 1000}} {
+		if *d.dst, err = p.Int(d.name, d.def); err != nil {
+			return Config{}, err
+		}
+		if *d.dst < 1 {
+			return Config{}, fmt.Errorf("chariots: parameter %s must be at least 1", d.name)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		dst  *bool
+	}{{"gc", &c.GC}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps}} {
+		if *d.dst, err = p.Bool(d.name, false); err != nil {
+			return Config{}, err
+		}
+	}
+	return c, nil
+}
+
+// InitialJournal is datacenter dc's epoch journal at start: its active maintainers.
+func (c Config) InitialJournal(dc int) flstore.Journal {
+	return flstore.Journal{{StartLId: 1, Maintainers: c.Layout.Active(dc, flstore.Maintainer), B: c.B}}
+}
+
+// Factory builds one node of a Chariots deployment: its role comes from the layout the
+// parameters describe (see Config and flstore.Layout).
+func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
+	maxRTT := 0.0
+	for _, row := range cfg.Topology.RTTMs {
+		for _, v := range row {
+			maxRTT = max(maxRTT, v)
+		}
+	}
+	c, err := ParseConfig(cfg.Topology.N(), cfg.Params, maxRTT)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Layout.Check(cfg.Nodes); err != nil {
+		return nil, err
+	}
+	self := cfg.Self
+	dc := c.Layout.Nodes[self].DC
+	switch c.Layout.Role[self] {
+	case flstore.Maintainer:
+		mc, err := flstore.MaintainerConfigFromParams(cfg.Params, c.Layout, self, true)
+		if err != nil {
+			return nil, err
+		}
+		mc.Queues, mc.DCs = c.Layout.All(dc, flstore.Queue), c.DCs
+		if c.GC {
+			mc.GCEveryUs = 10 * c.ShipUs
+		}
+		return flstore.NewMaintainer(mc, env), nil
+	case flstore.Indexer:
+		return flstore.NewIndexer(env), nil
+	case flstore.Batcher:
+		return newBatcher(c, dc, env), nil
+	case flstore.Filter:
+		return newFilter(c, self, dc, env), nil
+	case flstore.Queue:
+		return newQueue(c, self, dc, env), nil
+	case flstore.Sender:
+		return newSender(c, self, dc, env), nil
+	default:
+		return newReceiver(c, dc, env), nil
+	}
+}
+
+// FilterMap says which filter champions a record (spec 5.3, 5.4): local records by client,
+// other datacenters' records by host and TOId, in epochs that FilterMapUpdate extends.
+type FilterMap struct {
+	Local []protocol.NodeID
+	Hosts [][]FilterEpoch
+}
+
+// FilterEpoch is one epoch of a host's filter map: from FromTOId on, TOId t goes to
+// Filters[t mod len(Filters)].
+type FilterEpoch struct {
+	FromTOId uint64
+	Filters  []protocol.NodeID
+}
+
+// initialFilterMap gives every host one filter round robin when there are no more filters than
+// datacenters, and otherwise splits each host over the filters j with j mod n = host.
+func initialFilterMap(c Config, dc int) *FilterMap {
+	fs := c.Layout.Active(dc, flstore.Filter)
+	fm := &FilterMap{Local: fs, Hosts: make([][]FilterEpoch, c.DCs)}
+	for h := range c.DCs {
+		var mine []protocol.NodeID
+		if len(fs) <= c.DCs {
+			mine = []protocol.NodeID{fs[h%len(fs)]}
+		} else {
+			for j, f := range fs {
+				if j%c.DCs == h {
+					mine = append(mine, f)
+				}
+			}
+		}
+		fm.Hosts[h] = []FilterEpoch{{FromTOId: 1, Filters: mine}}
+	}
+	return fm
+}
+
+// apply extends the map with u; an update that does not start after the host's last epoch, or
+// names no filter, is ignored (a repeat, or malformed).
+func (fm *FilterMap) apply(u *FilterMapUpdate) bool {
+	if u.Host < 0 || u.Host >= len(fm.Hosts) || len(u.Filters) == 0 {
+		return false
+	}
+	eps := fm.Hosts[u.Host]
+	if u.FromTOId <= eps[len(eps)-1].FromTOId {
+		return false
+	}
+	fm.Hosts[u.Host] = append(eps, FilterEpoch{FromTOId: u.FromTOId, Filters: append([]protocol.NodeID(nil), u.Filters...)})
+	return true
+}
+
+// epochOf returns the index of host h's epoch covering TOId t.
+func (fm *FilterMap) epochOf(h int, t uint64) int {
+	e := 0
+	for i, ep := range fm.Hosts[h] {
+		if ep.FromTOId <= t {
+			e = i
+		}
+	}
+	return e
+}
+
+// Champion returns the filter of record r (local: by client).
+func (fm *FilterMap) Champion(r *Record) protocol.NodeID {
+	if r.TOId == 0 {
+		return fm.Local[uint64(r.Client)%uint64(len(fm.Local))]
+	}
+	ep := fm.Hosts[r.Host][fm.epochOf(r.Host, r.TOId)]
+	return ep.Filters[r.TOId%uint64(len(ep.Filters))]
+}
+
+// nextChampioned returns the first TOId ≥ t of host h that filter f champions, or flstore.None.
+func (fm *FilterMap) nextChampioned(f protocol.NodeID, h int, t uint64) uint64 {
+	eps := fm.Hosts[h]
+	for e := fm.epochOf(h, t); e < len(eps); e++ {
+		t = max(t, eps[e].FromTOId)
+		n := uint64(len(eps[e].Filters))
+		best := uint64(flstore.None)
+		for i, x := range eps[e].Filters {
+			if x != f {
+				continue
+			}
+			// the first u ≥ t with u mod n == i
+			u := t - t%n + uint64(i)
+			if u < t {
+				u += n
+			}
+			best = min(best, u)
+		}
+		if best != flstore.None && (e+1 == len(eps) || best < eps[e+1].FromTOId) {
+			return best
+		}
+	}
+	return flstore.None
+}

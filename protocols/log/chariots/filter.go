@@ -1,0 +1,217 @@
+package chariots
+
+import (
+	"sort"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+)
+
+// Filter forwards each record it champions exactly once (spec 5.4): local records once per
+// client append (by client and append number), other datacenters' records once and in TOId
+// order per host (the next expected TOId of the host among those it champions, and the early
+// arrivals pending). It numbers its batches to queues and resends each until acknowledged.
+type Filter struct {
+	env     protocol.Env
+	cfg     Config
+	self    protocol.NodeID
+	dc      int
+	fmap    *FilterMap
+	next    []uint64                 // per host: the next TOId this filter champions and expects
+	pending []map[uint64]*Record     // per host: early arrivals
+	lastSeq map[txn.ClientID]uint64  // per client: the highest append forwarded
+	queues  []protocol.NodeID        // the queues batches go to, round robin
+	rr      int                      // round-robin position
+	seq     uint64                   // last batch number
+	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
+	// forwarded counts, per host, the other datacenters' records forwarded.
+	forwarded []uint64
+	n         uint64 // every record forwarded
+}
+
+// Handled counts the records the filter forwarded.
+func (f *Filter) Handled() uint64 { return f.n }
+
+// Forwarded returns how many of host h's records the filter forwarded.
+func (f *Filter) Forwarded(h int) uint64 { return f.forwarded[h] }
+
+type pendingBatch struct {
+	to       protocol.NodeID
+	batch    *RecordBatch
+	sentAtUs int64
+}
+
+func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter {
+	f := &Filter{env: env, cfg: c, self: self, dc: dc, fmap: initialFilterMap(c, dc), lastSeq: map[txn.ClientID]uint64{},
+		queues: c.Layout.Active(dc, flstore.Queue), unacked: map[uint64]*pendingBatch{}}
+	f.forwarded = make([]uint64, c.DCs)
+	for h := range c.DCs {
+		f.next = append(f.next, f.fmap.nextChampioned(self, h, 1))
+		f.pending = append(f.pending, map[uint64]*Record{})
+	}
+	return f
+}
+
+// Start arms the resend timer.
+func (f *Filter) Start() { f.env.SetTimer(f.cfg.RetryUs, retryTimer) }
+
+// HandleTimer resends the batches no queue acknowledged within the resend period.
+func (f *Filter) HandleTimer(id protocol.TimerID) {
+	if id != retryTimer {
+		return
+	}
+	f.env.SetTimer(f.cfg.RetryUs, retryTimer)
+	seqs := make([]uint64, 0, len(f.unacked))
+	for s := range f.unacked {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	now := f.env.NowUs()
+	for _, s := range seqs {
+		if p := f.unacked[s]; now-p.sentAtUs >= f.cfg.RetryUs {
+			p.sentAtUs = now
+			f.env.Send(p.to, p.batch) // to the same queue: queues deduplicate per filter
+		}
+	}
+}
+
+// HandleMessage filters a batcher's batch, or takes a queue's acknowledgement.
+func (f *Filter) HandleMessage(from protocol.NodeID, m protocol.Message) {
+	switch m := m.(type) {
+	case *BatchAck:
+		delete(f.unacked, m.Seq)
+	case *RowUpdate:
+		if containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), from) {
+			f.skipLogged(m.Row)
+		}
+	case *RecordBatch:
+		var out []*Record
+		for _, r := range m.Records {
+			if r != nil {
+				out = f.filter(r, out)
+			}
+		}
+		f.forward(out)
+	}
+}
+
+// filter appends to out what r lets through.
+func (f *Filter) filter(r *Record, out []*Record) []*Record {
+	if r.TOId == 0 { // local: once per client append
+		if r.AppendSeq <= f.lastSeq[r.Client] && !f.cfg.FilterNoDedupe {
+			return out
+		}
+		f.lastSeq[r.Client] = max(f.lastSeq[r.Client], r.AppendSeq)
+		return append(out, r)
+	}
+	h := r.Host
+	if h < 0 || h >= f.cfg.DCs || f.fmap.Champion(r) != f.self {
+		return out // not ours (a batcher on an older map): the sender's resend reaches the champion
+	}
+	if f.cfg.FilterNoDedupe {
+		f.forwarded[h]++
+		return append(out, r)
+	}
+	if r.TOId < f.next[h] || f.pending[h][r.TOId] != nil {
+		return out // a copy
+	}
+	f.pending[h][r.TOId] = r // early, or the next expected: drain forwards it and what follows
+	return f.drain(h, out)
+}
+
+// drain forwards host h's pending records from the next expected one on, while they follow.
+func (f *Filter) drain(h int, out []*Record) []*Record {
+	for p := f.pending[h][f.next[h]]; p != nil; p = f.pending[h][f.next[h]] {
+		delete(f.pending[h], p.TOId)
+		out = append(out, p)
+		f.forwarded[h]++
+		f.next[h] = f.fmap.nextChampioned(f.self, h, p.TOId+1)
+	}
+	return out
+}
+
+// skipLogged moves past what the datacenter has logged (row: the token's MaxTOId): a filter
+// that became a host's champion under a boundary the log had already passed would otherwise
+// wait forever for records no sender ships again.
+func (f *Filter) skipLogged(row []uint64) {
+	if len(row) != f.cfg.DCs || f.cfg.FilterNoDedupe {
+		return
+	}
+	var out []*Record
+	for h, logged := range row {
+		if f.next[h] == flstore.None || logged < f.next[h] {
+			continue
+		}
+		for t := range f.pending[h] {
+			if t <= logged {
+				delete(f.pending[h], t)
+			}
+		}
+		f.next[h] = f.fmap.nextChampioned(f.self, h, logged+1)
+		out = f.drain(h, out)
+	}
+	f.forward(out)
+}
+
+// forward sends rs to the next queue as one numbered batch, kept until acknowledged.
+func (f *Filter) forward(rs []*Record) {
+	if len(rs) == 0 {
+		return
+	}
+	f.seq++
+	f.n += uint64(len(rs))
+	q := f.queues[f.rr%len(f.queues)]
+	f.rr++
+	b := &RecordBatch{Seq: f.seq, Records: rs}
+	f.unacked[f.seq] = &pendingBatch{to: q, batch: b, sentAtUs: f.env.NowUs()}
+	f.env.Send(q, b)
+}
+
+// HandleRequest takes elasticity events: a filter map update or a new queue.
+func (f *Filter) HandleRequest(req protocol.Request) {
+	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
+	switch op := req.Op.(type) {
+	case *FilterMapUpdate:
+		if !within(op.Filters, f.cfg.Layout.All(f.dc, flstore.Filter)) {
+			reply.Err = "chariots: not filters of this datacenter"
+		} else if f.fmap.apply(op) {
+			h := op.Host
+			start := f.next[h] // past what it forwarded under the old map; a new champion starts at the epoch
+			if start == flstore.None {
+				start = op.FromTOId
+			}
+			f.next[h] = f.fmap.nextChampioned(f.self, h, start)
+			var out []*Record
+			ts := make([]uint64, 0, len(f.pending[h]))
+			for t := range f.pending[h] {
+				ts = append(ts, t)
+			}
+			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+			early := f.pending[h]
+			f.pending[h] = map[uint64]*Record{}
+			for _, t := range ts { // refile the early arrivals under the new map
+				out = f.filter(early[t], out)
+			}
+			f.forward(out)
+		}
+	case *AddQueue:
+		if !containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), op.Node) {
+			reply.Err = "chariots: not a queue of this datacenter"
+		} else if !containsNode(f.queues, op.Node) {
+			f.queues = append(f.queues, op.Node)
+		}
+	default:
+		reply.Err = "chariots: a filter takes elasticity events only"
+	}
+	f.env.Reply(reply)
+}
+
+func containsNode(ns []protocol.NodeID, n protocol.NodeID) bool {
+	for _, x := range ns {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,353 @@
+package chariots
+
+import (
+	"sort"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+)
+
+// Queue holds filtered records until the token visits and then gives every eligible one the
+// next position (spec 5.5): a local record gets its TOId and dependency vector there (A1, A3);
+// another datacenter's record is eligible when it is its host's next TOId and its dependencies
+// are logged. Assignments go to the owner maintainer and are resent until persisted.
+type Queue struct {
+	env     protocol.Env
+	cfg     Config
+	self    protocol.NodeID
+	dc      int
+	rowTo   []protocol.NodeID // the senders and filters, which learn MaxTOId
+	held    []*Record
+	seen    map[protocol.NodeID]*seqSet // per filter: batches taken
+	tok     *Token                      // the token, while held here
+	lastHop uint64                      // the last token pass taken
+	lastTok *Token                      // the token as this queue last held it (checkers)
+	outTok  *Token                      // the token passed on, until acknowledged
+	outTo   protocol.NodeID
+	unacked map[uint64]*pendingAssign // by position
+	// elasticity events waiting for the token
+	addRing  []protocol.NodeID
+	addMaint []protocol.NodeID
+	n        uint64 // records assigned
+}
+
+// Handled counts the records this queue gave positions.
+func (q *Queue) Handled() uint64 { return q.n }
+
+type pendingAssign struct {
+	rec      *Record
+	to       protocol.NodeID
+	sentAtUs int64
+}
+
+func newQueue(c Config, self protocol.NodeID, dc int, env protocol.Env) *Queue {
+	q := &Queue{env: env, cfg: c, self: self, dc: dc,
+		rowTo: append(append([]protocol.NodeID(nil), c.Layout.All(dc, flstore.Sender)...), c.Layout.All(dc, flstore.Filter)...),
+		seen:  map[protocol.NodeID]*seqSet{}, unacked: map[uint64]*pendingAssign{}}
+	ring := c.Layout.Active(dc, flstore.Queue)
+	if ring[0] == self {
+		q.tok = &Token{MaxTOId: make([]uint64, c.DCs), Ring: ring, Journal: c.InitialJournal(dc), RowSent: make([]uint64, c.DCs)}
+		q.lastTok = q.tok.clone()
+	}
+	return q
+}
+
+// Start arms the resend timer and, at the first queue, the token's pass.
+func (q *Queue) Start() {
+	q.env.SetTimer(q.cfg.RetryUs, retryTimer)
+	if q.tok != nil {
+		q.env.SetTimer(q.cfg.HoldUs, passTimer)
+	}
+}
+
+// LastToken returns the token as this queue last held it (nil if never): its MaxTOId is the
+// datacenter's own ATable row as of then.
+func (q *Queue) LastToken() *Token { return q.lastTok }
+
+// HandleTimer passes the token on, or resends what is unacknowledged.
+func (q *Queue) HandleTimer(id protocol.TimerID) {
+	switch id {
+	case passTimer:
+		if q.tok == nil {
+			return
+		}
+		q.process()
+		tk := q.tok
+		i := 0
+		for j, n := range tk.Ring {
+			if n == q.self {
+				i = j
+			}
+		}
+		succ := tk.Ring[(i+1)%len(tk.Ring)]
+		if succ == q.self {
+			q.env.SetTimer(q.cfg.HoldUs, passTimer)
+			return
+		}
+		tk.Hop++
+		q.lastTok = tk.clone()
+		q.tok, q.outTok, q.outTo = nil, tk, succ
+		q.env.Send(succ, tk)
+	case retryTimer:
+		q.env.SetTimer(q.cfg.RetryUs, retryTimer)
+		if q.outTok != nil {
+			q.env.Send(q.outTo, q.outTok)
+		}
+		q.sendAssigns(true)
+	}
+}
+
+// HandleMessage takes filters' batches, the token, and acknowledgements.
+func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
+	switch m := m.(type) {
+	case *RecordBatch:
+		if m.Seq == 0 {
+			return
+		}
+		if q.seen[from] == nil {
+			q.seen[from] = &seqSet{}
+		}
+		if q.seen[from].add(m.Seq) {
+			for _, r := range m.Records {
+				if r != nil && r.Host >= 0 && r.Host < q.cfg.DCs && (r.TOId == 0) == (r.Host == q.dc) {
+					q.held = append(q.held, r)
+				}
+			}
+		}
+		q.env.Send(from, &BatchAck{Seq: m.Seq})
+		if q.tok != nil {
+			q.process()
+		}
+	case *Token:
+		if m.Hop > q.lastHop && q.validToken(m) {
+			q.lastHop = m.Hop
+			q.tok = m.clone()
+			q.lastTok = q.tok.clone()
+			q.process()
+			q.env.SetTimer(q.cfg.HoldUs, passTimer)
+		}
+		q.env.Send(from, &TokenAck{Hop: m.Hop})
+	case *TokenAck:
+		if q.outTok != nil && m.Hop == q.outTok.Hop {
+			q.outTok = nil
+		}
+	case *flstore.PersistAck:
+		for _, l := range m.LIds {
+			if p := q.unacked[l]; p != nil && p.to == from {
+				delete(q.unacked, l)
+			}
+		}
+	}
+}
+
+// validToken reports whether tk is well formed for this datacenter: its vectors sized to the
+// datacenters, its ring of this datacenter's queues through this one, its journal valid over
+// this datacenter's maintainers.
+func (q *Queue) validToken(tk *Token) bool {
+	l := q.cfg.Layout
+	return len(tk.MaxTOId) == q.cfg.DCs && len(tk.RowSent) == q.cfg.DCs && containsNode(tk.Ring, q.self) &&
+		tk.Journal.Valid() && tk.Journal.Within(l.All(q.dc, flstore.Maintainer)) && within(tk.Ring, l.All(q.dc, flstore.Queue))
+}
+
+func within(ns, of []protocol.NodeID) bool {
+	for _, n := range ns {
+		if !containsNode(of, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// HandleRequest takes elasticity events for the token holder.
+func (q *Queue) HandleRequest(req protocol.Request) {
+	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
+	switch op := req.Op.(type) {
+	case *AddQueue:
+		if !containsNode(q.cfg.Layout.All(q.dc, flstore.Queue), op.Node) {
+			reply.Err = "chariots: not a queue of this datacenter"
+			break
+		}
+		q.addRing = append(q.addRing, op.Node)
+	case *AddMaintainer:
+		if !containsNode(q.cfg.Layout.All(q.dc, flstore.Maintainer), op.Node) {
+			reply.Err = "chariots: not a maintainer of this datacenter"
+			break
+		}
+		q.addMaint = append(q.addMaint, op.Node)
+	default:
+		reply.Err = "chariots: a queue takes elasticity events only"
+	}
+	q.env.Reply(reply)
+}
+
+// process runs the token over the held and deferred records (spec 5.5).
+func (q *Queue) process() {
+	tk := q.tok
+	q.applyElasticity()
+	cand := append(tk.Deferred, q.held...)
+	tk.Deferred, q.held = nil, nil
+	for progress := true; progress; {
+		progress = false
+		rest := cand[:0]
+		for _, r := range cand {
+			switch {
+			case r.TOId == 0 && (r.WantDeps == nil || q.depsMet(r.WantDeps, -1)):
+				c := r.Clone()
+				c.Deps = append([]uint64(nil), tk.MaxTOId...)
+				c.TOId = tk.MaxTOId[q.dc] + 1
+				q.assign(c)
+				progress = true
+			case r.TOId == 0:
+				rest = append(rest, r)
+			case r.TOId <= tk.MaxTOId[r.Host]:
+				// already logged: a late copy, dropped
+			case r.TOId == tk.MaxTOId[r.Host]+1 && (q.cfg.QueueIgnoreDeps || q.depsMet(r.Deps, r.Host)):
+				q.assign(r.Clone())
+				progress = true
+			default:
+				rest = append(rest, r)
+			}
+		}
+		cand = rest
+	}
+	n := min(len(cand), q.cfg.CarryMax)
+	tk.Deferred = append([]*Record(nil), cand[:n]...)
+	q.held = append([]*Record(nil), cand[n:]...)
+	q.sendAssigns(false)
+	q.publishRow()
+	q.lastTok = tk.clone()
+}
+
+// depsMet reports whether every entry of deps but the host's is logged here.
+func (q *Queue) depsMet(deps []uint64, host int) bool {
+	if len(deps) != q.cfg.DCs {
+		return false
+	}
+	for c, d := range deps {
+		if c != host && d > q.tok.MaxTOId[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// assign gives r (a copy) the next position.
+func (q *Queue) assign(r *Record) {
+	tk := q.tok
+	tk.LastLId++
+	q.n++
+	r.LId = tk.LastLId
+	tk.MaxTOId[r.Host] = r.TOId
+	q.unacked[r.LId] = &pendingAssign{rec: r, to: tk.Journal.Owner(r.LId)}
+}
+
+// sendAssigns sends the unacknowledged assignments: the new ones, or (resend) those older
+// than the resend period, grouped by maintainer.
+func (q *Queue) sendAssigns(resend bool) {
+	lids := make([]uint64, 0, len(q.unacked))
+	for l := range q.unacked {
+		lids = append(lids, l)
+	}
+	sort.Slice(lids, func(i, j int) bool { return lids[i] < lids[j] })
+	now := q.env.NowUs()
+	byOwner := map[protocol.NodeID]*flstore.Assign{}
+	var owners []protocol.NodeID
+	for _, l := range lids {
+		p := q.unacked[l]
+		if (resend && now-p.sentAtUs < q.cfg.RetryUs) || (!resend && p.sentAtUs != 0) {
+			continue
+		}
+		p.sentAtUs = max(now, 1)
+		a := byOwner[p.to]
+		if a == nil {
+			a = &flstore.Assign{Journal: q.journal()}
+			byOwner[p.to] = a
+			owners = append(owners, p.to)
+		}
+		a.Records = append(a.Records, p.rec)
+	}
+	for _, o := range owners {
+		q.env.Send(o, byOwner[o])
+	}
+}
+
+// journal returns the newest journal this queue knows.
+func (q *Queue) journal() flstore.Journal {
+	if q.tok != nil {
+		return q.tok.Journal
+	}
+	return q.lastTok.Journal
+}
+
+// publishRow sends MaxTOId to the senders and filters when it moved or has not been sent for a while.
+func (q *Queue) publishRow() {
+	tk, now := q.tok, q.env.NowUs()
+	changed := false
+	for i, v := range tk.MaxTOId {
+		changed = changed || v != tk.RowSent[i]
+	}
+	if !changed && now-tk.RowSentAtUs < q.cfg.RowEveryUs {
+		return
+	}
+	tk.RowSent, tk.RowSentAtUs = append([]uint64(nil), tk.MaxTOId...), now
+	for _, n := range q.rowTo {
+		q.env.Send(n, &RowUpdate{Row: tk.RowSent})
+	}
+}
+
+// applyElasticity adds waiting queues to the ring after this one, and waiting maintainers in a
+// new epoch starting at the next position (once a position was assigned in the current one).
+func (q *Queue) applyElasticity() {
+	tk := q.tok
+	for _, n := range q.addRing {
+		if !containsNode(tk.Ring, n) {
+			i := 0
+			for j, x := range tk.Ring {
+				if x == q.self {
+					i = j
+				}
+			}
+			tk.Ring = append(tk.Ring[:i+1], append([]protocol.NodeID{n}, tk.Ring[i+1:]...)...)
+		}
+	}
+	q.addRing = nil
+	last := tk.Journal[len(tk.Journal)-1]
+	var add []protocol.NodeID
+	for _, n := range q.addMaint {
+		if !containsNode(last.Maintainers, n) && !containsNode(add, n) {
+			add = append(add, n)
+		}
+	}
+	if len(add) == 0 {
+		q.addMaint = nil
+		return
+	}
+	if tk.LastLId+1 <= last.StartLId {
+		return // nothing assigned in the current epoch yet: wait, epochs must start in order
+	}
+	ms := append(append([]protocol.NodeID(nil), last.Maintainers...), add...)
+	tk.Journal = append(tk.Journal, flstore.Epoch{StartLId: tk.LastLId + 1, Maintainers: ms, B: last.B})
+	q.addMaint = nil
+}
+
+// seqSet is a set of sequence numbers ≥ 1: a contiguous prefix and the numbers above it.
+type seqSet struct {
+	upTo  uint64
+	above map[uint64]bool
+}
+
+// add inserts s and reports whether it was new.
+func (s *seqSet) add(n uint64) bool {
+	if n <= s.upTo || s.above[n] {
+		return false
+	}
+	if s.above == nil {
+		s.above = map[uint64]bool{}
+	}
+	s.above[n] = true
+	for s.above[s.upTo+1] {
+		delete(s.above, s.upTo+1)
+		s.upTo++
+	}
+	return true
+}

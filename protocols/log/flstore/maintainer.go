@@ -1,0 +1,457 @@
+package flstore
+
+import (
+	"sort"
+
+	"github.com/meridian-kv/meridian/protocol"
+)
+
+// HLRule selects how a maintainer computes the head of the log (spec 3.4).
+type HLRule uint8
+
+// The two rules. Both are safe; Exact is less stale.
+const (
+	// Exact is HL = min_j nextFree_j − 1 (spec A5).
+	Exact HLRule = iota
+	// SourceRule is the source's HL = min_j V[j], V[j] the last position maintainer j filled with
+	// all of its earlier ones.
+	SourceRule
+)
+
+// MaintainerConfig configures a log maintainer.
+type MaintainerConfig struct {
+	Self    protocol.NodeID
+	DC      int
+	Journal Journal
+	// Peers are every maintainer of the datacenter, spares included: a journal naming any
+	// other node is malformed.
+	Peers []protocol.NodeID
+	// Indexers receive the tags of persisted records (by hash of the tag name); nil: none.
+	Indexers []protocol.NodeID
+	Rule     HLRule
+	// Chariots: positions come from queues (Assign) instead of being chosen here. Queues are
+	// the nodes whose assignments it takes, and DCs the number of datacenters (the length of
+	// a record's dependency vector).
+	Chariots bool
+	Queues   []protocol.NodeID
+	DCs      int
+	GossipUs int64
+	// NoOpAfterUs, if positive (standalone), fills the rest of the current range with no-op
+	// records once this maintainer has held the head of the log back for that long: its next
+	// free position is the lowest of all, and another maintainer has filled a later one (spec
+	// A6 says "lags the others' maximum next free position by more than a range", which
+	// cascades: a filled range moves next by a whole round, so the next maintainer then lags).
+	NoOpAfterUs int64
+	// GCEveryUs, if positive (Chariots), garbage-collects records known to every datacenter that
+	// often (spec 4 GC rule, with the horizon senders pass in FetchReq).
+	GCEveryUs int64
+}
+
+// progress is one maintainer's last gossiped progress.
+type progress struct {
+	next, contig uint64
+	epochs       int // length of the journal it was computed under
+}
+
+// MaintainerState is what a maintainer holds, for the checkers.
+type MaintainerState struct {
+	Filled  map[uint64]*Record
+	HL      uint64
+	Journal Journal
+}
+
+// LogMaintainer persists its share of one datacenter's log and serves it (spec 3, 5.6).
+type LogMaintainer struct {
+	env    protocol.Env
+	cfg    MaintainerConfig
+	filled map[uint64]*Record
+	next   uint64 // first own unfilled position (None: owns no more)
+	contig uint64 // last own position below next
+	peers  map[protocol.NodeID]progress
+	hl     uint64
+	// waiting holds standalone appends with MinLId ≥ next, in arrival order (spec 3.6).
+	waiting    []*Record
+	unindexed  map[protocol.NodeID][]IndexEntry
+	lagSinceUs int64
+	// local holds Chariots records hosted by this datacenter, sorted by TOId, for senders.
+	local    []*Record
+	horizon  []uint64
+	lastGCUs int64
+}
+
+// Timer ids of a maintainer.
+const (
+	gossipTimer protocol.TimerID = 1
+)
+
+// NewMaintainer builds a maintainer.
+func NewMaintainer(cfg MaintainerConfig, env protocol.Env) *LogMaintainer {
+	m := &LogMaintainer{env: env, cfg: cfg, filled: map[uint64]*Record{}, peers: map[protocol.NodeID]progress{},
+		unindexed: map[protocol.NodeID][]IndexEntry{}}
+	m.next = cfg.Journal.NextOwned(cfg.Self, 0)
+	return m
+}
+
+// Handled counts the records this maintainer persisted (no-op fillers included).
+func (m *LogMaintainer) Handled() uint64 { return uint64(len(m.filled)) }
+
+// Counted is implemented by every stage machine of the log family: Handled counts the records
+// it handled (persisted, batched, forwarded, assigned, shipped or received), for per-stage
+// throughput.
+type Counted interface {
+	Handled() uint64
+}
+
+// State returns the maintainer's log share, head of log and journal (shared: do not modify).
+func (m *LogMaintainer) State() MaintainerState {
+	return MaintainerState{Filled: m.filled, HL: m.hl, Journal: m.cfg.Journal}
+}
+
+// Start arms the gossip timer.
+func (m *LogMaintainer) Start() { m.env.SetTimer(m.cfg.GossipUs, gossipTimer) }
+
+// HandleTimer gossips progress, resends unacknowledged index entries, fills idle ranges and
+// collects garbage.
+func (m *LogMaintainer) HandleTimer(id protocol.TimerID) {
+	if id != gossipTimer {
+		return
+	}
+	m.env.SetTimer(m.cfg.GossipUs, gossipTimer)
+	g := &HLGossip{Next: m.next, Contig: m.contig, Journal: m.cfg.Journal}
+	for _, p := range m.maintainers() {
+		if p != m.cfg.Self {
+			m.env.Send(p, g)
+		}
+	}
+	for _, ix := range m.cfg.Indexers {
+		if es := m.unindexed[ix]; len(es) > 0 {
+			m.env.Send(ix, &IndexAdd{Entries: append([]IndexEntry(nil), es[:min(len(es), maxIndexBatch)]...)}) // a copy: es changes
+		}
+	}
+	m.fillIdle()
+	if m.cfg.GCEveryUs > 0 && m.env.NowUs()-m.lastGCUs >= m.cfg.GCEveryUs {
+		m.lastGCUs = m.env.NowUs()
+		m.collect()
+	}
+	m.updateHL()
+}
+
+// maxIndexBatch bounds the entries of one IndexAdd.
+const maxIndexBatch = 1000
+
+// maintainers lists every maintainer of the journal, sorted.
+func (m *LogMaintainer) maintainers() []protocol.NodeID {
+	seen := map[protocol.NodeID]bool{}
+	var out []protocol.NodeID
+	for _, e := range m.cfg.Journal {
+		for _, x := range e.Maintainers {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// HandleMessage processes gossip, index acknowledgements, assignments and fetches.
+func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message) {
+	switch msg := msg.(type) {
+	case *HLGossip:
+		if !contains(m.cfg.Peers, from) {
+			return
+		}
+		m.learnJournal(msg.Journal)
+		p := progress{next: msg.Next, contig: msg.Contig, epochs: len(msg.Journal)}
+		if old, ok := m.peers[from]; !ok || p.epochs > old.epochs || (p.epochs == old.epochs && p.next > old.next) {
+			m.peers[from] = p
+		}
+		m.updateHL()
+	case *IndexAck:
+		m.unindexed[from] = removeEntries(m.unindexed[from], msg.Entries)
+	case *Assign:
+		if !m.cfg.Chariots || !contains(m.cfg.Queues, from) {
+			return
+		}
+		m.learnJournal(msg.Journal)
+		ack := &PersistAck{}
+		for _, r := range msg.Records {
+			if r == nil || r.LId == 0 || m.cfg.Journal.Owner(r.LId) != m.cfg.Self || r.Host < 0 || r.Host >= m.cfg.DCs ||
+				r.TOId == 0 || len(r.Deps) != m.cfg.DCs {
+				continue // not ours, or malformed: ignored
+			}
+			ack.LIds = append(ack.LIds, r.LId)
+			if m.filled[r.LId] != nil {
+				continue // a retransmission
+			}
+			r = r.Clone()
+			m.fill(r)
+			if r.Client != 0 && r.Host == m.cfg.DC {
+				m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId}})
+			}
+		}
+		m.env.Send(from, ack)
+		m.updateHL()
+	case *FetchReq:
+		if !m.cfg.Chariots || msg.Limit <= 0 {
+			return
+		}
+		if len(msg.Horizon) > 0 {
+			m.horizon = maxVec(m.horizon, msg.Horizon)
+		}
+		i := sort.Search(len(m.local), func(i int) bool { return m.local[i].TOId >= msg.FromTOId })
+		resp := &FetchResp{}
+		for ; i < len(m.local) && len(resp.Records) < msg.Limit && m.local[i].LId <= m.hl; i++ {
+			resp.Records = append(resp.Records, m.local[i])
+		}
+		m.env.Send(from, resp)
+	}
+}
+
+// learnJournal adopts j if it extends the maintainer's journal, and recomputes its progress.
+func (m *LogMaintainer) learnJournal(j Journal) {
+	if len(j) <= len(m.cfg.Journal) || !j.Valid() || !j.Extends(m.cfg.Journal) || !j.Within(m.cfg.Peers) {
+		return
+	}
+	start := j[len(m.cfg.Journal)].StartLId
+	m.cfg.Journal = j
+	// Positions from start on were never assigned under the old journal: recompute next from
+	// the last filled own position below start.
+	if m.next == None || m.next >= start {
+		m.next = j.NextOwned(m.cfg.Self, min(m.contig, start-1))
+		m.advance()
+	}
+}
+
+// HandleRequest serves appends (standalone), head-of-log queries and reads.
+func (m *LogMaintainer) HandleRequest(req protocol.Request) {
+	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
+	switch op := req.Op.(type) {
+	case *AppendOp:
+		if m.cfg.Chariots || op.Record == nil {
+			reply.Err = "flstore: append goes to a maintainer only in standalone mode"
+			m.env.Reply(reply)
+			return
+		}
+		r := op.Record.Clone()
+		r.Client, r.CallSeq, r.Host, r.NoOp, r.Collected = req.Client, req.Seq, m.cfg.DC, false, false
+		if r.MinLId >= m.next {
+			m.waiting = append(m.waiting, r)
+			return
+		}
+		m.place(r)
+		m.placeWaiting()
+		m.updateHL()
+		return
+	case *HLQuery:
+		reply.Op = &HLResult{HL: m.hl, Journal: m.cfg.Journal}
+	case *ReadOp:
+		res := &ReadResult{HL: max(m.hl, op.HL)}
+		for l := max(op.From, 1); l <= min(op.To, res.HL); {
+			if m.cfg.Journal.Owner(l) == m.cfg.Self {
+				if r := m.filled[l]; r != nil {
+					res.Records = append(res.Records, r)
+				}
+				l++
+				continue
+			}
+			l = m.cfg.Journal.NextOwned(m.cfg.Self, l)
+			if l == None {
+				break
+			}
+		}
+		reply.Op = res
+	default:
+		reply.Err = "flstore: unknown operation"
+	}
+	m.env.Reply(reply)
+}
+
+// place gives r the next free own position (standalone: TOId = LId), persists it and answers.
+func (m *LogMaintainer) place(r *Record) {
+	r.LId = m.next
+	r.TOId = r.LId
+	m.fill(r)
+	if r.Client != 0 {
+		m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId}})
+	}
+}
+
+// placeWaiting places the buffered explicit-order appends whose MinLId is now below next.
+func (m *LogMaintainer) placeWaiting() {
+	for progress := true; progress; {
+		progress = false
+		for i, r := range m.waiting {
+			if r.MinLId < m.next {
+				m.waiting = append(m.waiting[:i], m.waiting[i+1:]...)
+				m.place(r)
+				progress = true
+				break
+			}
+		}
+	}
+}
+
+// fill persists r at r.LId: records it, advances the progress, queues its tags for indexing
+// and, in Chariots, exposes a record of this datacenter's clients to senders.
+func (m *LogMaintainer) fill(r *Record) {
+	m.filled[r.LId] = r
+	m.advance()
+	if !r.NoOp && len(m.cfg.Indexers) > 0 {
+		for _, t := range r.Tags {
+			ix := IndexerOf(t.Name, m.cfg.Indexers)
+			m.unindexed[ix] = append(m.unindexed[ix], IndexEntry{Tag: t.Name, Value: t.Value, LId: r.LId})
+		}
+	}
+	if m.cfg.Chariots && r.Host == m.cfg.DC {
+		i := sort.Search(len(m.local), func(i int) bool { return m.local[i].TOId >= r.TOId })
+		m.local = append(m.local, nil)
+		copy(m.local[i+1:], m.local[i:])
+		m.local[i] = r
+	}
+}
+
+// advance moves next past filled positions.
+func (m *LogMaintainer) advance() {
+	for m.next != None && m.filled[m.next] != nil {
+		m.contig = m.next
+		m.next = m.cfg.Journal.NextOwned(m.cfg.Self, m.next)
+	}
+}
+
+// fillIdle fills the rest of the current range with no-ops when this maintainer lags (spec A6).
+func (m *LogMaintainer) fillIdle() {
+	if m.cfg.Chariots || m.cfg.NoOpAfterUs <= 0 || m.next == None {
+		return
+	}
+	// It holds the head of the log back if its next free position is the lowest of all and
+	// another maintainer has filled a later position.
+	blocks := false
+	for _, p := range m.peers {
+		if p.next < m.next {
+			blocks = false
+			break
+		}
+		blocks = blocks || p.contig > m.next
+	}
+	b := m.cfg.Journal[m.cfg.Journal.epochOf(m.next)].B
+	if !blocks {
+		m.lagSinceUs = 0
+		return
+	}
+	now := m.env.NowUs()
+	if m.lagSinceUs == 0 {
+		m.lagSinceUs = now
+		return
+	}
+	if now-m.lagSinceUs < m.cfg.NoOpAfterUs {
+		return
+	}
+	m.lagSinceUs = 0
+	ep := m.cfg.Journal[m.cfg.Journal.epochOf(m.next)]
+	end := ep.StartLId + ((m.next-ep.StartLId)/b+1)*b - 1 // the end of the current range
+	for m.next != None && m.next <= end {
+		m.place(&Record{NoOp: true, Host: m.cfg.DC})
+	}
+	m.placeWaiting()
+}
+
+// updateHL recomputes the head of the log under the configured rule; it never decreases.
+func (m *LogMaintainer) updateHL() {
+	hl := uint64(None)
+	for _, j := range m.maintainers() {
+		var p progress
+		switch {
+		case j == m.cfg.Self:
+			p = progress{next: m.next, contig: m.contig, epochs: len(m.cfg.Journal)}
+		case m.peers[j] != (progress{}):
+			p = m.peers[j]
+		default:
+			p = progress{next: m.cfg.Journal.NextOwned(j, 0), epochs: len(m.cfg.Journal)}
+		}
+		if p.epochs < len(m.cfg.Journal) { // computed under an older journal: trust it below the new epochs
+			start := m.cfg.Journal[p.epochs].StartLId
+			p.next, p.contig = min(p.next, start), min(p.contig, start-1)
+		}
+		v := p.contig
+		if m.cfg.Rule == Exact {
+			if p.next == None {
+				continue
+			}
+			v = p.next - 1
+		}
+		hl = min(hl, v)
+	}
+	if hl != None && hl > m.hl {
+		m.hl = hl
+	}
+}
+
+// collect drops the bodies of records every datacenter holds (spec 4: r may be deleted iff
+// every T[j][r.Host] ≥ r.TOId), keeping their names and positions.
+func (m *LogMaintainer) collect() {
+	for l, r := range m.filled { // records are shared with messages sent: replace, never modify
+		if !r.Collected && !r.NoOp && r.Host < len(m.horizon) && r.TOId <= m.horizon[r.Host] {
+			c := *r
+			c.Collected, c.Body, c.Tags = true, nil, nil
+			m.filled[l] = &c
+		}
+	}
+	if m.cfg.DC < len(m.horizon) { // every datacenter holds these: senders need them no more
+		i := sort.Search(len(m.local), func(i int) bool { return m.local[i].TOId > m.horizon[m.cfg.DC] })
+		m.local = m.local[i:]
+	}
+}
+
+// IndexerOf returns the indexer of tag name among indexers (by hash of the name, spec 3.5).
+func IndexerOf(name string, indexers []protocol.NodeID) protocol.NodeID {
+	return indexers[tagHash(name)%uint32(len(indexers))]
+}
+
+// tagHash spreads tag names over indexers (FNV-1a).
+func tagHash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := range len(s) {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// removeEntries returns es without the entries acked names (a new slice: es may be shared
+// with messages in flight).
+func removeEntries(es, acked []IndexEntry) []IndexEntry {
+	type key struct {
+		lid        uint64
+		tag, value string
+	}
+	done := make(map[key]bool, len(acked))
+	for _, a := range acked {
+		done[key{a.LId, a.Tag, string(a.Value)}] = true
+	}
+	var out []IndexEntry
+	for _, e := range es {
+		if !done[key{e.LId, e.Tag, string(e.Value)}] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// maxVec returns the element-wise maximum of a and b.
+func maxVec(a, b []uint64) []uint64 {
+	out := make([]uint64, max(len(a), len(b)))
+	for i := range out {
+		if i < len(a) {
+			out[i] = a[i]
+		}
+		if i < len(b) {
+			out[i] = max(out[i], b[i])
+		}
+	}
+	return out
+}
+
+// MaxVec returns the element-wise maximum of a and b (vectors of TOIds).
+func MaxVec(a, b []uint64) []uint64 { return maxVec(a, b) }

@@ -1,0 +1,174 @@
+package flstore
+
+import "github.com/meridian-kv/meridian/protocol"
+
+// Client operations (protocol.Request.Op) and their answers (protocol.Reply.Op).
+
+// AppendOp appends Record (its Tags, Body, WantDeps, MinLId and AppendSeq; the rest is
+// assigned): in standalone FLStore to any maintainer, in Chariots to any batcher.
+type AppendOp struct{ Record *Record }
+
+// AppendResult answers an append once the record is persisted at its owner maintainer.
+type AppendResult struct{ TOId, LId uint64 }
+
+// HLQuery asks a maintainer for the head of the log.
+type HLQuery struct{}
+
+// HLResult is a maintainer's head of the log and its epoch journal (where older positions live).
+type HLResult struct {
+	HL      uint64
+	Journal Journal
+}
+
+// ReadOp reads positions [From, To] owned by the maintainer; To is capped at the head of the
+// log: the larger of the maintainer's and HL, a head of log the client learned from any
+// maintainer (every position up to it is filled at its owner, so it is safe to serve).
+type ReadOp struct{ From, To, HL uint64 }
+
+// ReadResult holds the records read (no-op fillers included, marked) and the head of log used.
+type ReadResult struct {
+	Records []*Record
+	HL      uint64
+}
+
+// Compare is a tag-value predicate of an index lookup.
+type Compare uint8
+
+// The predicates (spec 2.2 rules).
+const (
+	Any Compare = iota
+	Eq
+	Lt
+	Le
+	Gt
+	Ge
+)
+
+// LookupOp asks an indexer for the positions of records tagged Tag whose value satisfies
+// (Op, Value), at most MaxLId (the head of log the client read), at most Limit of them (0: all),
+// the most recent first if asked.
+type LookupOp struct {
+	Tag             string
+	Op              Compare
+	Value           []byte
+	MaxLId          uint64
+	Limit           int
+	MostRecentFirst bool
+}
+
+// LookupResult lists the positions found, in the order asked.
+type LookupResult struct{ LIds []uint64 }
+
+// Peer messages.
+
+// HLGossip is a maintainer's progress (spec 3.4): Next is its first unfilled position (None if
+// it owns no more), Contig the last position it owns below Next (the source rule's value), and
+// Journal the epoch journal it computed them under.
+type HLGossip struct {
+	Next, Contig uint64
+	Journal      Journal
+}
+
+// IndexEntry is one tag of one persisted record.
+type IndexEntry struct {
+	Tag   string
+	Value []byte
+	LId   uint64
+}
+
+// IndexAdd carries entries from a maintainer to the indexer of their tags; resent until acked.
+type IndexAdd struct{ Entries []IndexEntry }
+
+// IndexAck acknowledges the entries of an IndexAdd by position and tag.
+type IndexAck struct{ Entries []IndexEntry }
+
+// Assign carries records with their positions from a Chariots queue to their owner maintainer,
+// with the epoch journal they were assigned under; resent until acknowledged.
+type Assign struct {
+	Records []*Record
+	Journal Journal
+}
+
+// PersistAck acknowledges persisted positions to the queue that assigned them.
+type PersistAck struct{ LIds []uint64 }
+
+// FetchReq asks a maintainer for its records hosted by its own datacenter with TOId ≥ FromTOId
+// and a position within the head of the log, at most Limit, in TOId order (Chariots senders).
+// Horizon, if set, is the sender's garbage-collection horizon: per host, the TOId up to which
+// every datacenter holds the records (spec 4 GC rule).
+type FetchReq struct {
+	FromTOId uint64
+	Limit    int
+	Horizon  []uint64
+}
+
+// FetchResp answers a FetchReq.
+type FetchResp struct{ Records []*Record }
+
+const headerBytes = 16
+
+// SizeBytes estimates the encoded size.
+func (m *AppendOp) SizeBytes() int { return headerBytes + m.Record.SizeBytes() }
+
+// SizeBytes estimates the encoded size.
+func (m *AppendResult) SizeBytes() int { return headerBytes + 16 }
+
+// SizeBytes estimates the encoded size.
+func (m *HLQuery) SizeBytes() int { return headerBytes }
+
+// SizeBytes estimates the encoded size.
+func (m *HLResult) SizeBytes() int { return headerBytes + 8 + journalBytes(m.Journal) }
+
+// SizeBytes estimates the encoded size.
+func (m *ReadOp) SizeBytes() int { return headerBytes + 16 }
+
+// SizeBytes estimates the encoded size.
+func (m *ReadResult) SizeBytes() int { return headerBytes + 8 + recordsBytes(m.Records) }
+
+// SizeBytes estimates the encoded size.
+func (m *LookupOp) SizeBytes() int { return headerBytes + len(m.Tag) + len(m.Value) + 24 }
+
+// SizeBytes estimates the encoded size.
+func (m *LookupResult) SizeBytes() int { return headerBytes + 8*len(m.LIds) }
+
+// SizeBytes estimates the encoded size.
+func (m *HLGossip) SizeBytes() int { return headerBytes + 16 + journalBytes(m.Journal) }
+
+// SizeBytes estimates the encoded size.
+func (m *IndexAdd) SizeBytes() int { return headerBytes + entriesBytes(m.Entries) }
+
+// SizeBytes estimates the encoded size.
+func (m *IndexAck) SizeBytes() int { return headerBytes + entriesBytes(m.Entries) }
+
+// SizeBytes estimates the encoded size.
+func (m *Assign) SizeBytes() int {
+	return headerBytes + recordsBytes(m.Records) + journalBytes(m.Journal)
+}
+
+// SizeBytes estimates the encoded size.
+func (m *PersistAck) SizeBytes() int { return headerBytes + 8*len(m.LIds) }
+
+// SizeBytes estimates the encoded size.
+func (m *FetchReq) SizeBytes() int { return headerBytes + 16 + 8*len(m.Horizon) }
+
+// SizeBytes estimates the encoded size.
+func (m *FetchResp) SizeBytes() int { return headerBytes + recordsBytes(m.Records) }
+
+func journalBytes(j Journal) int {
+	n := 0
+	for _, e := range j {
+		n += 16 + 4*len(e.Maintainers)
+	}
+	return n
+}
+
+func entriesBytes(es []IndexEntry) int {
+	n := 0
+	for _, e := range es {
+		n += 12 + len(e.Tag) + len(e.Value)
+	}
+	return n
+}
+
+var _ = []protocol.Message{&AppendOp{}, &AppendResult{}, &HLQuery{}, &HLResult{}, &ReadOp{}, &ReadResult{},
+	&LookupOp{}, &LookupResult{}, &HLGossip{}, &IndexAdd{}, &IndexAck{}, &Assign{}, &PersistAck{}, &FetchReq{}, &FetchResp{}}
