@@ -93,13 +93,13 @@ var sdurMixes = []float64{0.01, 0.10, 0.50}
 // sdurRunKey names one simulated run, so that experiments share runs (X3 and X4 reuse X1's
 // baselines, X6 the threshold sweeps).
 type sdurRunKey struct {
-	seed     uint64
-	sc       sdurScale
-	wan      string
-	social   bool
-	global   float64
-	proto    string
-	params   string
+	seed   uint64
+	sc     sdurScale
+	wan    string
+	social bool
+	global float64
+	proto  string
+	params string
 }
 
 var sdurRuns = struct {
