@@ -68,7 +68,7 @@ type sdurScale struct {
 // and the middle 6 are measured. 128 clients per home datacenter each start 5 transactions a
 // second (a 200 ms slot, longer than a global's latency, so few clients overrun theirs): 640
 // transactions/s offered per partition, about 7,700 measured per run; the about 100 runs of
-// sdur-x1 … sdur-x6 take about 20 minutes on a 2-core machine. X0 runs 32 clients for 5 s per
+// sdur-x1 … sdur-x6 took about 14 minutes on the shared 2-core machine. X0 runs 32 clients for 5 s per
 // phase (loopback.Defaults).
 var sdurFull = sdurScale{durationUs: 8_000_000, warmupUs: 1_000_000, clients: 128, ratePerClient: 5, loop: loopback.Defaults()}
 
