@@ -24,8 +24,11 @@ import (
 //	SnapAsk       m, prev
 //	Report        m, partition, c, globals (tx, sc, partitions)
 //	SnapPublish   m, s
-//	Terminate     tx, slice, partitions, coordinator, client, seq      (payloads)
-//	AbortReq      tx, partitions, coordinator, client, seq
+//	Marker        m, partition, coordinator, prev
+//	Terminate     tx, slice, partitions, coordinator, client, seq, submit time   (payloads)
+//	AbortReq      tx, partitions, coordinator, client, seq, submit time
+//	SnapBegin     m
+//	SnapResume    m
 //	Final         tx, commit
 //	SnapDecided   m, s
 //	Tick          to
@@ -66,6 +69,9 @@ const (
 	tagTick
 	tagPaxos
 	tagCommitReply
+	tagMarker
+	tagSnapBegin
+	tagSnapResume
 )
 
 // write writes m's tag and fields to w, or reports that m is not S-DUR's.
@@ -136,6 +142,12 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		w.Byte(tagSnapPublish)
 		w.Uvarint(m.M)
 		writeUints(w, m.S)
+	case *Marker:
+		w.Byte(tagMarker)
+		w.Uvarint(m.M)
+		w.Int("partition", m.Part, maxPartitions)
+		w.Int("coordinator", int(m.Coord), maxNodes)
+		writeUints(w, m.Prev)
 	case *Paxos:
 		w.Byte(tagPaxos)
 		w.Byte(byte(m.Kind))
@@ -170,11 +182,19 @@ func writePayload(w *wire.Writer, m protocol.Message) bool {
 		writeSlice(w, m.Slice)
 		writeParts(w, m.Parts)
 		writeAnswerTo(w, m.Coord, m.Client, m.Seq)
+		w.Varint(m.SubmitUs)
 	case *AbortReq:
 		w.Byte(tagAbortReq)
 		w.ID(m.Tx)
 		writeParts(w, m.Parts)
 		writeAnswerTo(w, m.Coord, m.Client, m.Seq)
+		w.Varint(m.SubmitUs)
+	case *SnapBegin:
+		w.Byte(tagSnapBegin)
+		w.Uvarint(m.M)
+	case *SnapResume:
+		w.Byte(tagSnapResume)
+		w.Uvarint(m.M)
 	case *Final:
 		w.Byte(tagFinal)
 		w.ID(m.Tx)
@@ -279,6 +299,8 @@ func read(r *wire.Reader) protocol.Message {
 		return m
 	case tagSnapPublish:
 		return &SnapPublish{M: r.Uvarint("m"), S: readUints(r)}
+	case tagMarker:
+		return &Marker{M: r.Uvarint("m"), Part: r.Int("partition", maxPartitions), Coord: protocol.NodeID(r.Int("coordinator", maxNodes)), Prev: readUints(r)}
 	case tagPaxos:
 		m := &Paxos{Kind: PaxosKind(r.Byte("kind")), Group: r.Int("group", maxPartitions), Ballot: r.Uvarint("ballot"),
 			Inst: r.Uvarint("slot"), Frontier: r.Uvarint("frontier"), Value: readValue(r)}
@@ -305,10 +327,14 @@ func readPayloadTagged(r *wire.Reader, tag byte) Payload {
 	switch tag {
 	case tagTerminate:
 		return &Terminate{Tx: r.ID("tx"), Slice: readSlice(r), Parts: readParts(r), Coord: protocol.NodeID(r.Int("coordinator", maxNodes)),
-			Client: clientID(r), Seq: r.Uvarint("seq")}
+			Client: clientID(r), Seq: r.Uvarint("seq"), SubmitUs: r.Varint("submit time")}
 	case tagAbortReq:
 		return &AbortReq{Tx: r.ID("tx"), Parts: readParts(r), Coord: protocol.NodeID(r.Int("coordinator", maxNodes)),
-			Client: clientID(r), Seq: r.Uvarint("seq")}
+			Client: clientID(r), Seq: r.Uvarint("seq"), SubmitUs: r.Varint("submit time")}
+	case tagSnapBegin:
+		return &SnapBegin{M: r.Uvarint("m")}
+	case tagSnapResume:
+		return &SnapResume{M: r.Uvarint("m")}
 	case tagFinal:
 		return &Final{Tx: r.ID("tx"), Commit: r.Bool("commit")}
 	case tagSnapDecided:

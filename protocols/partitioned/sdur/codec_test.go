@@ -13,7 +13,7 @@ import (
 func sampleMessages() []protocol.Message {
 	id := txn.NewID(3, 7)
 	sl := Slice{Part: 1, RS: []string{"p1/a", "p1/b"}, WS: []txn.Write{{Key: "p1/a", Value: []byte("v")}, {Key: "p1/b"}}, St: 9}
-	term := &Terminate{Tx: id, Slice: sl, Parts: []int{0, 1}, Coord: 4, Client: 3, Seq: 11}
+	term := &Terminate{Tx: id, Slice: sl, Parts: []int{0, 1}, Coord: 4, Client: 3, Seq: 11, SubmitUs: 1_234_567}
 	return []protocol.Message{
 		&ReadReq{Tx: id, Key: "p0/x", St: 4, HasSt: true},
 		&ReadReq{Tx: id, Key: "p0/x"},
@@ -32,7 +32,10 @@ func sampleMessages() []protocol.Message {
 		&Report{M: 3, Part: 1, C: 7, L: []GlobalCommit{{Tx: id, SC: 6, Parts: []int{0, 1}}}},
 		&SnapPublish{M: 3, S: []uint64{5, 6}},
 		term,
-		&AbortReq{Tx: id, Parts: []int{0, 2}, Coord: 1, Client: 3, Seq: 2},
+		&AbortReq{Tx: id, Parts: []int{0, 2}, Coord: 1, Client: 3, Seq: 2, SubmitUs: -5},
+		&Marker{M: 5, Part: 1, Coord: 2, Prev: []uint64{3, 4}},
+		&SnapBegin{M: 5},
+		&SnapResume{M: 5},
 		&Final{Tx: id, Commit: true},
 		&SnapDecided{M: 4, S: []uint64{1, 1}},
 		&Tick{To: 12},

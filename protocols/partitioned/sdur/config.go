@@ -19,6 +19,8 @@ type config struct {
 	voteTimeoutUs  int64 // τ_vote: ABORTREQ for a global missing votes (§3.5)
 	finalTimeoutUs int64 // τ_final: a follower proposes FINAL (VOTEBCAST)
 	snapshotUs     int64 // snapshot interval (0: none)
+	markers        bool  // snapshot_mode marker+reconcile (else reconcile-only)
+	gcHorizonUs    int64 // H of gc.go
 	noReconcile    bool  // unsafe: publish the SCs without reconciliation
 	asymmetric     bool  // unsafe: certify globals with the local (one-way) test
 	// Paxos (§3.7)
@@ -28,7 +30,15 @@ type config struct {
 
 // Params are S-DUR's parameters (bench --set name=value).
 var Params = []string{"mode", "k", "delay", "tick_noop", "vote_timeout", "final_timeout", "snapshot_interval",
-	"batch", "batch_size", "election_timeout", "unsafe_snapshot_no_reconcile", "unsafe_asymmetric_certification"}
+	"snapshot_mode", "gc_horizon", "batch", "batch_size", "election_timeout", "unsafe_snapshot_no_reconcile",
+	"unsafe_asymmetric_certification"}
+
+// Snapshot modes (spec §3.6): markers and the hold of globals, then reconciliation (the
+// default), or reconciliation alone.
+const (
+	SnapshotMarkers   = "marker+reconcile"
+	SnapshotReconcile = "reconcile-only"
+)
 
 var modes = map[string]Mode{"base": Base, "threshold": Threshold, "votebcast": VoteBcast}
 
@@ -61,6 +71,7 @@ func parse(p protocol.Params, defaults protocol.Params) (config, error) {
 		def  int64
 	}{{&c.delayUs, "delay", 0}, {&c.tickNoopUs, "tick_noop", 20_000}, {&c.voteTimeoutUs, "vote_timeout", 5_000_000},
 		{&c.finalTimeoutUs, "final_timeout", 200_000}, {&c.snapshotUs, "snapshot_interval", 1_000_000},
+		{&c.gcHorizonUs, "gc_horizon", 60_000_000},
 		{&c.batchUs, "batch", 1_000}, {&c.electionUs, "election_timeout", 1_000_000}} {
 		if *f.dst, err = merged.Duration(f.name, f.def); err != nil {
 			return config{}, fmt.Errorf("sdur: %w", err)
@@ -68,6 +79,13 @@ func parse(p protocol.Params, defaults protocol.Params) (config, error) {
 		if *f.dst < 0 {
 			return config{}, fmt.Errorf("sdur: parameter %s must not be negative", f.name)
 		}
+	}
+	switch merged["snapshot_mode"] {
+	case "", SnapshotMarkers:
+		c.markers = true
+	case SnapshotReconcile:
+	default:
+		return config{}, fmt.Errorf("sdur: parameter snapshot_mode: %q is not %s or %s", merged["snapshot_mode"], SnapshotMarkers, SnapshotReconcile)
 	}
 	if c.k, err = merged.Int("k", 640); err != nil {
 		return config{}, fmt.Errorf("sdur: %w", err)
@@ -88,6 +106,9 @@ func parse(p protocol.Params, defaults protocol.Params) (config, error) {
 		return config{}, fmt.Errorf("sdur: parameter batch_size must be at least 1, got %d", c.maxBatch)
 	case c.batchUs < 1 || c.electionUs < c.tickUs || c.voteTimeoutUs < c.tickUs || c.finalTimeoutUs < c.tickUs:
 		return config{}, fmt.Errorf("sdur: batch must be positive and election_timeout, vote_timeout and final_timeout at least %d µs", c.tickUs)
+	case c.gcHorizonUs < 4*c.voteTimeoutUs:
+		// an ABORTREQ, sent vote_timeout after a fresh delivery, must arrive before it expires (gc.go)
+		return config{}, fmt.Errorf("sdur: gc_horizon must be at least 4 × vote_timeout (%d µs), got %d µs", 4*c.voteTimeoutUs, c.gcHorizonUs)
 	}
 	return c, nil
 }
@@ -132,15 +153,22 @@ func init() {
 
 // randomParams draws parameters for the swarms: short vote and election timeouts, so that
 // partial termination and leader changes happen within a short run, frequent snapshots, small
-// thresholds and delays.
+// thresholds and delays. Derived from the same draws (so that the seeds' other draws stay where
+// they were): half the seeds take snapshots without markers (reconcile-only). Garbage collection
+// keeps its 60 s horizon here (a 3-second run never reaches it): gc_test.go runs it with faults.
 func randomParams(r *rand.Rand, _ *topology.Topology, _ int) protocol.Params {
-	return protocol.Params{
-		"vote_timeout":      fmt.Sprintf("%dms", 300+r.IntN(1000)),
-		"election_timeout":  fmt.Sprintf("%dms", 300+r.IntN(700)),
-		"snapshot_interval": fmt.Sprintf("%dms", 20+r.IntN(300)),
+	voteMs, electionMs, snapMs := 300+r.IntN(1000), 300+r.IntN(700), 20+r.IntN(300)
+	p := protocol.Params{
+		"vote_timeout":      fmt.Sprintf("%dms", voteMs),
+		"election_timeout":  fmt.Sprintf("%dms", electionMs),
+		"snapshot_interval": fmt.Sprintf("%dms", snapMs),
 		"k":                 fmt.Sprint(r.IntN(8)),
 		"batch_size":        fmt.Sprint(1 + r.IntN(64)),
 	}
+	if snapMs%2 == 1 {
+		p["snapshot_mode"] = SnapshotReconcile
+	}
+	return p
 }
 
 // validPayload checks a payload submitted to this partition's broadcast.
@@ -153,7 +181,7 @@ func (r *Replica) validPayload(p Payload) bool {
 		return r.validParts(p.Parts) && int(p.Coord) >= 0 && int(p.Coord) < len(r.pl.DC)
 	case *SnapDecided:
 		return len(p.S) == r.pl.Partitions()
-	case *Final, *Tick:
+	case *Final, *Tick, *SnapBegin, *SnapResume:
 		return true
 	}
 	return false

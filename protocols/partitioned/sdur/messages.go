@@ -117,14 +117,17 @@ type Payload interface {
 }
 
 // Terminate is TERMINATE (spec §3.4): the slice of transaction Tx for partition Part, with
-// everything its servers need to certify, vote and answer the client.
+// everything its servers need to certify, vote and answer the client. SubmitUs is the
+// coordinator's clock when it received COMMIT: a partition ignores a TERMINATE delivered long
+// after it (gc_horizon), which lets it forget what it knew about old transactions (gc.go).
 type Terminate struct {
-	Tx     txn.ID
-	Slice  Slice
-	Parts  []int // partitions(t), increasing
-	Coord  protocol.NodeID
-	Client txn.ClientID
-	Seq    uint64
+	Tx       txn.ID
+	Slice    Slice
+	Parts    []int // partitions(t), increasing
+	Coord    protocol.NodeID
+	Client   txn.ClientID
+	Seq      uint64
+	SubmitUs int64
 }
 
 // AbortReq is ABORTREQ (spec §3.5): a server of another partition of global Tx, missing this
@@ -136,6 +139,8 @@ type AbortReq struct {
 	Coord  protocol.NodeID
 	Client txn.ClientID
 	Seq    uint64
+	// SubmitUs is the transaction's TERMINATE's (the coordinator's clock at COMMIT).
+	SubmitUs int64
 }
 
 // Final is FINAL (VOTEBCAST, spec §5.3): global Tx's outcome, ordered in the partition.
@@ -151,6 +156,31 @@ type SnapDecided struct {
 	M uint64
 	S []uint64
 }
+
+// Marker is MARKER(m, q) (spec §3.6, marker+reconcile): partition Part's leader has joined
+// snapshot round M, which Coord (partition 0's leader) started after snapshot Prev. Leaders send
+// it to every server of every partition; a leader holding the markers of every partition for M
+// reports its SC to Coord.
+type Marker struct {
+	M     uint64
+	Part  int
+	Coord protocol.NodeID
+	Prev  []uint64
+}
+
+// SnapBegin is SNAPBEGIN(m): from its delivery on, the partition holds the globals it delivers
+// (queued in delivery order, not certified) until SnapResume(m).
+type SnapBegin struct{ M uint64 }
+
+// SnapResume is SNAPRESUME(m): the partition certifies the globals it held, in order, and stops
+// holding.
+type SnapResume struct{ M uint64 }
+
+// Key implements Payload.
+func (m *SnapBegin) Key() string { return "B" + strconv.FormatUint(m.M, 10) }
+
+// Key implements Payload.
+func (m *SnapResume) Key() string { return "R" + strconv.FormatUint(m.M, 10) }
 
 // Key implements Payload.
 func (m *Terminate) Key() string { return "T" + m.Tx.String() }
@@ -219,8 +249,11 @@ func (m *Report) SizeBytes() int {
 	return n
 }
 func (m *SnapPublish) SizeBytes() int { return 8 + 8*len(m.S) }
-func (m *Terminate) SizeBytes() int   { return 32 + 4*len(m.Parts) + slicesSize([]Slice{m.Slice}) }
-func (m *AbortReq) SizeBytes() int    { return 24 + 4*len(m.Parts) }
+func (m *Terminate) SizeBytes() int   { return 40 + 4*len(m.Parts) + slicesSize([]Slice{m.Slice}) }
+func (m *AbortReq) SizeBytes() int    { return 32 + 4*len(m.Parts) }
+func (m *Marker) SizeBytes() int      { return 16 + 8*len(m.Prev) }
+func (m *SnapBegin) SizeBytes() int   { return 8 }
+func (m *SnapResume) SizeBytes() int  { return 8 }
 func (m *Final) SizeBytes() int       { return 9 }
 func (m *SnapDecided) SizeBytes() int { return 8 + 8*len(m.S) }
 func (m *Paxos) SizeBytes() int {

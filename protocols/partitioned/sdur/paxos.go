@@ -30,6 +30,10 @@ import (
 //     stable leader at the preferred server; a restarted leader, or nodes that start at
 //     different times on a real cluster, would otherwise leave it in another region).
 //
+// Decided slots and the keys of delivered payloads are forgotten once their payloads have expired
+// (gc.go); floor is the last slot forgotten. An acceptor reports its floor in P1b: a candidate
+// that has not delivered up to it cannot learn those slots and gives up its candidacy.
+//
 // Nothing here is persisted separately: the simulator's crashes keep a node's state, and the
 // real server replays its input log.
 type abcast struct {
@@ -52,8 +56,9 @@ type abcast struct {
 
 	held     []*heldPayload
 	heldKeys map[string]*heldPayload
-	done     map[string]bool // keys delivered
-	batchDue bool            // a batch timer is armed
+	done     map[string]int64 // keys delivered, with the stamp they may be forgotten after (gc.go)
+	batchDue bool             // a batch timer is armed
+	floor    uint64           // slots 1..floor are forgotten
 
 	// phase 1 in progress for ballot promised
 	p1From map[int]bool
@@ -70,6 +75,7 @@ type slot struct {
 	ackBallot uint64 // ballot the P2b acks count
 	acks      uint64 // bitmask of members that sent P2b for ackBallot
 	sentUs    int64  // leader: when P2a was last sent
+	stampUs   int64  // the partition's stamp after its delivery (gc.go)
 }
 
 type heldPayload struct {
@@ -81,7 +87,7 @@ type heldPayload struct {
 
 func newAbcast(r *Replica, group int, members []protocol.NodeID, me int) *abcast {
 	return &abcast{r: r, group: group, members: members, me: me, majority: len(members)/2 + 1,
-		leading: me == 0, slots: map[uint64]*slot{}, next: 1, heldKeys: map[string]*heldPayload{}, done: map[string]bool{}}
+		leading: me == 0, slots: map[uint64]*slot{}, next: 1, heldKeys: map[string]*heldPayload{}, done: map[string]int64{}}
 }
 
 // owner is the member index that owns ballot b.
@@ -121,7 +127,7 @@ func (a *abcast) sendAll(m *Paxos) {
 // submit holds p until it is delivered and makes sure the leader proposes it.
 func (a *abcast) submit(p Payload) {
 	k := p.Key()
-	if a.done[k] || a.heldKeys[k] != nil {
+	if _, delivered := a.done[k]; delivered || a.heldKeys[k] != nil {
 		return
 	}
 	h := &heldPayload{p: p}
@@ -190,6 +196,9 @@ func (a *abcast) proposeAt(inst uint64, v []Payload) {
 // handle processes a Paxos message from member i.
 func (a *abcast) handle(from int, m *Paxos) {
 	now := a.r.env.NowUs()
+	if m.Inst != 0 && m.Inst <= a.floor && (m.Kind == P2a || m.Kind == P2b || m.Kind == Decide) {
+		return // a slot forgotten long after its delivery
+	}
 	switch m.Kind {
 	case P1a:
 		if m.Ballot <= a.promised && !(m.Ballot == a.promised && from == a.owner(m.Ballot)) {
@@ -203,9 +212,13 @@ func (a *abcast) handle(from int, m *Paxos) {
 				acc = append(acc, Accepted{Inst: i, Ballot: s.accBallot, Decided: s.decided, Value: s.value})
 			}
 		}
-		a.send(from, &Paxos{Kind: P1b, Ballot: m.Ballot, Accepted: acc})
+		a.send(from, &Paxos{Kind: P1b, Ballot: m.Ballot, Frontier: a.floor, Accepted: acc})
 	case P1b:
 		if m.Ballot != a.promised || a.leading || a.owner(m.Ballot) != a.me || a.p1From == nil {
+			return
+		}
+		if m.Frontier > a.delivered { // the acceptor forgot slots I lack: I cannot lead
+			a.p1From, a.p1Acc, a.lastUs = nil, nil, now
 			return
 		}
 		a.p1From[from] = true
@@ -313,16 +326,17 @@ func (a *abcast) deliverReady() {
 		a.delivered++
 		for _, p := range s.value {
 			k := p.Key()
-			if a.done[k] {
+			if _, dup := a.done[k]; dup {
 				continue
 			}
-			a.done[k] = true
+			a.done[k] = a.r.stampOf(p)
 			if h := a.heldKeys[k]; h != nil {
 				h.gone = true
 				delete(a.heldKeys, k)
 			}
 			a.r.deliver(p)
 		}
+		s.stampUs = a.r.stampUs
 	}
 	a.delivering = false
 	live := a.held[:0]
@@ -414,6 +428,22 @@ func (a *abcast) forwardHeld(now int64) {
 		if !h.gone && (h.sentUs == 0 || now-h.sentUs >= a.r.cfg.forwardUs) {
 			h.sentUs = now
 			a.r.env.Send(a.leader(), &Submit{Group: a.group, Payload: h.p})
+		}
+	}
+}
+
+// collect forgets the delivered keys and the delivered slots whose stamps are below floorUs
+// (gc.go).
+func (a *abcast) collect(floorUs int64) {
+	for k, at := range a.done {
+		if at < floorUs {
+			delete(a.done, k)
+		}
+	}
+	for i, s := range a.slots {
+		if i <= a.delivered && s.decided && s.stampUs < floorUs {
+			delete(a.slots, i)
+			a.floor = max(a.floor, i)
 		}
 	}
 }

@@ -167,11 +167,15 @@ func TestSD8PartialTermination(t *testing.T) {
 
 // TestSD9SnapshotHeadOfLine: A holds T behind T0 (which lacks B's vote) while B committed T.
 // The reconciled snapshot is ⟨0,0⟩, and a read-only transaction at it sees none of T's writes;
-// without reconciliation (the negative control) the snapshot is ⟨0,1⟩, fractures T, and the
-// checker finds the cycle.
+// without reconciliation (the negative control: with markers, the source's marker-only rule)
+// the snapshot is ⟨0,1⟩, fractures T, and the checker finds the cycle. Both snapshot modes.
 func TestSD9SnapshotHeadOfLine(t *testing.T) {
-	for _, unsafe := range []bool{false, true} {
-		w := newWorld(t, 2, 1, protocol.Params{"unsafe_snapshot_no_reconcile": boolString(unsafe)})
+	for _, c := range []struct {
+		mode   string
+		unsafe bool
+	}{{SnapshotMarkers, false}, {SnapshotMarkers, true}, {SnapshotReconcile, false}, {SnapshotReconcile, true}} {
+		unsafe := c.unsafe
+		w := newWorld(t, 2, 1, protocol.Params{"unsafe_snapshot_no_reconcile": boolString(unsafe), "snapshot_mode": c.mode})
 		t0, tt := w.tx("T0", 0, "x1 y1", "x1 y1"), w.tx("T", 0, "x2 y2", "x2 y2")
 		w.readsOf("T0", "x1=", "y1=")
 		w.readsOf("T", "x2=", "y2=")
@@ -190,7 +194,7 @@ func TestSD9SnapshotHeadOfLine(t *testing.T) {
 			wantS = []uint64{0, 1}
 		}
 		if m != 1 || !slices.Equal(s, wantS) {
-			t.Fatalf("unsafe %v: snapshot %d %v, want 1 %v", unsafe, m, s, wantS)
+			t.Fatalf("%s, unsafe %v: snapshot %d %v, want 1 %v", c.mode, unsafe, m, s, wantS)
 		}
 		reads := w.read("ro", s, "x2", "y2")
 		// B delivers T0 at last: its vote lets T0 and then T commit at A.
@@ -355,4 +359,98 @@ func TestThresholdNoopTickDespiteSnapshots(t *testing.T) {
 	}
 	wantOutcome(t, w, "g", "committed")
 	want(t, "DB at p0", w.db(0), []string{"g"})
+}
+
+// TestSnapshotMarkersHoldGlobals: with markers (spec §3.6), SNAPBEGIN makes a partition hold the
+// globals it delivers, uncertified and without a vote, while its locals commit; once every
+// partition's marker is in, the leaders report and broadcast SNAPRESUME, the held global is
+// certified and votes, and the snapshot is published. A hold whose round never completes (a
+// marker lost) ends at the leader's timeout.
+func TestSnapshotMarkersHoldGlobals(t *testing.T) {
+	w := newWorld(t, 2, 1, nil)
+	a, b := w.pl.Node[0][0], w.pl.Node[1][0]
+	w.nowUs = 2_000_000
+	w.replicas[a].snapshotTick(w.nowUs) // A joins round 1: SNAPBEGIN delivered at A (one replica)
+	if w.replicas[a].holdM != 1 {
+		t.Fatalf("A holds round %d, want 1", w.replicas[a].holdM)
+	}
+	g, l := w.tx("g", 0, "x1 y1", "x1 y1"), w.tx("l", 0, "x2", "x2")
+	w.readsOf("g", "x1=", "y1=")
+	w.readsOf("l", "x2=")
+	w.deliver(0, payloads(g[0], l[0]))
+	want(t, "A's DB during the hold", w.db(a), []string{"l"})
+	want(t, "A's PL during the hold", w.pendingNames(a), []string{})
+	if slices.ContainsFunc(w.outbox, func(s sent) bool { _, vote := s.m.(*Vote); return vote }) {
+		t.Fatal("A voted on a held global")
+	}
+	w.flush(nil) // markers, reports, SNAPRESUME, the snapshot
+	if w.replicas[a].holdM != 0 || w.replicas[b].holdM != 0 {
+		t.Fatalf("holds after the round: A %d, B %d", w.replicas[a].holdM, w.replicas[b].holdM)
+	}
+	want(t, "A's PL after the round", w.pendingNames(a), []string{"g"})
+	if m, s := w.replicas[b].Snapshot(); m != 1 || !slices.Equal(s, []uint64{1, 0}) {
+		t.Fatalf("snapshot %d %v, want 1 [1 0]", m, s)
+	}
+	w.deliver(1, payloads(g[1]))
+	w.flush(nil)
+	want(t, "A's DB", w.db(a), []string{"l", "g"})
+	if report := w.check(); !report.OK {
+		t.Fatalf("checker: %s", report.Summary())
+	}
+
+	// Round 2 loses B's marker: A holds until election_timeout, then resumes by itself.
+	w.nowUs += 2_000_000
+	w.replicas[a].snapshotTick(w.nowUs)
+	w.outbox = nil
+	w.nowUs += 999_000
+	w.replicas[a].holdTick(w.nowUs)
+	if w.replicas[a].holdM != 2 {
+		t.Fatalf("A stopped holding before the timeout")
+	}
+	w.nowUs += 1_000
+	w.replicas[a].holdTick(w.nowUs)
+	if w.replicas[a].holdM != 0 {
+		t.Fatalf("A still holds round %d after the timeout", w.replicas[a].holdM)
+	}
+}
+
+// TestGarbageCollectionAdmission: a TERMINATE is certified while its age (the partition's stamp
+// minus its COMMIT time) is at most half the horizon, only votes abort when it is late, and is
+// ignored once expired; a partition forgets a completed transaction's records once the stamp is
+// a horizon past its COMMIT, and a copy of its TERMINATE delivered then is ignored.
+func TestGarbageCollectionAdmission(t *testing.T) {
+	w := newWorld(t, 2, 1, protocol.Params{"gc_horizon": "20s", "snapshot_interval": "0s"})
+	a := w.pl.Node[0][0]
+	stamp := func(submitUs int64, ts map[int]*Terminate) map[int]*Terminate {
+		for _, t := range ts {
+			t.SubmitUs = submitUs
+		}
+		return ts
+	}
+	now := stamp(30_000_000, w.tx("now", 0, "x1", "x1"))
+	w.deliver(0, payloads(now[0])) // the stamp: 30 s
+	fresh := stamp(20_000_000, w.tx("fresh", 0, "x2", "x2"))
+	late := stamp(19_000_000, w.tx("late", 0, "x3 y3", "x3 y3"))
+	old := stamp(9_000_000, w.tx("old", 0, "x4", "x4"))
+	w.deliver(0, payloads(fresh[0], late[0], old[0]))
+	want(t, "A's DB", w.db(a), []string{"now", "fresh"})
+	wantOutcome(t, w, "late", "aborted")
+	wantOutcome(t, w, "old", "")
+	if !slices.ContainsFunc(w.outbox, func(s sent) bool { v, ok := s.m.(*Vote); return ok && v.Tx == w.names["late"] && !v.Commit }) {
+		t.Fatal("the late global's abort vote was not sent")
+	}
+	r := w.replicas[a]
+	next := stamp(41_000_000, w.tx("next", 0, "x5", "x5"))
+	w.deliver(0, payloads(next[0])) // the stamp passes 40 s: "fresh" and "late" (20 s, 19 s) may go
+	w.nowUs = 10_000_000
+	r.collect(w.nowUs)
+	if r.seen[w.names["fresh"]] != nil || r.seen[w.names["late"]] != nil || r.seen[w.names["next"]] == nil {
+		t.Fatalf("records after collection: fresh %v, late %v, next %v", r.seen[w.names["fresh"]] != nil,
+			r.seen[w.names["late"]] != nil, r.seen[w.names["next"]] != nil)
+	}
+	sc := r.SC()
+	w.deliver(0, payloads(fresh[0])) // a copy after its record went: expired, ignored
+	if r.SC() != sc {
+		t.Fatalf("a forgotten transaction's copy was certified again: SC %d → %d", sc, r.SC())
+	}
 }

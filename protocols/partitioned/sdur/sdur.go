@@ -22,13 +22,15 @@
 //
 // Choices where the spec leaves room, beside its own [R] items:
 //
-//   - Snapshots (§3.6) run in reconcile-only mode: the leader of partition 0 asks a server of
-//     every partition for its SC and the globals it committed since the previous snapshot, and
-//     computes the greatest consistent cut; the markers and the hold of globals, which the spec
-//     keeps only for the source's cost profile, are not implemented. The cut is ordered in
-//     partition 0's broadcast (SnapDecided) before it is published, so snapshots form one
-//     monotonic chain across leader changes. unsafe_snapshot_no_reconcile publishes the SCs
-//     without reconciliation, the uncorrected rule: the negative control the checker catches.
+//   - Snapshots (§3.6) run in the spec's marker+reconcile mode by default (snapshot.go): markers
+//     between the partitions' leaders, globals held from SNAPBEGIN to SNAPRESUME in every
+//     partition (the source's cost profile, measured by sdur-x6), then the greatest consistent
+//     cut of the leaders' reports. snapshot_mode=reconcile-only skips the markers and the hold:
+//     the leader of partition 0 asks a server of every partition for its report directly. The
+//     cut is ordered in partition 0's broadcast (SnapDecided) before it is published, so
+//     snapshots form one monotonic chain across leader changes. unsafe_snapshot_no_reconcile
+//     publishes the SCs without reconciliation (with markers: the source's marker-only rule):
+//     the negative control the checker catches.
 //     unsafe_asymmetric_certification certifies globals with the local test, the source's
 //     footnote 2 (scenario SD2's negative control).
 //   - THRESHOLD's liveness tick (§5.2, B20) is on by default (tick_noop = 20ms): with it off a
@@ -56,8 +58,10 @@
 //     counts as a conflict (abortedRead, abortedWrite). Certification is then a function of the
 //     delivery order alone (invariant 1). Aborts take no version, so snapshots see the same
 //     data; found by the swarm (seed 1 of TestSwarm/sdur diverged before).
-//   - Nothing is ever garbage-collected (versions, the delivered log, the per-transaction
-//     records): runs are bounded; the real servers' durable store would prune.
+//   - What a replica knows about decided transactions is forgotten after gc_horizon (gc.go): a
+//     TERMINATE or ABORTREQ delivered more than the horizon after its COMMIT is ignored, so the
+//     records that deduplicate them need not outlive it. The store's versions are kept (the
+//     checker needs every version order, protocol/store).
 package sdur
 
 import (
@@ -127,6 +131,14 @@ type Replica struct {
 	snapS    []uint64
 	round    *snapRound // partition 0's leader: the snapshot being computed
 	lastSnap int64
+	snapHold
+
+	// Garbage collection (gc.go): stampUs is the greatest submission time of the TERMINATEs
+	// and ABORTREQs processed (a function of the delivery order), voteUs when each pending
+	// vote entry was made, gcUs the last collection, logBase the completions trimmed from log.
+	stampUs, gcUs int64
+	voteUs        map[txn.ID]int64
+	logBase       uint64
 }
 
 type pendingTx struct {
@@ -142,7 +154,8 @@ type pendingTx struct {
 
 type seenTx struct {
 	delivered, abortRequested, completed, committed bool
-	vote                                            int8 // 0 none, 1 commit, -1 abort
+	vote                                            int8  // 0 none, 1 commit, -1 abort
+	submitUs                                        int64 // the transaction's COMMIT time (gc.go)
 }
 
 type snapRound struct {
@@ -165,7 +178,7 @@ func (r *Replica) Snapshot() (uint64, []uint64) { return r.snapM, r.snapS }
 // pending or waiting to be certified and no payload held for its broadcast. Drivers wait for
 // every replica to be quiescent before they check a run (bench: quiescence).
 func (r *Replica) Quiescent() bool {
-	return len(r.pending) == 0 && len(r.inbox) == 0 && len(r.ab.held) == 0
+	return len(r.pending) == 0 && len(r.inbox) == 0 && len(r.ab.held) == 0 && len(r.heldGlobals) == 0
 }
 
 // Leading reports whether the replica leads its partition's Paxos group.
@@ -184,8 +197,8 @@ func newReplica(cfg protocol.Config, env protocol.Env, c config) (*Replica, erro
 	}
 	r := &Replica{env: env, cfg: c, self: cfg.Self, part: cfg.Nodes[cfg.Self].Partition, pl: pl,
 		lastWrite: map[string]uint64{}, lastRead: map[string]uint64{}, abortedWrite: map[string]uint64{}, abortedRead: map[string]uint64{},
-		votes: map[txn.ID]map[int]bool{},
-		seen:  map[txn.ID]*seenTx{}, snapS: make([]uint64, pl.Partitions())}
+		votes: map[txn.ID]map[int]bool{}, voteUs: map[txn.ID]int64{},
+		seen: map[txn.ID]*seenTx{}, snapS: make([]uint64, pl.Partitions())}
 	members := pl.Node[r.part]
 	r.ab = newAbcast(r, r.part, members, slices.Index(members, cfg.Self))
 	return r, nil
@@ -237,6 +250,8 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		}
 	case *SnapAsk:
 		r.onSnapAsk(from, m)
+	case *Marker:
+		r.onMarker(from, m)
 	case *Report:
 		r.onReport(m)
 	case *SnapPublish:
@@ -336,7 +351,7 @@ func (r *Replica) coordinate(req protocol.Request, op *CommitReq) {
 		parts[i] = s.Part
 	}
 	for _, s := range op.Slices {
-		t := &Terminate{Tx: op.Tx, Slice: s, Parts: parts, Coord: r.self, Client: req.Client, Seq: req.Seq}
+		t := &Terminate{Tx: op.Tx, Slice: s, Parts: parts, Coord: r.self, Client: req.Client, Seq: req.Seq, SubmitUs: r.env.NowUs()}
 		switch {
 		case s.Part != r.part:
 			r.submitTo(s.Part, t)
@@ -372,10 +387,10 @@ func (r *Replica) sendAllOf(parts []int, m protocol.Message) {
 	}
 }
 
-func (r *Replica) seenOf(id txn.ID) *seenTx {
+func (r *Replica) seenOf(id txn.ID, submitUs int64) *seenTx {
 	s := r.seen[id]
 	if s == nil {
-		s = &seenTx{}
+		s = &seenTx{submitUs: submitUs}
 		r.seen[id] = s
 	}
 	return s
@@ -424,6 +439,10 @@ func (r *Replica) process(p Payload) {
 			r.dc, r.dcUs = p.To, r.env.NowUs()
 		}
 		r.checkHead()
+	case *SnapBegin:
+		r.onSnapBegin(p)
+	case *SnapResume:
+		r.onSnapResume(p)
 	case *SnapDecided:
 		if p.M == r.snapM+1 && len(p.S) == r.pl.Partitions() {
 			r.snapM, r.snapS = p.M, p.S
@@ -450,13 +469,31 @@ func (r *Replica) indexOf(id txn.ID) int {
 	return slices.IndexFunc(r.pending, func(p *pendingTx) bool { return p.t.Tx == id })
 }
 
-// onTerminate certifies a delivered slice, votes if it is global, and completes what it can.
+// onTerminate is a TERMINATE's delivery: ignored if it is a duplicate, if ABORTREQ won the race
+// (§3.5, B16) or if it expired (gc.go); an abort request if it is late; held if it is a global
+// delivered during a snapshot's hold; else certified.
 func (r *Replica) onTerminate(t *Terminate) {
-	s := r.seenOf(t.Tx)
-	if s.delivered || s.abortRequested { // a duplicate, or ABORTREQ won the race (§3.5, B16)
+	switch r.admit(t.SubmitUs) {
+	case expired:
+		return
+	case late:
+		r.abortRequest(&AbortReq{Tx: t.Tx, Parts: t.Parts, Coord: t.Coord, Client: t.Client, Seq: t.Seq, SubmitUs: t.SubmitUs})
+		return
+	}
+	s := r.seenOf(t.Tx, t.SubmitUs)
+	if s.delivered || s.abortRequested {
 		return
 	}
 	s.delivered = true
+	if len(t.Parts) > 1 && r.holdM != 0 {
+		r.heldGlobals = append(r.heldGlobals, t)
+		return
+	}
+	r.terminate(t, s)
+}
+
+// terminate certifies a delivered slice, votes if it is global, and completes what it can.
+func (r *Replica) terminate(t *Terminate, s *seenTx) {
 	global := len(t.Parts) > 1
 	ok, reason := r.certify(t, global)
 	if global {
@@ -578,6 +615,7 @@ func (r *Replica) addVote(id txn.ID, part int, commit bool) {
 	if v == nil {
 		v = map[int]bool{}
 		r.votes[id] = v
+		r.voteUs[id] = r.env.NowUs()
 	}
 	if _, dup := v[part]; !dup {
 		v[part] = commit
@@ -661,15 +699,16 @@ func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
 		r.pending = slices.Delete(r.pending, i, i+1)
 		certified = true
 	}
-	s := r.seenOf(t.Tx)
+	s := r.seenOf(t.Tx, t.SubmitUs)
 	if s.completed {
 		return
 	}
 	s.completed, s.committed = true, commit
 	delete(r.votes, t.Tx)
+	delete(r.voteUs, t.Tx)
 	if commit || certified {
 		r.sc++
-		r.log = append(r.log, t.Tx)
+		r.appendLog(t.Tx)
 		reads, writes, installed := r.lastRead, r.lastWrite, t.Slice.WS
 		if !commit {
 			reads, writes, installed = r.abortedRead, r.abortedWrite, nil
@@ -681,7 +720,7 @@ func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
 		for _, w := range t.Slice.WS {
 			writes[w.Key] = r.sc
 		}
-		if commit && len(t.Parts) > 1 {
+		if commit && len(t.Parts) > 1 && r.cfg.snapshotUs > 0 {
 			r.globals = append(r.globals, GlobalCommit{Tx: t.Tx, SC: r.sc, Parts: t.Parts})
 		}
 		r.reads.Release(int64(r.sc), r.serveRead)
@@ -697,9 +736,16 @@ func (r *Replica) complete(t *Terminate, commit bool, reason txn.AbortReason) {
 }
 
 // onAbortReq is ABORTREQ's delivery (§3.5): it takes effect unless the transaction was
-// delivered first.
+// delivered first or the request expired (gc.go).
 func (r *Replica) onAbortReq(a *AbortReq) {
-	s := r.seenOf(a.Tx)
+	if r.admit(a.SubmitUs) != expired {
+		r.abortRequest(a)
+	}
+}
+
+// abortRequest votes abort for a transaction this partition has not delivered, for good.
+func (r *Replica) abortRequest(a *AbortReq) {
+	s := r.seenOf(a.Tx, a.SubmitUs)
 	if s.delivered || s.abortRequested {
 		return
 	}
@@ -735,7 +781,7 @@ func (r *Replica) tick(now int64) {
 		p.askedUs = now
 		for _, q := range p.t.Parts {
 			if _, ok := v[q]; !ok {
-				r.submitTo(q, &AbortReq{Tx: p.t.Tx, Parts: p.t.Parts, Coord: p.t.Coord, Client: p.t.Client, Seq: p.t.Seq})
+				r.submitTo(q, &AbortReq{Tx: p.t.Tx, Parts: p.t.Parts, Coord: p.t.Coord, Client: p.t.Client, Seq: p.t.Seq, SubmitUs: p.t.SubmitUs})
 			}
 		}
 	}
@@ -747,4 +793,6 @@ func (r *Replica) tick(now int64) {
 		}
 	}
 	r.snapshotTick(now)
+	r.holdTick(now)
+	r.collect(now)
 }
