@@ -29,6 +29,7 @@ import (
 
 	"github.com/meridian-kv/meridian/ml/cop"
 	"github.com/meridian-kv/meridian/ml/dataset"
+	"github.com/meridian-kv/meridian/ml/train"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/wire"
 	"github.com/meridian-kv/meridian/topology"
@@ -284,4 +285,21 @@ func read(r *wire.Reader) protocol.Message {
 		r.Fail("tag", "unknown message tag %d", tag)
 		return nil
 	}
+}
+
+// SerialReference trains the serial reference (cop.Serial) on the canonical order of shares cut
+// into batches of batchSamples and returns its result: the model every run of the pipeline must
+// reproduce bit for bit (compare the ModelSHA256).
+func SerialReference(shares []*dataset.Dataset, batchSamples int, opts train.Options) (*train.Result, error) {
+	canon := Canonical(shares, batchSamples)
+	txns, err := cop.SameSets(canon.Offsets(), canon.Features())
+	if err != nil {
+		return nil, err
+	}
+	plan, err := cop.PlanAll(txns)
+	if err != nil {
+		return nil, err
+	}
+	opts.Checkpoint, opts.Resume = nil, nil
+	return train.Run(&train.Data{Train: canon, Test: canon, Txns: txns, Plan: plan}, cop.Serial, 1, opts)
 }

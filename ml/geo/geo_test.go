@@ -37,6 +37,10 @@ const testBatch = 70 // samples per batch: 300-sample shares make 5 batches, the
 // reference returns the serial model's hash over the canonical order and that order's plan.
 func reference(t testing.TB, shares []*dataset.Dataset) (string, *cop.Plan) {
 	t.Helper()
+	res, err := SerialReference(shares, testBatch, train.Options{Epochs: 3, Lambda: svm.DefaultLambda})
+	if err != nil {
+		t.Fatal(err)
+	}
 	canon := Canonical(shares, testBatch)
 	txns, err := cop.SameSets(canon.Offsets(), canon.Features())
 	if err != nil {
@@ -46,8 +50,7 @@ func reference(t testing.TB, shares []*dataset.Dataset) (string, *cop.Plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &train.Data{Train: canon, Test: canon, Txns: txns, Plan: plan}
-	return run(t, d, cop.Serial, 1).ModelSHA256, plan
+	return res.ModelSHA256, plan
 }
 
 func run(t testing.TB, d *train.Data, scheme cop.Scheme, workers int) *train.Result {
@@ -61,8 +64,8 @@ func run(t testing.TB, d *train.Data, scheme cop.Scheme, workers int) *train.Res
 
 // TestPipelineBitIdenticalToSerial (C-I2, C-I6 over the WAN): whatever the simulated WAN does
 // to the shipments (lost, duplicated, reordered, the centre down or restarted), the centre's
-// transposed plan is the one-pass plan of the canonical order, and COP's model on it with 1, 2
-// and 4 workers is bit-identical to the serial model.
+// transposed plan is the one-pass plan of the canonical order, and COP's model on it (2
+// workers; 1 and 4 for the first seed) is bit-identical to the serial model.
 func TestPipelineBitIdenticalToSerial(t *testing.T) {
 	shares := small(t)
 	want, wantPlan := reference(t, shares)
@@ -108,7 +111,11 @@ func TestPipelineBitIdenticalToSerial(t *testing.T) {
 				if !slices.Equal(reads, wantReads) || !slices.Equal(writes, wantWrites) {
 					t.Fatalf("the transposed plan differs from the one-pass plan of the canonical order (config %+v)", cfg)
 				}
-				for _, w := range []int{1, 2, 4} {
+				workers := []int{2} // ml/cop tests every worker count; here the WAN varies
+				if seed == 1 {
+					workers = append(workers, 1, 4)
+				}
+				for _, w := range workers {
 					if got := run(t, d, cop.COP, w).ModelSHA256; got != want {
 						t.Errorf("COP with %d workers: model %s, serial %s (config %+v)", w, got[:16], want[:16], cfg)
 					}
@@ -264,7 +271,7 @@ func TestCodec(t *testing.T) {
 			}
 		}
 		for n := range len(enc) { // every short prefix, then a sample: decoding is linear
-			if n > 256 && n%97 != 0 && n < len(enc)-32 {
+			if n > 128 && n%251 != 0 && n < len(enc)-16 {
 				continue
 			}
 			if _, err := Codec.Decode(enc[:n]); err == nil {
@@ -272,7 +279,7 @@ func TestCodec(t *testing.T) {
 			}
 		}
 		rng := rand.New(rand.NewPCG(1, 2))
-		for range 2000 {
+		for range 300 {
 			bad := slices.Clone(enc)
 			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
 			Codec.Decode(bad) // must not panic; a flip may still decode to a valid message
