@@ -48,8 +48,10 @@ type Central struct {
 	txns        Txns
 	readVersion []TxnID
 	writeWords  []uint64
-	lastWriter  []TxnID  // per parameter: the last admitted writer (global id)
-	trail       []uint32 // per parameter: admitted transactions that read lastWriter's version
+	// params holds, per parameter, the last admitted writer (global id; LastWriter[x] of §4.3)
+	// and the admitted transactions that read its version (Trail[x]): Alg. 12's state over
+	// every batch admitted so far, side by side so that one cache miss fetches both.
+	params []paramPlan
 	lastSeq     map[string]uint64
 }
 
@@ -77,9 +79,8 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 		c.lastSeq = make(map[string]uint64)
 	}
 	c.lastSeq[b.SourceID] = b.BatchSeq
-	if n := max(b.Plan.txns.NumParams(), c.txns.NumParams()); n > len(c.lastWriter) {
-		c.lastWriter = append(c.lastWriter, make([]TxnID, n-len(c.lastWriter))...)
-		c.trail = append(c.trail, make([]uint32, n-len(c.trail))...)
+	if n := max(b.Plan.txns.NumParams(), c.txns.NumParams()); n > len(c.params) {
+		c.params = append(c.params, make([]paramPlan, n-len(c.params))...)
 	}
 	base := TxnID(c.txns.Len())
 	local := func(v TxnID) TxnID { return base + v }
@@ -89,7 +90,7 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 	for k, x := range bt.reads {
 		v := b.Plan.readVersion[k]
 		if v == 0 {
-			v = c.lastWriter[x]
+			v = c.params[x].writer
 		} else {
 			v = local(v)
 		}
@@ -98,7 +99,8 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 	for k, x := range bt.writes {
 		prev, readers := unpackWrite(b.Plan.writeWords[k])
 		if prev == 0 { // the batch's first write of x: its readers of version 0 read lastWriter[x]
-			prev, readers = c.lastWriter[x], readers+c.trail[x]
+			p := c.params[x]
+			prev, readers = p.writer, readers+p.readers
 		} else {
 			prev = local(prev)
 		}
@@ -108,9 +110,9 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 	for _, s := range b.Summary {
 		x := s.Param
 		if s.LastLocalWriter != 0 {
-			c.lastWriter[x], c.trail[x] = local(s.LastLocalWriter), s.TailReaders
+			c.params[x] = paramPlan{writer: local(s.LastLocalWriter), readers: s.TailReaders}
 		} else {
-			c.trail[x] += s.TailReaders
+			c.params[x].readers += s.TailReaders
 		}
 	}
 	return true, nil

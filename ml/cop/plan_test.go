@@ -168,10 +168,10 @@ func TestTranspositionCS3(t *testing.T) {
 			t.Errorf("after admission T%d = %+v, want %+v", w.ID, got, w)
 		}
 	}
-	if got, want := central.lastWriter[:3], []TxnID{6, 7, 3}; !reflect.DeepEqual(got, want) {
+	if got, want := []TxnID{central.params[0].writer, central.params[1].writer, central.params[2].writer}, []TxnID{6, 7, 3}; !reflect.DeepEqual(got, want) {
 		t.Errorf("LastWriter a, b, c = %v, want %v", got, want)
 	}
-	if got, want := central.trail[:3], []uint32{0, 0, 1}; !reflect.DeepEqual(got, want) {
+	if got, want := []uint32{central.params[0].readers, central.params[1].readers, central.params[2].readers}, []uint32{0, 0, 1}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Trail a, b, c = %v, want %v", got, want)
 	}
 	onePass, err := PlanAll(plan.Txns())
