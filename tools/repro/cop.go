@@ -166,30 +166,40 @@ var copTable61 = map[string]map[cop.Scheme]float64{
 	"imdb-like": {cop.Ideal: 15.2, cop.COP: 11.0, cop.Locking: 6.7, cop.OCC: 4.9},
 }
 
-// copMain caches the sweep X1 and X2 share, once per seed and scale.
-var copMain struct {
-	sync.Mutex
-	key   string
-	sweep *copSweep
+// memo holds one value and the key it was computed for.
+type memo[T any] struct {
+	mu  sync.Mutex
+	key string
+	val T
+	set bool
 }
 
+// get returns the value for key, computing it unless it was the last one asked for.
+func (m *memo[T]) get(key string, compute func() (T, error)) (T, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.set && m.key == key {
+		return m.val, nil
+	}
+	v, err := compute()
+	if err == nil {
+		m.key, m.val, m.set = key, v, true
+	}
+	return v, err
+}
+
+// copMain is the sweep X1 and X2 share: the first of the two to run measures it for its seed
+// and scale, the other reuses it.
+var copMain memo[*copSweep]
+
 func copMainSweep(env Env, sc copScale) (*copSweep, error) {
-	copMain.Lock()
-	defer copMain.Unlock()
-	key := fmt.Sprintf("%d %+v %v", env.Seed, sc, copWorkers())
-	if copMain.key == key {
-		return copMain.sweep, nil
-	}
-	var sets []string
-	for _, p := range copPaperSets {
-		sets = append(sets, p.ours)
-	}
-	s, err := runCOPSweep(env, sc, "cop-x1/x2", sets, copWorkers())
-	if err != nil {
-		return nil, err
-	}
-	copMain.key, copMain.sweep = key, s
-	return s, nil
+	return copMain.get(fmt.Sprintf("%d %+v %v", env.Seed, sc, copWorkers()), func() (*copSweep, error) {
+		var sets []string
+		for _, p := range copPaperSets {
+			sets = append(sets, p.ours)
+		}
+		return runCOPSweep(env, sc, "cop-x1/x2", sets, copWorkers())
+	})
 }
 
 // ratioClaim compares a ratio of throughputs with the paper's, within copRelTol of it.
