@@ -51,8 +51,8 @@ type Central struct {
 	// params holds, per parameter, the last admitted writer (global id; LastWriter[x] of §4.3)
 	// and the admitted transactions that read its version (Trail[x]): Alg. 12's state over
 	// every batch admitted so far, side by side so that one cache miss fetches both.
-	params []paramPlan
-	lastSeq     map[string]uint64
+	params  []paramPlan
+	lastSeq map[string]uint64
 }
 
 // Admit admits batch b and reports whether it was new: a batch a source sends again (its
