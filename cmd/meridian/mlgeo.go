@@ -234,6 +234,10 @@ func runGeoCentre(o mlGeoOptions, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "centre: %s with %d workers: %.0f samples/s, accuracy %.4f, model sha256 %s\n",
 		res.Scheme, res.Workers, res.SamplesPerSec, res.Accuracy, res.ModelSHA256)
+	// A source whose acknowledgement was still on the wire when an earlier run of the centre
+	// failed resends its batch; the centre answers for two resend intervals more before it exits.
+	linger := time.After(2*o.resend + time.Second)
+	defer func() { <-linger }()
 	if o.verify {
 		ref, err := geo.SerialReference(shares, o.batch, train.Options{Epochs: o.epochs, Lambda: svm.DefaultLambda})
 		if err != nil {

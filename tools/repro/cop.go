@@ -3,6 +3,7 @@ package repro
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -84,6 +85,18 @@ func copWorkers() []int {
 // copTop is the largest measurable thread count, which stands in for the paper's 8 threads
 // where a claim compares schemes (and says so).
 func copTop() int { return slices.Max(copWorkers()) }
+
+// copMachine describes this machine as the runs leave it: its cores and, where the kernel says
+// (/proc/loadavg), the load average. With other jobs running the workers do not have their
+// cores to themselves, and a worker that waits for another's transaction spins (spec §5.2)
+// while the kernel may have descheduled the thread it waits for.
+func copMachine() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) > 0 {
+		return fmt.Sprintf("%d cores, load average %s", copCores(), f[0])
+	}
+	return fmt.Sprintf("%d cores", copCores())
+}
 
 // copLoad generates dataset name at the scale and plans it.
 func copLoad(env Env, sc copScale, name string, planning train.Planning) (*train.Data, error) {
@@ -258,12 +271,12 @@ func runCOPX1(env Env, sc copScale) (*Report, error) {
 			mps(v(cop.Ideal)), mps(v(cop.COP)), mps(v(cop.Locking)), mps(v(cop.OCC))))
 	}
 	r.Claims = append(r.Claims, holds("Ideal > COP > Locking, OCC on every dataset ("+at+")", "holds on KDDA, KDDB, IMDB",
-		strings.Join(order, "; "), ordered))
+		strings.Join(order, "; ")+" ("+copMachine()+")", ordered))
 	var cats []string
 	for _, p := range copPaperSets {
 		cats = append(cats, p.ours)
 	}
-	r.Series = []Series{copBars("throughput", fmt.Sprintf("Throughput with %d workers (Table 6.1: 8 threads)", w), "dataset", cats,
+	r.Series = []Series{copBars("throughput", fmt.Sprintf("Throughput with %d workers (Table 6.1: 8 threads); %s", w, copMachine()), "dataset", cats,
 		func(i int, sch cop.Scheme) float64 { return s.at(cats[i], sch, w) })}
 	paper := copBars("paper", "The paper's Table 6.1 (8 threads, c4.4xlarge, C++)", "dataset", cats,
 		func(i int, sch cop.Scheme) float64 { return 1e6 * copTable61[cats[i]][sch] })
@@ -343,7 +356,7 @@ func runCOPX2(env Env, sc copScale) (*Report, error) {
 	r.Claims = append(r.Claims, holds("imdb-like (IMDB): higher throughput than kdd-like for every scheme and thread count (smaller transactions)",
 		"holds", fmt.Sprintf("COP with %d workers: imdb-like %s, kdd-like %s", top, mps(v("imdb-like", cop.COP, top)), mps(v("kdd-like", cop.COP, top))), higher))
 	for _, p := range copPaperSets {
-		sr := Series{Name: "scaling-" + p.ours, Kind: KindXY, LogY: true, Title: fmt.Sprintf("Throughput against workers, %s (Fig. 6.4, %s)", p.ours, p.paper),
+		sr := Series{Name: "scaling-" + p.ours, Kind: KindXY, LogY: true, Title: fmt.Sprintf("Throughput against workers, %s (Fig. 6.4, %s); %s", p.ours, p.paper, copMachine()),
 			XLabel: fmt.Sprintf("workers (measurable here: at most %d)", copCores()), YLabel: "M samples/s"}
 		for _, sch := range copSchemes {
 			l := Line{Label: sch.String()}
@@ -416,7 +429,7 @@ func runCOPX3(env Env, sc copScale) (*Report, error) {
 				ratioAt(cop.COP, cop.OCC, 2) < ratioAt(cop.COP, cop.OCC, 0)),
 		holds("COP above Locking and OCC at every hot-spot size", "holds", fmt.Sprintf("%s; %s; %s", trend(cop.COP), trend(cop.Locking), trend(cop.OCC)), above),
 	)
-	r.Series = []Series{copBars("throughput", fmt.Sprintf("Throughput against hot-spot size, %d workers (Fig. 6.5: 8 threads)", w), "hot spot", copHotSpots,
+	r.Series = []Series{copBars("throughput", fmt.Sprintf("Throughput against hot-spot size, %d workers (Fig. 6.5: 8 threads); %s", w, copMachine()), "hot spot", copHotSpots,
 		func(h int, sch cop.Scheme) float64 { return v(h, sch) })}
 	return r, nil
 }

@@ -79,8 +79,8 @@ func runCOPX5(env Env, sc copScale) (*Report, error) {
 				len(sim.Centre.Admitted()), ms(admission.Microseconds()), ms(planning.Microseconds())),
 			admission < planning),
 	)
-	r.Series = []Series{{Name: "throughput", Kind: KindBars, Title: fmt.Sprintf("Central site's throughput, kdd-like, %d workers; every batch admitted %.0f ms after the start (simulated WAN)",
-		w, ms(sim.CompletedUs)),
+	r.Series = []Series{{Name: "throughput", Kind: KindBars, Title: fmt.Sprintf("Central site's throughput, kdd-like, %d workers; every batch admitted %.0f ms after the start (simulated WAN); %s",
+		w, ms(sim.CompletedUs), copMachine()),
 		XLabel: "scheme and planning", YLabel: "M samples/s", Categories: []string{"COP, planned at 4 sources", "COP, planned at the centre", "Locking"},
 		Lines: []Line{{Label: "median epoch", Y: []float64{src / 1e6, centre / 1e6, lock / 1e6}}}}}
 	return r, nil

@@ -89,7 +89,7 @@ func runCOPX4(env Env, sc copScale) (*Report, error) {
 	r := &Report{Name: "cop-x4", Title: experiments["cop-x4"].Title}
 	loading := Series{Name: "loading", Kind: KindBars, Title: "Loading LIBSVM text from memory, with and without fused planning",
 		XLabel: "dataset", YLabel: "ms", Lines: []Line{{Label: "plain loading"}, {Label: "loading with fused planning"}, {Label: "planning pass after loading"}}}
-	epochs := Series{Name: "first-epoch", Kind: KindBars, Title: fmt.Sprintf("Planning during the first epoch, %d workers", w),
+	epochs := Series{Name: "first-epoch", Kind: KindBars, Title: fmt.Sprintf("Planning during the first epoch, %d workers; %s", w, copMachine()),
 		XLabel: "dataset", YLabel: "M samples/s", Lines: []Line{{Label: "Locking, epoch 1"}, {Label: "Locking recording the plan, epoch 1"},
 			{Label: "COP on the recorded plan, epochs 2+"}, {Label: "COP on the offline plan, epochs 2+"}}}
 	for _, p := range copPaperSets {
