@@ -7,7 +7,7 @@ import (
 
 // copTiny runs every COP experiment in about a second: it proves the machinery, not the
 // verdicts.
-var copTiny = copScale{samples: 2_000, epochs: 2, repeats: 1}
+var copTiny = copScale{samples: 1_000, epochs: 2, repeats: 1}
 
 // TestCOPExperimentsRun runs cop-x1 … cop-x5 at copTiny end to end: each is registered,
 // measures every scheme without an error, sets claims with verdicts, reports the thread counts
