@@ -356,7 +356,7 @@ func runCOPX2(env Env, sc copScale) (*Report, error) {
 	r.Claims = append(r.Claims, holds("imdb-like (IMDB): higher throughput than kdd-like for every scheme and thread count (smaller transactions)",
 		"holds", fmt.Sprintf("COP with %d workers: imdb-like %s, kdd-like %s", top, mps(v("imdb-like", cop.COP, top)), mps(v("kdd-like", cop.COP, top))), higher))
 	for _, p := range copPaperSets {
-		sr := Series{Name: "scaling-" + p.ours, Kind: KindXY, LogY: true, Title: fmt.Sprintf("Throughput against workers, %s (Fig. 6.4, %s); %s", p.ours, p.paper, copMachine()),
+		sr := Series{Name: "scaling-" + p.ours, Kind: KindXY, LogX: true, LogY: true, Title: fmt.Sprintf("Throughput against workers, %s (Fig. 6.4, %s); %s", p.ours, p.paper, copMachine()),
 			XLabel: fmt.Sprintf("workers (measurable here: at most %d)", copCores()), YLabel: "M samples/s"}
 		for _, sch := range copSchemes {
 			l := Line{Label: sch.String()}
