@@ -35,7 +35,7 @@ order planning (spec cop.md), and its baselines on the same iterations: locking,
 (Hogwild!, not serializable) and serial (the reference). Every scheme but ideal is serializable;
 COP's model is bitwise the serial one.
 
---dataset is a generator shaped like the paper's data (kdd-like, imdb-like, hotspot:H with H
+--dataset is a generator shaped like the paper's data (kdd-like, kddb-like, imdb-like, hotspot:H with H
 features in the hot spot, e.g. hotspot:1K), at --scale ci (at most 100,000 samples, the
 default) or full (the paper's size), or a LIBSVM/svmlight file (--test: a held-out file;
 otherwise accuracy is measured on the training set).
@@ -63,7 +63,7 @@ func newMLCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error { return runML(o, stdout, stderr) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataset, "dataset", "kdd-like", "kdd-like, imdb-like, hotspot:H or a LIBSVM file")
+	f.StringVar(&o.dataset, "dataset", "kdd-like", "kdd-like, kddb-like, imdb-like, hotspot:H or a LIBSVM file")
 	f.StringVar(&o.testFile, "test", "", "held-out LIBSVM file for a --dataset file")
 	f.StringVar(&o.scale, "scale", "ci", "generated dataset size: ci (at most 100,000 samples) or full (the paper's; kdd-like then takes about 10 GB)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated dataset")
@@ -81,6 +81,7 @@ func newMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.quiet, "quiet", false, "no progress line (there is none unless stderr is a terminal)")
 	_ = cmd.RegisterFlagCompletionFunc("scheme", cobra.FixedCompletions(cop.SchemeNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scale", cobra.FixedCompletions([]string{"full", "ci"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.AddCommand(newMLGeoCmd(stdout, stderr))
 	_ = cmd.RegisterFlagCompletionFunc("planning", cobra.FixedCompletions([]string{"offline", "fused", "first-epoch", "sources:4"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

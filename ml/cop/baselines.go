@@ -11,9 +11,7 @@ type serialRunner struct {
 }
 
 func (r *serialRunner) txn(e *Engine, w *worker, id TxnID) {
-	t := e.plan.txns
-	j := e.plan.Index(id)
-	reads, writes := t.ReadSet(j), t.WriteSet(j)
+	j, reads, writes := e.txnSets(id)
 	mu, delta := w.mu[:len(reads)], w.delta[:len(writes)]
 	for k, x := range reads {
 		mu[k] = r.params[x]
@@ -33,13 +31,12 @@ func (r *serialRunner) setValues(v []float64) { copy(r.params, v) }
 // that no deadlock can occur, held while the transaction reads, computes and writes. The word's
 // high half keeps the version, which only observers and plan recording use.
 type lockingRunner struct {
-	slots []slot
+	slots
 }
 
 func (r *lockingRunner) txn(e *Engine, w *worker, id TxnID) {
-	t, obs := e.plan.txns, e.opts.Observer
-	j := e.plan.Index(id)
-	reads, writes := t.ReadSet(j), t.WriteSet(j)
+	obs := e.opts.Observer
+	j, reads, writes := e.txnSets(id)
 	w.keys = unionSorted(w.keys[:0], reads, writes)
 	held := w.held[:len(w.keys)]
 	for i, x := range w.keys {
@@ -73,10 +70,6 @@ func (r *lockingRunner) txn(e *Engine, w *worker, id TxnID) {
 	}
 }
 
-func (r *lockingRunner) reset()                { resetSlots(r.slots) }
-func (r *lockingRunner) values() []float64     { return slotValues(r.slots) }
-func (r *lockingRunner) setValues(v []float64) { setSlotValues(r.slots, v) }
-
 // unionSorted appends the union of the ascending sets a and b to dst, ascending.
 func unionSorted(dst, a, b []uint32) []uint32 {
 	if sameSet(a, b) { // one set for both (SGD)
@@ -105,13 +98,12 @@ func unionSorted(dst, a, b []uint32) []uint32 {
 // locked by another transaction, and restarts otherwise. Values are accessed atomically since
 // readers read them while writers may hold the lock.
 type occRunner struct {
-	slots []slot
+	slots
 }
 
 func (r *occRunner) txn(e *Engine, w *worker, id TxnID) {
-	t, obs := e.plan.txns, e.opts.Observer
-	j := e.plan.Index(id)
-	reads, writes := t.ReadSet(j), t.WriteSet(j)
+	obs := e.opts.Observer
+	j, reads, writes := e.txnSets(id)
 	mu, delta, versions, held := w.mu[:len(reads)], w.delta[:len(writes)], w.versions[:len(reads)], w.held[:len(writes)]
 	for {
 		for k, x := range reads {
@@ -173,12 +165,6 @@ func (r *occRunner) valid(reads []uint32, versions []TxnID, writes []uint32) boo
 	return true
 }
 
-func (r *occRunner) reset() { resetSlots(r.slots) }
-
-// values and setValues run between epochs, when no worker accesses the slots.
-func (r *occRunner) values() []float64     { return slotValues(r.slots) }
-func (r *occRunner) setValues(v []float64) { setSlotValues(r.slots, v) }
-
 // idealRunner is Ideal (spec §6.3, Hogwild!): dense parameters read and written with atomic
 // loads and stores (so that the race detector stays quiet; no compare-and-swap, no versions).
 // Only an observed run keeps versions, swapped in at every install so that the history shows
@@ -189,9 +175,8 @@ type idealRunner struct {
 }
 
 func (r *idealRunner) txn(e *Engine, w *worker, id TxnID) {
-	t, obs := e.plan.txns, e.opts.Observer
-	j := e.plan.Index(id)
-	reads, writes := t.ReadSet(j), t.WriteSet(j)
+	obs := e.opts.Observer
+	j, reads, writes := e.txnSets(id)
 	mu, delta := w.mu[:len(reads)], w.delta[:len(writes)]
 	for k, x := range reads {
 		if obs != nil {

@@ -9,6 +9,7 @@ import (
 // writer in the batch (0 if the batch only read it) and the number of the batch's transactions
 // that read that last version (spec §3.2, A2).
 type ParamSummary struct {
+	Param           uint32
 	LastLocalWriter TxnID
 	TailReaders     uint32
 }
@@ -20,7 +21,9 @@ type BatchPlan struct {
 	SourceID string
 	BatchSeq uint64 // 1, 2, … per source
 	Plan     *Plan
-	Summary  map[uint32]ParamSummary
+	// Summary holds the state of every parameter the batch touches, ascending by parameter
+	// (spec §3.2 has a map; a sorted list costs less to make, ship and apply).
+	Summary []ParamSummary
 }
 
 // NewBatch plans txns in their order (Alg. 12) as batch seq of source.
@@ -45,9 +48,11 @@ type Central struct {
 	txns        Txns
 	readVersion []TxnID
 	writeWords  []uint64
-	lastWriter  []TxnID  // per parameter: the last admitted writer (global id)
-	trail       []uint32 // per parameter: admitted transactions that read lastWriter's version
-	lastSeq     map[string]uint64
+	// params holds, per parameter, the last admitted writer (global id; LastWriter[x] of §4.3)
+	// and the admitted transactions that read its version (Trail[x]): Alg. 12's state over
+	// every batch admitted so far, side by side so that one cache miss fetches both.
+	params  []paramPlan
+	lastSeq map[string]uint64
 }
 
 // Admit admits batch b and reports whether it was new: a batch a source sends again (its
@@ -65,51 +70,49 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 	case c.txns.Len()+b.Plan.Len() > math.MaxUint32:
 		return false, fmt.Errorf("cop: admitting batch %d of source %q would exceed %d transactions", b.BatchSeq, b.SourceID, uint32(math.MaxUint32))
 	}
-	for x, s := range b.Summary {
-		if int(x) >= b.Plan.txns.NumParams() || int(s.LastLocalWriter) > b.Plan.Len() {
-			return false, fmt.Errorf("cop: batch %d of source %q: summary of parameter %d is out of range", b.BatchSeq, b.SourceID, x)
+	for i, s := range b.Summary {
+		if int(s.Param) >= b.Plan.txns.NumParams() || int(s.LastLocalWriter) > b.Plan.Len() || i > 0 && s.Param <= b.Summary[i-1].Param {
+			return false, fmt.Errorf("cop: batch %d of source %q: summary of parameter %d is out of range or order", b.BatchSeq, b.SourceID, s.Param)
 		}
 	}
 	if c.lastSeq == nil {
 		c.lastSeq = make(map[string]uint64)
 	}
 	c.lastSeq[b.SourceID] = b.BatchSeq
-	if n := max(b.Plan.txns.NumParams(), c.txns.NumParams()); n > len(c.lastWriter) {
-		c.lastWriter = append(c.lastWriter, make([]TxnID, n-len(c.lastWriter))...)
-		c.trail = append(c.trail, make([]uint32, n-len(c.trail))...)
+	if n := max(b.Plan.txns.NumParams(), c.txns.NumParams()); n > len(c.params) {
+		c.params = append(c.params, make([]paramPlan, n-len(c.params))...)
 	}
 	base := TxnID(c.txns.Len())
 	local := func(v TxnID) TxnID { return base + v }
 	bt := b.Plan.txns
-	for j := range bt.Len() {
-		reads, writes := bt.ReadSet(j), bt.WriteSet(j)
-		for k, x := range reads {
-			v := b.Plan.readVersion[bt.readStart[j]+k]
-			if v == 0 {
-				v = c.lastWriter[x]
-			} else {
-				v = local(v)
-			}
-			c.readVersion = append(c.readVersion, v)
-		}
-		for k, x := range writes {
-			prev, readers := unpackWrite(b.Plan.writeWords[bt.writeStart[j]+k])
-			if prev == 0 { // the batch's first write of x: its readers of version 0 read lastWriter[x]
-				prev, readers = c.lastWriter[x], readers+c.trail[x]
-			} else {
-				prev = local(prev)
-			}
-			c.writeWords = append(c.writeWords, packWrite(prev, readers))
-		}
-		if err := c.txns.Append(reads, writes); err != nil {
-			return false, err
-		}
-	}
-	for x, s := range b.Summary {
-		if s.LastLocalWriter != 0 {
-			c.lastWriter[x], c.trail[x] = local(s.LastLocalWriter), s.TailReaders
+	r0, w0 := len(c.readVersion), len(c.writeWords)
+	c.readVersion, c.writeWords = extend(c.readVersion, len(bt.reads)), extend(c.writeWords, len(bt.writes))
+	for k, x := range bt.reads {
+		v := b.Plan.readVersion[k]
+		if v == 0 {
+			v = c.params[x].writer
 		} else {
-			c.trail[x] += s.TailReaders
+			v = local(v)
+		}
+		c.readVersion[r0+k] = v
+	}
+	for k, x := range bt.writes {
+		prev, readers := unpackWrite(b.Plan.writeWords[k])
+		if prev == 0 { // the batch's first write of x: its readers of version 0 read lastWriter[x]
+			p := c.params[x]
+			prev, readers = p.writer, readers+p.readers
+		} else {
+			prev = local(prev)
+		}
+		c.writeWords[w0+k] = packWrite(prev, readers)
+	}
+	c.txns.appendTxns(bt)
+	for _, s := range b.Summary {
+		x := s.Param
+		if s.LastLocalWriter != 0 {
+			c.params[x] = paramPlan{writer: local(s.LastLocalWriter), readers: s.TailReaders}
+		} else {
+			c.params[x].readers += s.TailReaders
 		}
 	}
 	return true, nil
@@ -120,4 +123,39 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 func (c *Central) Plan() *Plan {
 	txns := c.txns
 	return &Plan{txns: &txns, readVersion: c.readVersion, writeWords: c.writeWords}
+}
+
+// Annotations returns the plan's annotations beside its transactions' access sets: the read at
+// position k of the concatenated read sets must read version readVersion[k], and the write at
+// position k of the concatenated write sets waits for writeWords[k], PWriter<<32 | PReaders.
+// With Annotate they let a collection site ship a batch plan and the central site rebuild it.
+// The slices are the plan's own and must not be modified.
+func (p *Plan) Annotations() (readVersion []TxnID, writeWords []uint64) {
+	return p.readVersion, p.writeWords
+}
+
+// Annotate returns the plan of txns, in their own order, with the given annotations (as
+// Annotations returns them; the slices are kept). It checks what a plan received from elsewhere
+// must satisfy to be run without an index out of range or a wait on a later transaction: one
+// annotation per access, every version and overwritten writer planned before the transaction
+// itself, and no more readers than transactions up to it.
+func Annotate(txns *Txns, readVersion []TxnID, writeWords []uint64) (*Plan, error) {
+	if len(readVersion) != len(txns.reads) || len(writeWords) != len(txns.writes) {
+		return nil, fmt.Errorf("cop: %d read and %d write annotations for %d reads and %d writes",
+			len(readVersion), len(writeWords), len(txns.reads), len(txns.writes))
+	}
+	for j := range txns.Len() {
+		id := TxnID(j + 1)
+		for _, v := range readVersion[txns.readStart[j]:txns.readStart[j+1]] {
+			if v >= id {
+				return nil, fmt.Errorf("cop: T%d reads version %d, not planned before it", id, v)
+			}
+		}
+		for _, w := range writeWords[txns.writeStart[j]:txns.writeStart[j+1]] {
+			if prev, readers := unpackWrite(w); prev >= id || readers > uint32(id) {
+				return nil, fmt.Errorf("cop: T%d overwrites version %d read by %d transactions", id, prev, readers)
+			}
+		}
+	}
+	return &Plan{txns: txns, readVersion: readVersion, writeWords: writeWords}, nil
 }

@@ -174,11 +174,11 @@ func NewEngine(scheme Scheme, plan *Plan, numParams int, opts Options) (*Engine,
 	case Serial:
 		e.run = &serialRunner{params: make([]float64, numParams)}
 	case COP:
-		e.run = &copRunner{slots: make([]slot, numParams)}
+		e.run = &copRunner{slots: make(slots, numParams)}
 	case Locking:
-		e.run = &lockingRunner{slots: make([]slot, numParams)}
+		e.run = &lockingRunner{slots: make(slots, numParams)}
 	case OCC:
-		e.run = &occRunner{slots: make([]slot, numParams)}
+		e.run = &occRunner{slots: make(slots, numParams)}
 	case Ideal:
 		r := &idealRunner{params: make([]uint64, numParams)}
 		if opts.Observer != nil {
@@ -310,24 +310,36 @@ func (s *slot) lock() uint64 {
 	}
 }
 
-// resetSlots is the epoch barrier of the slot schemes: every version back to 0 (the initial
-// version of the next epoch), the values kept.
-func resetSlots(slots []slot) {
-	for i := range slots {
-		slots[i].meta = 0
+// slots are the parameters of the schemes with metadata (COP, Locking, OCC), whose runners
+// embed them for the epoch barrier and the parameter copies. Both run between epochs, when no
+// worker accesses the slots, so they use plain loads and stores.
+type slots []slot
+
+// reset is the epoch barrier: every version back to 0 (the initial version of the next epoch),
+// the values kept.
+func (s slots) reset() {
+	for i := range s {
+		s[i].meta = 0
 	}
 }
 
-func slotValues(slots []slot) []float64 {
-	v := make([]float64, len(slots))
-	for i := range slots {
-		v[i] = math.Float64frombits(slots[i].value)
+func (s slots) values() []float64 {
+	v := make([]float64, len(s))
+	for i := range s {
+		v[i] = math.Float64frombits(s[i].value)
 	}
 	return v
 }
 
-func setSlotValues(slots []slot, v []float64) {
-	for i := range slots {
-		slots[i].value = math.Float64bits(v[i])
+func (s slots) setValues(v []float64) {
+	for i := range s {
+		s[i].value = math.Float64bits(v[i])
 	}
+}
+
+// txnSets returns the index of the transaction planned at position id and its read and write
+// sets.
+func (e *Engine) txnSets(id TxnID) (j int, reads, writes []uint32) {
+	j = e.plan.Index(id)
+	return j, e.plan.txns.ReadSet(j), e.plan.txns.WriteSet(j)
 }

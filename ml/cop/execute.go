@@ -33,7 +33,7 @@ import "math"
 // overlapping this one; for SGD, whose read and write sets are equal, no read is counted at
 // all (docs/BENCHMARKS.md measures both).
 type copRunner struct {
-	slots []slot
+	slots
 }
 
 func (r *copRunner) txn(e *Engine, w *worker, id TxnID) {
@@ -89,10 +89,6 @@ func (r *copRunner) txn(e *Engine, w *worker, id TxnID) {
 		s.storeMeta(installed)
 	}
 }
-
-func (r *copRunner) reset()                { resetSlots(r.slots) }
-func (r *copRunner) values() []float64     { return slotValues(r.slots) }
-func (r *copRunner) setValues(v []float64) { setSlotValues(r.slots, v) }
 
 // advanceTo moves *i past the elements of the ascending set below x and reports whether the set
 // holds x: membership tests of ascending keys in one merge-like pass.

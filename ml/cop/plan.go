@@ -21,7 +21,10 @@
 // histories (Recorder) for the project's serializability checker.
 package cop
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // TxnID names a transaction by its position in the plan order, 1…n; 0 is the initial version
 // of every parameter. It is 32 bits wide so that a parameter's version and its read counter
@@ -116,6 +119,49 @@ func (t *Txns) Append(readSet, writeSet []uint32) error {
 	t.readStart = append(t.readStart, len(t.reads))
 	t.writeStart = append(t.writeStart, len(t.writes))
 	return nil
+}
+
+// shared reports whether t keeps its read and write sets in one array, as SameSets makes it.
+func (t *Txns) shared() bool {
+	return len(t.readStart) > 0 && &t.readStart[0] == &t.writeStart[0] && len(t.reads) == len(t.writes) &&
+		(len(t.reads) == 0 || &t.reads[0] == &t.writes[0])
+}
+
+// appendTxns appends every transaction of o (valid, as every Txns is) to t. While both keep
+// their read and write sets in one array (SameSets, as SGD's do), so does the result, which
+// lets execution treat every read as the read of a parameter the transaction overwrites.
+func (t *Txns) appendTxns(o *Txns) {
+	if o.Len() == 0 {
+		return
+	}
+	keepShared := o.shared() && (t.Len() == 0 || t.shared())
+	if len(t.readStart) == 0 {
+		t.readStart = []int{0}
+		t.writeStart = t.readStart
+		t.writes = t.reads
+	}
+	if !keepShared && t.shared() { // the lists part ways from here on
+		t.writes, t.writeStart = slices.Clone(t.writes), slices.Clone(t.writeStart)
+	}
+	t.reads, t.readStart = appendShifted(t.reads, t.readStart, o.reads, o.readStart)
+	if keepShared {
+		t.writes, t.writeStart = t.reads, t.readStart
+	} else {
+		t.writes, t.writeStart = appendShifted(t.writes, t.writeStart, o.writes, o.writeStart)
+	}
+	t.numParams = max(t.numParams, o.numParams)
+}
+
+// appendShifted appends the sets of (params, start) to those of (dst, dstStart).
+func appendShifted(dst []uint32, dstStart []int, params []uint32, start []int) ([]uint32, []int) {
+	base, n := len(dst), len(dstStart)
+	dst = extend(dst, len(params))
+	copy(dst[base:], params)
+	dstStart = extend(dstStart, len(start)-1)
+	for i, end := range start[1:] {
+		dstStart[n+i] = base + end
+	}
+	return dst, dstStart
 }
 
 // sameSet reports whether a read set and a write set are one slice, as SameSets makes them.

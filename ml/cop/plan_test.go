@@ -126,7 +126,7 @@ func TestPlanCS2(t *testing.T) {
 			t.Errorf("T%d = %+v, want %+v", i+1, got, w)
 		}
 	}
-	wantSummary := map[uint32]ParamSummary{a: {4, 0}, b: {2, 1}, c: {3, 1}}
+	wantSummary := []ParamSummary{{a, 4, 0}, {b, 2, 1}, {c, 3, 1}}
 	if !reflect.DeepEqual(summary, wantSummary) {
 		t.Errorf("final Planned_version_list and version_readers = %v, want %v", summary, wantSummary)
 	}
@@ -168,10 +168,10 @@ func TestTranspositionCS3(t *testing.T) {
 			t.Errorf("after admission T%d = %+v, want %+v", w.ID, got, w)
 		}
 	}
-	if got, want := central.lastWriter[:3], []TxnID{6, 7, 3}; !reflect.DeepEqual(got, want) {
+	if got, want := []TxnID{central.params[0].writer, central.params[1].writer, central.params[2].writer}, []TxnID{6, 7, 3}; !reflect.DeepEqual(got, want) {
 		t.Errorf("LastWriter a, b, c = %v, want %v", got, want)
 	}
-	if got, want := central.trail[:3], []uint32{0, 0, 1}; !reflect.DeepEqual(got, want) {
+	if got, want := []uint32{central.params[0].readers, central.params[1].readers, central.params[2].readers}, []uint32{0, 0, 1}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Trail a, b, c = %v, want %v", got, want)
 	}
 	onePass, err := PlanAll(plan.Txns())
@@ -319,9 +319,14 @@ func TestAdmitDuplicatesAndGaps(t *testing.T) {
 		t.Errorf("batch 3 after 1: error %v, want a gap error", err)
 	}
 	bad, _ := NewBatch("t", 1, txns)
-	bad.Summary[99] = ParamSummary{LastLocalWriter: 1}
+	bad.Summary = append(bad.Summary, ParamSummary{Param: 99, LastLocalWriter: 1})
 	if _, err := central.Admit(bad); err == nil {
 		t.Error("a summary of a parameter the batch never touches was admitted")
+	}
+	unordered, _ := NewBatch("u", 1, txns)
+	unordered.Summary = append(unordered.Summary, unordered.Summary[0])
+	if _, err := central.Admit(unordered); err == nil {
+		t.Error("a summary out of order was admitted")
 	}
 	if got := central.Plan().Len(); got != 1 {
 		t.Errorf("central plan has %d transactions, want 1", got)

@@ -72,8 +72,9 @@ func (p *Planner) Add(readSet, writeSet []uint32) {
 
 // extend lengthens s by n elements (zero, or as planStep leaves them), doubling its capacity
 // when it must grow: append grows large slices by a quarter at a time, which would copy the
-// annotations of a dataset loaded with fused planning four times over.
-func extend[T TxnID | uint64](s []T, n int) []T {
+// annotations of a dataset loaded with fused planning (or the central site's admitted plan)
+// four times over.
+func extend[T any](s []T, n int) []T {
 	if len(s)+n > cap(s) {
 		grown := make([]T, len(s), max(2*cap(s), len(s)+n, 1024))
 		copy(grown, s)
@@ -94,14 +95,14 @@ func (p *Planner) cover(set []uint32) {
 // Len returns the number of transactions planned so far.
 func (p *Planner) Len() int { return p.n }
 
-// Summary returns, for every parameter the planned transactions touched, its latest planned
-// writer and the number of planned readers of that writer's version: what a collection site
-// ships with its batch so that the central site can transpose it (spec §4.3, A2).
-func (p *Planner) Summary() map[uint32]ParamSummary {
-	s := make(map[uint32]ParamSummary)
+// Summary returns, for every parameter the planned transactions touched, ascending, its latest
+// planned writer and the number of planned readers of that writer's version: what a collection
+// site ships with its batch so that the central site can transpose it (spec §4.3, A2).
+func (p *Planner) Summary() []ParamSummary {
+	var s []ParamSummary
 	for x, st := range p.params {
 		if st.writer != 0 || st.readers != 0 {
-			s[uint32(x)] = ParamSummary{LastLocalWriter: st.writer, TailReaders: st.readers}
+			s = append(s, ParamSummary{Param: uint32(x), LastLocalWriter: st.writer, TailReaders: st.readers})
 		}
 	}
 	return s

@@ -100,3 +100,24 @@ func (d *Dataset) added(on OnSample) {
 		on(i, d.Sample(i))
 	}
 }
+
+// Slice returns a new dataset (named name) with copies of samples lo…hi-1 of d: a collection
+// site's batch, say. Its NumFeatures is d's.
+func (d *Dataset) Slice(name string, lo, hi int) *Dataset {
+	out := New(name)
+	for i := lo; i < hi; i++ {
+		s := d.Sample(i)
+		out.appendSorted(s.Label, s.Features, s.Values)
+	}
+	out.NumFeatures = d.NumFeatures
+	return out
+}
+
+// AppendAll appends copies of every sample of o to d.
+func (d *Dataset) AppendAll(o *Dataset) {
+	for i := range o.Len() {
+		s := o.Sample(i)
+		d.appendSorted(s.Label, s.Features, s.Values)
+	}
+	d.NumFeatures = max(d.NumFeatures, o.NumFeatures)
+}

@@ -125,19 +125,13 @@ func TestGeneratorsDeterministic(t *testing.T) {
 // mean sample size, exact hot-spot samples, unit-norm values, label balance, and that kdd-like
 // concentrates its features far more than imdb-like (more contention).
 func TestGeneratorShapes(t *testing.T) {
-	scaled := func(s Shape, n int) Shape {
-		f := float64(n) / float64(s.Samples)
-		s.Samples, s.TestSamples = n, int(float64(s.TestSamples)*f)
-		s.Features = max(int(float64(s.Features)*f), 1000)
-		return s
-	}
 	for _, tc := range []struct {
 		shape Shape
 		tol   float64 // on the mean sample size
 	}{
-		{scaled(KDDLike(CI), 20_000), 0.02},
-		{scaled(IMDBLike(CI), 20_000), 0.02},
-		{Shape{Name: "hot", Samples: 5_000, TestSamples: 500, Features: 1000, MeanNNZ: 100, LabelNoise: 0.05}, 0},
+		{KDDLike(CI).Shrunk(20_000), 0.02},
+		{IMDBLike(CI).Shrunk(20_000), 0.02},
+		{Hotspot(1000, CI).Shrunk(5_000), 0},
 	} {
 		s := tc.shape
 		train, test, err := s.Generate(3, nil)
@@ -173,7 +167,7 @@ func TestGeneratorShapes(t *testing.T) {
 		}
 	}
 	top := func(s Shape) float64 { // share of the samples that have the most popular feature
-		train, _, _ := scaled(s, 20_000).Generate(4, nil)
+		train, _, _ := s.Shrunk(20_000).Generate(4, nil)
 		counts := make([]int, train.NumFeatures)
 		for _, f := range train.Features() {
 			counts[f]++
@@ -195,6 +189,8 @@ func TestLookup(t *testing.T) {
 	}{
 		{"kdd-like", Full, 8_407_752, 20_216_830},
 		{"kdd-like", CI, 100_000, 240_455},
+		{"kddb-like", Full, 19_264_097, 29_890_095},
+		{"kddb-like", CI, 100_000, 155_160},
 		{"imdb-like", Full, 167_773, 685_569},
 		{"hotspot:1K", Full, 1_000_000, 1000},
 		{"hotspot:100k", CI, 100_000, 100_000},

@@ -75,6 +75,8 @@ type Input struct {
 	// Scale and Seed pick a generator's size and stream.
 	Scale dataset.Scale
 	Seed  uint64
+	// Shape, if not nil, is generated instead of Dataset at Scale (a shape of another size).
+	Shape *dataset.Shape
 	// TestFile is a LIBSVM file of held-out samples for a Dataset file ("": evaluate on the
 	// training set).
 	TestFile string
@@ -103,6 +105,9 @@ func Load(in Input) (*Data, error) {
 	d := &Data{Planning: in.Planning}
 	start := time.Now()
 	shape, generated, err := dataset.Lookup(in.Dataset, in.Scale)
+	if in.Shape != nil {
+		shape, generated, err = *in.Shape, true, nil
+	}
 	var planner *cop.Planner
 	var on dataset.OnSample
 	if in.Planning.Mode == Fused {

@@ -28,6 +28,20 @@ type Options struct {
 	Check bool
 	// Progress, if not nil, is called before every epoch.
 	Progress func(epoch int)
+	// Checkpoint, if not nil, is called at every epoch barrier with the epoch just finished
+	// and the parameters after it, for a restarted run to Resume from; an error stops the run.
+	Checkpoint func(c Checkpoint) error
+	// Resume, if not nil, continues a run after its checkpointed epoch: the parameters start
+	// as they were at that barrier, the step as it is in the next epoch, and the epochs up to
+	// it are not run again. The data must carry its plan (not FirstEpoch planning).
+	Resume *Checkpoint
+}
+
+// Checkpoint is a run's state at an epoch barrier: the number of epochs finished and the
+// parameters after them.
+type Checkpoint struct {
+	Epoch  int
+	Params []float64
 }
 
 // EpochResult is one epoch of a run: its throughput, and the model's accuracy and loss after it.
@@ -93,10 +107,26 @@ func Run(d *Data, scheme cop.Scheme, workers int, o Options) (*Result, error) {
 	}
 	sgd := svm.New(d.Train, o.Lambda)
 	res := &Result{Scheme: scheme.String(), Workers: workers}
+	from := 1
+	if r := o.Resume; r != nil {
+		switch {
+		case first != scheme:
+			return nil, fmt.Errorf("resuming needs a plan; this data plans during its first epoch")
+		case r.Epoch < 0 || r.Epoch >= o.Epochs:
+			return nil, fmt.Errorf("resuming after epoch %d of %d", r.Epoch, o.Epochs)
+		}
+		if err := eng.SetValues(r.Params); err != nil {
+			return nil, err
+		}
+		for range r.Epoch {
+			sgd.EndEpoch()
+		}
+		from = r.Epoch + 1
+	}
 	var rec *cop.Recorder
 	var timed time.Duration
 	timedSamples := 0
-	for epoch := 1; epoch <= o.Epochs; epoch++ {
+	for epoch := from; epoch <= o.Epochs; epoch++ {
 		if o.Progress != nil {
 			o.Progress(epoch)
 		}
@@ -119,6 +149,11 @@ func Run(d *Data, scheme cop.Scheme, workers int, o Options) (*Result, error) {
 		stats := eng.RunEpoch(sgd)
 		sgd.EndEpoch()
 		w := eng.Values()
+		if o.Checkpoint != nil {
+			if err := o.Checkpoint(Checkpoint{Epoch: epoch, Params: w}); err != nil {
+				return nil, err
+			}
+		}
 		er := EpochResult{Epoch: epoch, Scheme: eng.Scheme().String(), SamplesPerSec: float64(plan.Len()) / stats.Duration.Seconds(),
 			Accuracy: svm.Accuracy(w, d.Test), Loss: sgd.Objective(w), Restarts: stats.Restarts, Recorded: rec != nil}
 		res.Epochs = append(res.Epochs, er)
