@@ -289,35 +289,53 @@ func runAlvinE1(env Env, sc alvinScale) (*Report, error) {
 	for _, p := range alvinPartialOrder {
 		r.Claims = append(r.Claims, alvinScaling(p, configs, grid[p], 9)...)
 	}
-	below, hiLowest := 0, 0
+	hiLowest := 0
 	for i := range configs {
-		po := math.Min(tps("alvin", i), tps("epaxos", i))
-		if tps("multipaxos-lo", i) < po && tps("multipaxos-hi", i) < po {
-			below++
-		}
-		if tps("multipaxos-hi", i) <= tps("multipaxos-lo", i) && tps("multipaxos-hi", i) < po {
+		if tps("multipaxos-hi", i) <= tps("multipaxos-lo", i) && tps("multipaxos-hi", i) < math.Min(tps("alvin", i), tps("epaxos", i)) {
 			hiLowest++
 		}
 	}
-	r.Claims = append(r.Claims,
-		note(holds("both Paxos variants below both partial-order protocols", "every configuration", fmt.Sprintf("%d of %d", below, len(configs)), below == len(configs)),
-			"Paxos-LO / min(ALVIN, EPaxos): %s", listConfigs(configs, "%.2f", func(i int) float64 {
-				return ratio(tps("multipaxos-lo", i), math.Min(tps("alvin", i), tps("epaxos", i)))
-			})),
+	r.Claims = append(r.Claims, paxosBelow(configs, grid),
 		note(holds("Paxos-HI is the lowest", "every configuration", fmt.Sprintf("%d of %d", hiLowest, len(configs)), hiLowest == len(configs)),
 			"Paxos-HI / Paxos-LO: %s", listConfigs(configs, "%.2f", func(i int) float64 { return ratio(tps("multipaxos-hi", i), tps("multipaxos-lo", i)) })))
+	r.Series = gridSeries("write-intensive TPC-C", configs, grid)
+	return r, nil
+}
+
+// loShare is Paxos-LO's throughput over the lower of ALVIN's and EPaxos's on configuration i.
+func loShare(grid map[string][]alvinPoint, i int) float64 {
+	return ratio(grid["multipaxos-lo"][i].tps, math.Min(grid["alvin"][i].tps, grid["epaxos"][i].tps))
+}
+
+// paxosBelow is the claim of E1 and E5 that both Paxos variants stay below both partial-order
+// protocols in every configuration.
+func paxosBelow(configs []alvinConfig, grid map[string][]alvinPoint) Claim {
+	below := 0
+	for i := range configs {
+		po := math.Min(grid["alvin"][i].tps, grid["epaxos"][i].tps)
+		if grid["multipaxos-lo"][i].tps < po && grid["multipaxos-hi"][i].tps < po {
+			below++
+		}
+	}
+	return note(holds("both Paxos variants below both partial-order protocols", "every configuration", fmt.Sprintf("%d of %d", below, len(configs)), below == len(configs)),
+		"Paxos-LO / min(ALVIN, EPaxos): %s", listConfigs(configs, "%.2f", func(i int) float64 { return loShare(grid, i) }))
+}
+
+// gridSeries are the plots of E1's and E5's runs of workload what: throughput, latency and
+// aborted attempts per configuration and system.
+func gridSeries(what string, configs []alvinConfig, grid map[string][]alvinPoint) []Series {
 	cats := make([]string, len(configs))
 	for i, c := range configs {
 		cats[i] = c.String()
 	}
-	r.Series = []Series{
-		configBars("throughput", "Peak committed throughput, write-intensive TPC-C", "committed transactions/s", cats, alvinProtocols, tps),
-		configBars("latency", "Mean latency from first BEGIN to final commit at the peak", "mean latency (ms)", cats, alvinProtocols,
-			func(p string, i int) float64 { return grid[p][i].latencyMs }),
-		configBars("abort-rate", "Aborted attempts at the peak", "aborted (% of attempts)", cats, alvinProtocols,
-			func(p string, i int) float64 { return grid[p][i].abortPct }),
+	bars := func(name, title, yLabel string, v func(alvinPoint) float64) Series {
+		return configBars(name, title+", "+what, yLabel, cats, alvinProtocols, func(p string, i int) float64 { return v(grid[p][i]) })
 	}
-	return r, nil
+	return []Series{
+		bars("throughput", "Committed throughput", "committed transactions/s", pointTPS),
+		bars("latency", "Mean latency from first BEGIN to final commit", "mean latency (ms)", pointLatency),
+		bars("abort-rate", "Aborted attempts", "aborted (% of attempts)", pointAborts),
+	}
 }
 
 // alvinScaling are the claims on how p's throughput changes with the number of replicas: it

@@ -75,13 +75,9 @@ func runAlvinE5(env Env, sc alvinScale) (*Report, error) {
 	for _, p := range alvinPartialOrder {
 		r.Claims = append(r.Claims, alvinScaling(p, configs, grid[p], 7)...)
 	}
-	worse, closest, closestAt := 0, 0.0, configs[0]
+	closest, closestAt := 0.0, configs[0]
 	for i, c := range configs {
-		po := math.Min(tps("alvin", i), tps("epaxos", i))
-		if tps("multipaxos-lo", i) < po && tps("multipaxos-hi", i) < po {
-			worse++
-		}
-		if q := ratio(tps("multipaxos-lo", i), po); q > closest {
+		if q := loShare(grid, i); q > closest {
 			closest, closestAt = q, c
 		}
 	}
@@ -95,25 +91,12 @@ func runAlvinE5(env Env, sc alvinScale) (*Report, error) {
 		}
 	}
 	r.Claims = append(r.Claims,
-		holds("Multi-Paxos below both partial-order protocols", "every configuration", fmt.Sprintf("%d of %d", worse, len(configs)), worse == len(configs)),
-		note(holds("Paxos-LO comes closest with few sites", "3 sites", fmt.Sprintf("closest at %s (%.2f of min(ALVIN, EPaxos))", closestAt, closest), closestAt.sites == 3),
-			"Paxos-LO / min(ALVIN, EPaxos) %s", listConfigs(configs, "%.2f", func(i int) float64 {
-				return ratio(tps("multipaxos-lo", i), math.Min(tps("alvin", i), tps("epaxos", i)))
-			})),
+		paxosBelow(configs, grid),
+		holds("Paxos-LO comes closest with few sites", "3 sites", fmt.Sprintf("closest at %s (%.2f of min(ALVIN, EPaxos))", closestAt, closest), closestAt.sites == 3),
 		note(holds("Bank abort rate tuned to 10–20% of attempts", "10–20%", fmt.Sprintf("%.1f–%.1f%%, %d of %d runs inside", lo, hi, in, len(configs)*len(alvinProtocols)),
 			in == len(configs)*len(alvinProtocols)), "accounts ALVIN %v, EPaxos %v, Paxos-LO %v, Paxos-HI %v",
 			accounts["alvin"], accounts["epaxos"], accounts["multipaxos-lo"], accounts["multipaxos-hi"]))
-	cats := make([]string, len(configs))
-	for i, c := range configs {
-		cats[i] = c.String()
-	}
-	r.Series = []Series{
-		configBars("throughput", "Committed throughput, Bank with 10–20% aborts", "committed transactions/s", cats, alvinProtocols, tps),
-		configBars("latency", "Mean latency from first BEGIN to final commit", "mean latency (ms)", cats, alvinProtocols,
-			func(p string, i int) float64 { return grid[p][i].latencyMs }),
-		configBars("abort-rate", "Aborted attempts (calibrated)", "aborted (% of attempts)", cats, alvinProtocols,
-			func(p string, i int) float64 { return grid[p][i].abortPct }),
-	}
+	r.Series = gridSeries("Bank with 10–20% aborts", configs, grid)
 	return r, nil
 }
 

@@ -23,27 +23,14 @@ const alvinRareFastPct = 25
 type alvinCurve []alvinPoint
 
 // peak is the run of highest throughput.
-func (c alvinCurve) peak() alvinPoint {
-	best := c[0]
-	for _, p := range c {
-		if p.tps > best.tps {
-			best = p
-		}
-	}
-	return best
-}
+func (c alvinCurve) peak() alvinPoint { return c[peakIndex(len(c), c.tps)] }
 
 // knee is the first thread count whose throughput reaches 95% of the sweep's peak: where the
 // curve stops scaling.
-func (c alvinCurve) knee() int {
-	peak := c.peak().tps
-	for _, p := range c {
-		if p.tps >= 0.95*peak {
-			return p.threads
-		}
-	}
-	return c[len(c)-1].threads
-}
+func (c alvinCurve) knee() int { return c[levelOffIndex(len(c), c.tps)].threads }
+
+// tps is the throughput of point i.
+func (c alvinCurve) tps(i int) float64 { return c[i].tps }
 
 // alvinSweep runs every system of systems on sites × 1 with write-intensive TPC-C at every
 // thread count of sc.sweep.

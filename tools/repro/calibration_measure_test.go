@@ -339,13 +339,20 @@ func solve(phases []phase, measured func(p phase, i int) float64, use [5]bool) [
 	return x
 }
 
-func TestMeasureServiceCosts(t *testing.T) {
+// buildMeridian builds the meridian binary into a temporary directory and returns its path.
+func buildMeridian(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "meridian")
 	build := exec.Command("go", "build", "-o", bin, "github.com/meridian-kv/meridian/cmd/meridian")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatal(err)
 	}
+	return bin
+}
+
+func TestMeasureServiceCosts(t *testing.T) {
+	bin := buildMeridian(t)
 
 	fast := startCalCluster(t, bin, "1ms", 7450)
 	idleFast := fast.idle(t, "idle, interval 1ms")

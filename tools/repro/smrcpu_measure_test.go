@@ -11,9 +11,6 @@ package repro
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,17 +27,12 @@ const smrCPUWindowS = 15
 var smrCPULoads = []struct{ warehouses, clients int }{{1, 2}, {1, 8}, {16, 16}, {16, 64}}
 
 // TestMeasureSMRTPCC runs write-intensive TPC-C (retries) at every load of smrCPULoads against
-// a 3-node cluster of each protocol and logs, per load,
-// the committed transactions per second (from the nodes' commit counters over the window) and
-// each node's process CPU per committed transaction: every node executes, validates and applies
-// every transaction, so CPU per committed transaction per node is the protocol's cost.
+// a 3-node cluster of each protocol and logs, per load, the committed transactions per second
+// (from the nodes' commit counters over the window) and each node's process CPU per committed
+// transaction: every node executes, validates and applies every transaction, so CPU per
+// committed transaction per node is the protocol's cost.
 func TestMeasureSMRTPCC(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "meridian")
-	build := exec.Command("go", "build", "-o", bin, "github.com/meridian-kv/meridian/cmd/meridian")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatal(err)
-	}
+	bin := buildMeridian(t)
 	for k, proto := range []string{"alvin", "epaxos", "multipaxos-lo"} {
 		c := startLocalCluster(t, bin, "aws-3", proto, nil, 7470+10*k)
 		peak := 0.0
