@@ -27,7 +27,7 @@ func runAlvinE5(env Env, sc alvinScale) (*Report, error) {
 	configs := alvinConfigs(sc)
 	bank := workload.DefaultBank()
 	bank.Accounts, bank.AuditClientsPerDC = sc.accounts, 0
-	threads := sc.peak[0]
+	threads := sc.grid
 	grid := map[string][]alvinPoint{}
 	accounts := map[string][]int{}
 	var scc protocol.OrderingStats
