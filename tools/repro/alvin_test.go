@@ -49,3 +49,25 @@ func TestMeanGap(t *testing.T) {
 		t.Errorf("mean r4 - r3 = %g ms, want %g", got, 230.0/7)
 	}
 }
+
+// TestPeakAndLevelOff: the first of equal maxima is the peak, and the level-off is the first
+// value within 5% of it (e4.2's and ALVIN's curves share both).
+func TestPeakAndLevelOff(t *testing.T) {
+	for _, tc := range []struct {
+		ys             []float64
+		peak, levelOff int
+	}{
+		{[]float64{10, 30, 29, 30}, 1, 1},
+		{[]float64{10, 28.6, 30, 20}, 2, 1},
+		{[]float64{5}, 0, 0},
+		{[]float64{30, 10, 10}, 0, 0},
+	} {
+		at := func(i int) float64 { return tc.ys[i] }
+		if got := peakIndex(len(tc.ys), at); got != tc.peak {
+			t.Errorf("peakIndex(%v) = %d, want %d", tc.ys, got, tc.peak)
+		}
+		if got := levelOffIndex(len(tc.ys), at); got != tc.levelOff {
+			t.Errorf("levelOffIndex(%v) = %d, want %d", tc.ys, got, tc.levelOff)
+		}
+	}
+}
