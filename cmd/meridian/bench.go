@@ -38,6 +38,7 @@ import (
 type benchFlags struct {
 	topology, protocols, workload, distribution string
 	clients, partitions                         int
+	nodesPerDC                                  int
 	duration, warmup, cooldown                  time.Duration
 	seed                                        uint64
 	keys, ops                                   int
@@ -124,6 +125,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
 	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions), tcc (read-only and write-only transactions on a partitioned store), tpcc or bank (interactive read-write transactions, retried until they commit), log (512-byte appends to the Chariots shared log; --set its stage counts); default: the one the protocols' family runs")
 	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
+	fs.IntVar(&f.nodesPerDC, "nodes-per-dc", 1, "full-replication protocols in the simulator: full replicas per site of --topology, 0.5 ms apart (site S's node k is datacenter S_k; ALVIN spec's 1 or 3)")
 	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter; micro: partitions (2)")
 	micro := workload.DefaultMicro()
 	fs.IntVar(&f.replicas, "replicas", 3, "micro: replicas of every partition")
@@ -430,6 +432,16 @@ func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []strin
 		topo, err := loadTopology(f.topology, stderr)
 		if err != nil {
 			return opts, err
+		}
+		opts.Topology = topo
+	}
+	if fs.Changed("nodes-per-dc") {
+		if opts.Topology == nil || opts.Partitions > 1 || opts.Replicas > 0 || f.cluster != "" {
+			return opts, usagef("bench: --nodes-per-dc is for full-replication protocols in the simulator")
+		}
+		topo, err := topology.PerSite(opts.Topology, f.nodesPerDC)
+		if err != nil {
+			return opts, usageError{err}
 		}
 		opts.Topology = topo
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/protocols/tcc"
-	"github.com/meridian-kv/meridian/topology/lowerbound"
 	"github.com/meridian-kv/meridian/verify/checker"
 	"github.com/meridian-kv/meridian/verify/history"
 	"github.com/meridian-kv/meridian/workload"
@@ -61,11 +60,11 @@ func newRun(opts *Options, e registry.Entry, layout *tcc.Layout, placement *part
 	}
 	boundMs := make([]float64, opts.Topology.N())
 	if e.Promises() == registry.Serializable {
-		bound, err := lowerbound.MAO(opts.Topology.RTTMs)
+		bound, err := maoLatencyMs(opts.Topology.RTTMs)
 		if err != nil {
 			return nil, fmt.Errorf("bench: lower bound: %w", err)
 		}
-		boundMs = bound.LatencyMs
+		boundMs = bound
 	}
 	r := &runState{opts: opts, entry: e, layout: layout, placement: placement,
 		stats: newCollector(boundMs, opts.WarmupUs, opts.DurationUs-opts.CooldownUs, opts.LatencyIncludesAborts, opts.ClientHopUs)}

@@ -42,6 +42,7 @@ const calWindowS = 20
 type nodeSample struct {
 	cpuS       float64            // process_cpu_seconds_total
 	commitReqs float64            // meridian_commits_total + meridian_aborts_total
+	commits    float64            // meridian_commits_total
 	sentMsgs   map[string]float64 // meridian_peer_messages_sent_total by peer
 	sentBytes  map[string]float64 // meridian_peer_bytes_sent_total by peer
 }
@@ -62,13 +63,19 @@ type calCluster struct {
 }
 
 func startCalCluster(t *testing.T, bin, interval string, basePort int) *calCluster {
+	return startLocalCluster(t, bin, "table4.1", "helios-0", protocol.Params{"interval": interval}, basePort)
+}
+
+// startLocalCluster starts protocol proto with params on topology preset topo as a local cluster
+// of the binary bin without WAN emulation or fsync, and stops it when the test ends.
+func startLocalCluster(t *testing.T, bin, topoName, proto string, params protocol.Params, basePort int) *calCluster {
 	t.Helper()
-	topo, _ := topology.Preset("table4.1")
+	topo, _ := topology.Preset(topoName)
 	dir := t.TempDir()
-	cfg := cluster.Generate(topo, "table4.1", "helios-0", dir, basePort)
+	cfg := cluster.Generate(topo, topoName, proto, dir, basePort)
 	cfg.WANEmulation = false
 	cfg.Durability = cluster.DurabilityNone
-	cfg.Params = protocol.Params{"interval": interval}
+	cfg.Params = params
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := cluster.Up(ctx, cfg, dir, bin, nil, io.Discard); err != nil {
@@ -120,6 +127,9 @@ func (c *calCluster) sample(t *testing.T) []nodeSample {
 				s.cpuS = v
 			case "meridian_commits_total", "meridian_aborts_total":
 				s.commitReqs += v
+				if name == "meridian_commits_total" {
+					s.commits += v
+				}
 			case "meridian_peer_messages_sent_total":
 				s.sentMsgs[peer] = v
 			case "meridian_peer_bytes_sent_total":
@@ -329,13 +339,20 @@ func solve(phases []phase, measured func(p phase, i int) float64, use [5]bool) [
 	return x
 }
 
-func TestMeasureServiceCosts(t *testing.T) {
+// buildMeridian builds the meridian binary into a temporary directory and returns its path.
+func buildMeridian(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "meridian")
 	build := exec.Command("go", "build", "-o", bin, "github.com/meridian-kv/meridian/cmd/meridian")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatal(err)
 	}
+	return bin
+}
+
+func TestMeasureServiceCosts(t *testing.T) {
+	bin := buildMeridian(t)
 
 	fast := startCalCluster(t, bin, "1ms", 7450)
 	idleFast := fast.idle(t, "idle, interval 1ms")

@@ -36,26 +36,35 @@ type e42Point struct {
 // e42Curve is one protocol's sweep.
 type e42Curve []e42Point
 
-func (c e42Curve) peak() e42Point {
-	best := c[0]
-	for _, p := range c {
-		if p.opsPerS > best.opsPerS {
-			best = p
+func (c e42Curve) peak() e42Point { return c[peakIndex(len(c), c.ops)] }
+
+// levelOff is the first client count whose throughput reaches 95% of the sweep's peak: where
+// the curve stops climbing.
+func (c e42Curve) levelOff() int { return c[levelOffIndex(len(c), c.ops)].clients }
+
+// ops is the throughput of point i.
+func (c e42Curve) ops(i int) float64 { return c[i].opsPerS }
+
+// peakIndex returns the index of the largest of n values (the first of equals).
+func peakIndex(n int, value func(i int) float64) int {
+	best := 0
+	for i := range n {
+		if value(i) > value(best) {
+			best = i
 		}
 	}
 	return best
 }
 
-// levelOff is the first client count whose throughput reaches 95% of the sweep's peak: where
-// the curve stops climbing.
-func (c e42Curve) levelOff() int {
-	peak := c.peak().opsPerS
-	for _, p := range c {
-		if p.opsPerS >= 0.95*peak {
-			return p.clients
+// levelOffIndex returns the index of the first of n values that reaches 95% of the largest.
+func levelOffIndex(n int, value func(i int) float64) int {
+	peak := value(peakIndex(n, value))
+	for i := range n {
+		if value(i) >= 0.95*peak {
+			return i
 		}
 	}
-	return c[len(c)-1].clients
+	return n - 1
 }
 
 func (c e42Curve) at(clients int) e42Point {

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBenchNodesPerDC: --nodes-per-dc 3 runs a full-replication protocol on three replicas per
+// site (aws-3x3: VA_0 … TK_2), and is refused for the partitioned workloads.
+func TestBenchNodesPerDC(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "bench", "--workload", "bank", "--protocols", "multipaxos-lo", "--topology", "aws-3",
+		"--nodes-per-dc", "3", "--clients-per-dc", "1", "--audit-clients-per-dc", "0", "--duration", "2s", "--warmup", "500ms", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"multipaxos-lo on aws-3x3", "VA_0", "IE_1", "TK_2", "checker: ok"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, _, stderr = runCLI(t, "bench", "--workload", "micro", "--nodes-per-dc", "3", "--quiet")
+	if code != 2 || !strings.Contains(stderr, "--nodes-per-dc is for full-replication protocols") {
+		t.Errorf("micro with --nodes-per-dc: exit %d: %s", code, stderr)
+	}
+}
