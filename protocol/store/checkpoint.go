@@ -1,0 +1,145 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/meridian-kv/meridian/protocol/txn"
+)
+
+// AppendCheckpoint appends the store's contents to dst: every version in installation order,
+// and the installation position, so that RestoreCheckpoint rebuilds a store that reads, snapshots
+// and reports version orders exactly as this one. Layout, integers as uvarints:
+//
+//	seq                    Seq()
+//	keys, then each key    the keys this store wrote, in the order of their first version
+//	versions, then each    key index, writer, value (length-prefixed), seq − previous seq
+//
+// The encoding depends only on the versions installed (not on a key table shared with other
+// stores), so two stores that installed the same versions encode alike.
+func (s *Store) AppendCheckpoint(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, s.seq)
+	index := make(map[int32]uint64) // shared key number → index in this checkpoint
+	var names []string
+	for i := range s.n {
+		k := s.at(i).key
+		if _, ok := index[k]; !ok {
+			index[k] = uint64(len(names))
+			names = append(names, s.keys.names[k])
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(names)))
+	for _, name := range names {
+		dst = binary.AppendUvarint(dst, uint64(len(name)))
+		dst = append(dst, name...)
+	}
+	dst = binary.AppendUvarint(dst, uint64(s.n))
+	prev := uint64(0)
+	for i := range s.n {
+		e := s.at(i)
+		dst = binary.AppendUvarint(dst, index[e.key])
+		dst = binary.AppendUvarint(dst, uint64(e.Writer))
+		dst = binary.AppendUvarint(dst, uint64(len(e.Value)))
+		dst = append(dst, e.Value...)
+		dst = binary.AppendUvarint(dst, e.Seq-prev)
+		prev = e.Seq
+	}
+	return dst
+}
+
+// errCheckpoint is wrapped by every error of RestoreCheckpoint.
+var errCheckpoint = errors.New("store: malformed checkpoint")
+
+// RestoreCheckpoint fills an empty store with the contents encoded in b by AppendCheckpoint. It
+// checks every count against the bytes left before allocating and never panics; on error the
+// store must be discarded.
+func (s *Store) RestoreCheckpoint(b []byte) error {
+	if s.n != 0 || s.seq != 0 {
+		return errors.New("store: restoring a checkpoint into a store that is not empty")
+	}
+	d := checkpointReader{b: b}
+	seq := d.uvarint()
+	nkeys := d.count(1)
+	keys := make([]int32, 0, nkeys)
+	for range nkeys {
+		name := string(d.bytes())
+		if d.err != nil {
+			break
+		}
+		k, ok := s.keys.numbers[name]
+		if !ok {
+			k = int32(len(s.keys.names))
+			s.keys.numbers[name] = k
+			s.keys.names = append(s.keys.names, name)
+		}
+		keys = append(keys, k)
+	}
+	nversions := d.count(4)
+	prev := uint64(0)
+	for range nversions {
+		ki, writer, value, delta := d.uvarint(), txn.ID(d.uvarint()), d.bytes(), d.uvarint()
+		if d.err != nil {
+			break
+		}
+		if ki >= uint64(len(keys)) || prev+delta < prev || prev+delta > seq {
+			return fmt.Errorf("%w: version %d names key %d of %d at position %d+%d of %d", errCheckpoint, s.n, ki, len(keys), prev, delta, seq)
+		}
+		prev += delta
+		k := keys[ki]
+		for int(k) >= len(s.latest) {
+			s.latest = append(s.latest, -1)
+		}
+		s.latest[k] = s.push(entry{Version: Version{Writer: writer, Value: value, Seq: prev}, key: k, prev: s.latest[k]})
+	}
+	if d.err == nil && d.off != len(d.b) {
+		d.err = fmt.Errorf("%w: %d trailing bytes", errCheckpoint, len(d.b)-d.off)
+	}
+	if d.err != nil {
+		return d.err
+	}
+	s.seq = seq
+	return nil
+}
+
+// checkpointReader reads RestoreCheckpoint's input, remembering the first error (the store
+// cannot import package wire, whose Reader does this for the protocols).
+type checkpointReader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *checkpointReader) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.err = fmt.Errorf("%w: bad varint at offset %d", errCheckpoint, d.off)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// count reads a count of elements of at least minBytes bytes each that the rest can hold.
+func (d *checkpointReader) count(minBytes int) int {
+	v := d.uvarint()
+	if d.err == nil && v > uint64((len(d.b)-d.off)/minBytes) {
+		d.err = fmt.Errorf("%w: %d elements cannot fit in the %d bytes left", errCheckpoint, v, len(d.b)-d.off)
+		return 0
+	}
+	return int(v)
+}
+
+// bytes reads a length-prefixed byte string as a copy; empty is nil.
+func (d *checkpointReader) bytes() []byte {
+	n := d.count(1)
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	v := append([]byte(nil), d.b[d.off:d.off+n]...)
+	d.off += n
+	return v
+}
