@@ -1,0 +1,186 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocol/wire"
+	"github.com/meridian-kv/meridian/server/cluster"
+)
+
+// Checkpoints. Every so often (checkpointDue) the event loop writes, between two batches, a
+// checkpoint of everything replaying the input log so far would rebuild: the replica's state
+// through the protocol's own encoding (protocol.Checkpointer), its store, the clock's last
+// reading, the random source's state, the timers still armed and the submissions record. One
+// Pebble batch stores the checkpoint under checkpointKey and deletes every input it covers, so
+// a crash at any point leaves either the previous checkpoint and its log or the new one and
+// the rest; restart loads the checkpoint and replays only the inputs after it. Protocols that do
+// not implement protocol.Checkpointer keep the whole log, as before.
+
+// checkpointKey holds the newest checkpoint; it sorts outside the input range.
+var checkpointKey = []byte("ckpt/newest")
+
+// checkpointVersion is the first byte of a checkpoint: its layout's version.
+const checkpointVersion = 1
+
+// maxCheckpointPart bounds the store's and the replica's part of a checkpoint when decoding.
+const maxCheckpointPart = 1 << 40
+
+// checkpoint is a decoded checkpoint's node-side state; the replica and store parts are
+// restored in place.
+type checkpoint struct {
+	next   uint64 // the first input not covered
+	lastUs int64
+}
+
+// checkpointDue reports whether the loop should write a checkpoint now: the protocol supports
+// them, they are not switched off, and the inputs logged since the last one are at least the
+// configured amount and at least the last checkpoint's size (so that writing checkpoints costs at
+// most as much disk bandwidth as logging does, and the log after a checkpoint, which a restart
+// replays, is never much larger than the checkpoint).
+func (n *Node) checkpointDue() bool {
+	every := n.cfg.CheckpointBytes
+	if every == 0 {
+		every = cluster.DefaultCheckpointBytes
+	}
+	if _, ok := n.replica.(protocol.Checkpointer); !ok || every < 0 {
+		return false
+	}
+	return n.log.logged >= max(every, n.lastCheckpointBytes)
+}
+
+// writeCheckpoint writes a checkpoint of the state after every input logged so far and deletes
+// those inputs from the log, in one durable batch.
+func (n *Node) writeCheckpoint() error {
+	start := time.Now()
+	next := n.log.next
+	n.logger.Info("writing checkpoint", "inputs_before", next, "logged_bytes", n.log.logged)
+	blob, err := n.encodeCheckpoint(next)
+	if err != nil {
+		return fmt.Errorf("server: encoding a checkpoint: %w", err)
+	}
+	b := n.log.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(checkpointKey, blob, nil); err != nil {
+		return err
+	}
+	if err := b.DeleteRange(inputKey(0), inputKey(next), nil); err != nil {
+		return err
+	}
+	opts := pebble.NoSync
+	if n.log.sync {
+		opts = pebble.Sync
+	}
+	if err := b.Commit(opts); err != nil {
+		return fmt.Errorf("server: writing a checkpoint: %w", err)
+	}
+	n.log.logged = 0
+	n.lastCheckpointBytes = int64(len(blob))
+	n.logger.Info("checkpoint written", "inputs_before", next, "bytes", len(blob), "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// encodeCheckpoint renders the checkpoint of the state after inputs 0..next-1. Layout (wire
+// encoding): version, next, the clock's last reading, the random source's state, the armed
+// timers (id, count; by id), the submissions (client, high, below; by client), then the store's
+// and the replica's checkpoints, each length-prefixed.
+func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
+	replica, err := n.replica.(protocol.Checkpointer).AppendCheckpoint(nil)
+	if err != nil {
+		return nil, err
+	}
+	pcg, err := n.env.pcg.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	w := wire.NewWriter(nil)
+	w.Byte(checkpointVersion)
+	w.Uvarint(next)
+	w.Varint(n.env.lastUs)
+	w.Bytes("random source", pcg, wire.MaxTextLen)
+	ids := slices.Sorted(maps.Keys(n.armed))
+	w.Count("armed timers", len(ids), wire.MaxCheckpointCount)
+	for _, id := range ids {
+		w.Varint(int64(id))
+		w.Int("armed timer count", n.armed[id], wire.MaxCheckpointCount)
+	}
+	clients := slices.Sorted(maps.Keys(n.submitted))
+	w.Count("submissions", len(clients), wire.MaxCheckpointCount)
+	for _, c := range clients {
+		s := n.submitted[c]
+		w.Uvarint(uint64(c))
+		w.Uvarint(uint64(s.high))
+		w.Uvarint(s.below)
+	}
+	w.Bytes("store", n.env.store.AppendCheckpoint(nil), maxCheckpointPart)
+	w.Bytes("replica", replica, maxCheckpointPart)
+	return w.Finish()
+}
+
+// loadCheckpoint restores the newest checkpoint, if there is one, into the freshly built
+// replica, its store and the node; ok is false if the data directory holds none.
+func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
+	blob, closer, err := n.log.db.Get(checkpointKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	defer closer.Close()
+	cp, isCheckpointer := n.replica.(protocol.Checkpointer)
+	if !isCheckpointer {
+		return c, false, fmt.Errorf("the data directory holds a checkpoint, and %s cannot restore one", n.cfg.Protocol)
+	}
+	r := wire.NewReader(blob)
+	if v := r.Byte("checkpoint version"); r.Err() == nil && v != checkpointVersion {
+		return c, false, fmt.Errorf("checkpoint version %d, want %d", v, checkpointVersion)
+	}
+	c.next = r.Uvarint("next input")
+	c.lastUs = r.Varint("last clock reading")
+	pcg := r.Bytes("random source", wire.MaxTextLen)
+	armed := map[protocol.TimerID]int{}
+	for range r.Count("armed timers", wire.MaxCheckpointCount, 2) {
+		id := protocol.TimerID(r.Varint("timer id"))
+		armed[id] = r.Int("armed timer count", wire.MaxCheckpointCount)
+	}
+	subs := submissions{}
+	for range r.Count("submissions", wire.MaxCheckpointCount, 3) {
+		client := txn.ClientID(r.Uvarint("client"))
+		subs[client] = submitted{high: uint32(r.Int("high", math.MaxUint32)), below: r.Uvarint("below")}
+	}
+	storePart := r.Bytes("store", maxCheckpointPart)
+	replicaPart := r.Bytes("replica", maxCheckpointPart)
+	if err := r.Done(); err != nil {
+		return c, false, err
+	}
+	if err := n.env.pcg.UnmarshalBinary(pcg); err != nil {
+		return c, false, err
+	}
+	if err := n.env.store.RestoreCheckpoint(storePart); err != nil {
+		return c, false, err
+	}
+	if err := cp.RestoreCheckpoint(replicaPart); err != nil {
+		return c, false, err
+	}
+	n.env.lastUs = c.lastUs
+	n.armed, n.submitted = armed, subs
+	n.lastCheckpointBytes = int64(len(blob))
+	return c, true, nil
+}
+
+// newRandSource returns the replica's random source: fixed per node, because a replay must
+// draw the same numbers, and kept so that a checkpoint can save its state.
+func newRandSource(index int) (*rand.PCG, *rand.Rand) {
+	pcg := rand.NewPCG(uint64(index), 0x6d6572696469616e)
+	return pcg, rand.New(pcg)
+}
