@@ -215,6 +215,8 @@ func (n *Node) recover() (checkpoint, bool, int, error) {
 	if err != nil {
 		return ckpt, false, 0, fmt.Errorf("recovering from the checkpoint: %w", err)
 	}
+	// The log after a checkpoint may be empty: number new inputs after those it covers.
+	n.log.next = max(n.log.next, ckpt.next)
 	count := 0
 	err = n.log.replay(ckpt.next, func(rec []byte) error {
 		count++

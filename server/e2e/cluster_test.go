@@ -216,7 +216,7 @@ func TestClusterCrashRestart(t *testing.T) {
 // crashRestart is TestClusterCrashRestart for one protocol.
 func crashRestart(t *testing.T, proto string) {
 	rounds := crashRounds(t)
-	cfg, dir := startCluster(t, "table4.1", proto)
+	cfg, dir := startCheckpointingCluster(t, "table4.1", proto)
 	const downFor, upFor = 1500 * time.Millisecond, 800 * time.Millisecond
 	duration := time.Duration(rounds)*(downFor+upFor) + 2*time.Second
 	type outcome struct {
