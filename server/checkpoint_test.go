@@ -18,8 +18,8 @@ import (
 	_ "github.com/meridian-kv/meridian/protocols/all" // the tests name protocols
 	"github.com/meridian-kv/meridian/server"
 	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )
 

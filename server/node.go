@@ -45,11 +45,6 @@ type Node struct {
 	inputs    chan input
 	pending   map[replyKey]pendingReply
 	submitted submissions // the transactions handed to the replica for commit; loop goroutine only
-	// armed counts, per timer, the timers set and not yet fired (loop goroutine only): a restart
-	// re-arms them.
-	armed map[protocol.TimerID]int
-	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue).
-	lastCheckpointBytes int64
 	transport *transport
 	metrics   *metrics
 	stopped   chan struct{}
@@ -57,6 +52,12 @@ type Node struct {
 	// skewUs is added to the wall clock the replica reads (/admin/skew); its readings never go
 	// backwards, so a negative skew holds the replica's clock until the wall clock catches up.
 	skewUs atomic.Int64
+
+	// armed counts, per timer, the timers set and not yet fired (loop goroutine only): a restart
+	// re-arms them.
+	armed map[protocol.TimerID]int
+	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue).
+	lastCheckpointBytes int64
 
 	idMu           sync.Mutex
 	nextID, idsEnd uint32
