@@ -1,5 +1,12 @@
 package wire
 
+import (
+	"maps"
+	"slices"
+
+	"github.com/meridian-kv/meridian/protocol/txn"
+)
+
 // Append appends with f, an Append function of this or another package (a transaction, a
 // protocol's log record), recording its error under what.
 func (w *Writer) Append(what string, f func(dst []byte) ([]byte, error)) {
@@ -22,3 +29,26 @@ func (r *Reader) Decode(f func(d *Decoder) error) {
 // MaxCheckpointCount bounds a list in a replica's checkpoint (protocol.Checkpointer): pools,
 // logs and tables that a replica holds in memory, far larger than any one message's.
 const MaxCheckpointCount = 1 << 30
+
+// TxnsByID appends a pool of transactions keyed by id (a checkpoint's in-flight transactions):
+// the count, then each transaction (Txn) in id order, so that the encoding does not depend on
+// the map's iteration order. Reader.TxnsByID reads it.
+func (w *Writer) TxnsByID(pool map[txn.ID]*txn.Txn) {
+	w.Count("transaction pool", len(pool), MaxCheckpointCount)
+	for _, id := range slices.Sorted(maps.Keys(pool)) {
+		w.Txn(pool[id])
+	}
+}
+
+// TxnsByID reads a pool written by Writer.TxnsByID; it is never nil.
+func (r *Reader) TxnsByID() map[txn.ID]*txn.Txn {
+	// A transaction takes at least 3 bytes: its id and two empty sets.
+	n := r.Count("transaction pool", MaxCheckpointCount, 3)
+	pool := make(map[txn.ID]*txn.Txn, n)
+	for range n {
+		if t := r.Txn(); t != nil {
+			pool[t.ID] = t
+		}
+	}
+	return pool
+}

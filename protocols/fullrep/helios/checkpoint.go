@@ -1,8 +1,6 @@
 package helios
 
 import (
-	"slices"
-
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
@@ -21,15 +19,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		w.Uvarint(p.seq)
 		w.Uvarint(p.nacks)
 	}
-	ids := make([]txn.ID, 0, len(r.eptPool))
-	for id := range r.eptPool {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	w.Count("helios eptpool", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
-		w.Txn(r.eptPool[id])
-	}
+	w.TxnsByID(r.eptPool)
 	return w.Finish()
 }
 
@@ -47,11 +37,9 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 			r.ptIndex.Add(p.t)
 		}
 	}
-	for range rd.Count("helios eptpool", wire.MaxCheckpointCount, 3) {
-		if t := rd.Txn(); t != nil {
-			r.eptPool[t.ID] = t
-			r.eptIndex.AddWrites(t)
-		}
+	r.eptPool = rd.TxnsByID()
+	for _, t := range r.eptPool {
+		r.eptIndex.AddWrites(t)
 	}
 	return rd.Done()
 }
