@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
@@ -51,4 +52,54 @@ func (r *Reader) TxnsByID() map[txn.ID]*txn.Txn {
 		}
 	}
 	return pool
+}
+
+// Message appends m encoded by the protocol's codec c, length-prefixed (a message a checkpoint
+// keeps, such as a decision awaiting retransmission); Reader.Message reads it.
+func (w *Writer) Message(c protocol.Codec, m protocol.Message) {
+	b, err := c.Append(nil, m)
+	if err != nil {
+		w.Fail("message", "%v", err)
+		return
+	}
+	w.Bytes("message", b, MaxOpLen)
+}
+
+// Message reads a message written by Writer.Message with codec c; nil after an error.
+func (r *Reader) Message(c protocol.Codec) protocol.Message {
+	b := r.Bytes("message", MaxOpLen)
+	if r.err != nil {
+		return nil
+	}
+	m, err := c.Decode(b)
+	if err != nil {
+		r.Fail("message", "%v", err)
+		return nil
+	}
+	return m
+}
+
+// Reply appends a reply without an operation (AppendReply), length-prefixed (an outcome a
+// checkpoint keeps to answer a repeated request); Reader.Reply reads it.
+func (w *Writer) Reply(rep protocol.Reply) {
+	w.Append("reply", func(dst []byte) ([]byte, error) {
+		b, err := AppendReply(nil, &rep)
+		if err != nil {
+			return dst, err
+		}
+		return AppendBytes(dst, b), nil
+	})
+}
+
+// Reply reads a reply written by Writer.Reply.
+func (r *Reader) Reply() protocol.Reply {
+	b := r.Bytes("reply", MaxOpLen)
+	if r.err != nil {
+		return protocol.Reply{}
+	}
+	rep, err := DecodeReply(b)
+	if err != nil {
+		r.Fail("reply", "%v", err)
+	}
+	return rep
 }
