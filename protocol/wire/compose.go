@@ -103,3 +103,91 @@ func (r *Reader) Reply() protocol.Reply {
 	}
 	return rep
 }
+
+// IDs appends a list of transaction ids (count, then each); Reader.IDs reads it.
+func (w *Writer) IDs(ids []txn.ID) {
+	w.Count("id list", len(ids), MaxCheckpointCount)
+	for _, id := range ids {
+		w.ID(id)
+	}
+}
+
+// IDs reads a list written by Writer.IDs; an empty list is nil.
+func (r *Reader) IDs() []txn.ID {
+	n := r.Count("id list", MaxCheckpointCount, 1)
+	if n == 0 {
+		return nil
+	}
+	ids := make([]txn.ID, n)
+	for i := range ids {
+		ids[i] = r.ID("id")
+	}
+	return ids
+}
+
+// Uvarints appends a list of unsigned numbers, telling nil from empty; Reader.Uvarints reads it.
+func (w *Writer) Uvarints(vs []uint64) {
+	w.Bool(vs != nil)
+	w.Count("number list", len(vs), MaxCheckpointCount)
+	for _, v := range vs {
+		w.Uvarint(v)
+	}
+}
+
+// Uvarints reads a list written by Writer.Uvarints.
+func (r *Reader) Uvarints() []uint64 {
+	present := r.Bool("number list present")
+	vs := make([]uint64, r.Count("number list", MaxCheckpointCount, 1))
+	for i := range vs {
+		vs[i] = r.Uvarint("number")
+	}
+	if !present {
+		return nil
+	}
+	return vs
+}
+
+// Varints appends a list of signed numbers (times), telling nil from empty; Reader.Varints reads
+// it.
+func (w *Writer) Varints(vs []int64) {
+	w.Bool(vs != nil)
+	w.Count("number list", len(vs), MaxCheckpointCount)
+	for _, v := range vs {
+		w.Varint(v)
+	}
+}
+
+// Varints reads a list written by Writer.Varints.
+func (r *Reader) Varints() []int64 {
+	present := r.Bool("number list present")
+	vs := make([]int64, r.Count("number list", MaxCheckpointCount, 1))
+	for i := range vs {
+		vs[i] = r.Varint("number")
+	}
+	if !present {
+		return nil
+	}
+	return vs
+}
+
+// Bools appends a list of flags, telling nil from empty; Reader.Bools reads it.
+func (w *Writer) Bools(vs []bool) {
+	w.Bool(vs != nil)
+	w.Count("flag list", len(vs), MaxCheckpointCount)
+	for _, v := range vs {
+		w.Bool(v)
+	}
+}
+
+// Bools reads a list written by Writer.Bools.
+func (r *Reader) Bools() []bool {
+	present := r.Bool("flag list present")
+	vs := make([]bool, r.Count("flag list", MaxCheckpointCount, 1))
+	for i := range vs {
+		vs[i] = r.Bool("flag")
+	}
+	if !present {
+		return nil
+	}
+	return vs
+}

@@ -24,7 +24,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		l := r.locks[k]
 		w.String("rc lock key", k, wire.MaxKeyLen)
 		w.ID(l.x)
-		ids(w, l.s)
+		w.IDs(l.s)
 	}
 	partIDs := slices.Sorted(maps.Keys(r.parts))
 	w.Count("rc participants", len(partIDs), wire.MaxCheckpointCount)
@@ -34,7 +34,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		w.Keys(p.sKeys)
 		w.Keys(p.xKeys)
 		w.Byte(byte(p.vote))
-		uvarints(w, p.counts)
+		w.Uvarints(p.counts)
 		w.Varint(p.leaseUs)
 	}
 	countKeys := slices.Sorted(maps.Keys(r.count))
@@ -63,7 +63,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		w.ID(p.txn)
 		w.Uvarint(uint64(p.client))
 		w.Uvarint(p.seq)
-		bools(w, p.answered)
+		w.Bools(p.answered)
 		w.Int("rc grants", p.grants, wire.MaxCheckpointCount)
 		w.Int("rc denials", p.denials, wire.MaxCheckpointCount)
 		w.Bool(p.best != nil)
@@ -92,12 +92,12 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		}
 		w.Int("rc accepts", c.accepts, wire.MaxCheckpointCount)
 		w.Int("rc rejects", c.rejects, wire.MaxCheckpointCount)
-		uvarints(w, c.maxCounts)
+		w.Uvarints(c.maxCounts)
 		w.Bool(c.decision != nil)
 		if c.decision != nil {
 			w.Message(Codec, c.decision)
 		}
-		bools(w, c.acked)
+		w.Bools(c.acked)
 		w.Int("rc unacked", c.unacked, wire.MaxCheckpointCount)
 		w.Varint(c.resendUs)
 	}
@@ -122,12 +122,12 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 	rd := wire.NewReader(b)
 	for range rd.Count("rc locks", wire.MaxCheckpointCount, 3) {
 		k := rd.String("rc lock key", wire.MaxKeyLen)
-		r.locks[k] = &lock{x: rd.ID("rc lock holder"), s: readIDs(rd)}
+		r.locks[k] = &lock{x: rd.ID("rc lock holder"), s: rd.IDs()}
 	}
 	for range rd.Count("rc participants", wire.MaxCheckpointCount, 6) {
 		id := rd.ID("rc participant")
 		r.parts[id] = &participant{sKeys: rd.Keys(), xKeys: rd.Keys(), vote: int8(rd.Byte("rc vote")),
-			counts: readUvarints(rd), leaseUs: rd.Varint("rc lease")}
+			counts: rd.Uvarints(), leaseUs: rd.Varint("rc lease")}
 	}
 	for range rd.Count("rc counts", wire.MaxCheckpointCount, 2) {
 		k := rd.String("rc count key", wire.MaxKeyLen)
@@ -146,7 +146,7 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 	for range rd.Count("rc reads", wire.MaxCheckpointCount, 9) {
 		id := rd.Uvarint("rc read")
 		p := &pendingRead{txn: rd.ID("rc read txn"), client: txn.ClientID(rd.Uvarint("rc read client")), seq: rd.Uvarint("rc read seq"),
-			answered: readBools(rd), grants: rd.Int("rc grants", wire.MaxCheckpointCount), denials: rd.Int("rc denials", wire.MaxCheckpointCount)}
+			answered: rd.Bools(), grants: rd.Int("rc grants", wire.MaxCheckpointCount), denials: rd.Int("rc denials", wire.MaxCheckpointCount)}
 		if rd.Bool("rc best") {
 			p.best, _ = rd.Message(Codec).(*ReadReply)
 			if p.best == nil {
@@ -168,11 +168,11 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 			c.votes[i] = int8(rd.Byte("rc vote"))
 		}
 		c.accepts, c.rejects = rd.Int("rc accepts", wire.MaxCheckpointCount), rd.Int("rc rejects", wire.MaxCheckpointCount)
-		c.maxCounts = readUvarints(rd)
+		c.maxCounts = rd.Uvarints()
 		if rd.Bool("rc decision") {
 			c.decision = decision(rd)
 		}
-		c.acked, c.unacked, c.resendUs = readBools(rd), rd.Int("rc unacked", wire.MaxCheckpointCount), rd.Varint("rc resend")
+		c.acked, c.unacked, c.resendUs = rd.Bools(), rd.Int("rc unacked", wire.MaxCheckpointCount), rd.Varint("rc resend")
 		if c.t != nil {
 			r.coords[c.t.ID] = c
 		}
@@ -195,60 +195,6 @@ func decision(rd *wire.Reader) *Decision {
 		rd.Fail("rc decision", "not a decision")
 	}
 	return d
-}
-
-func ids(w *wire.Writer, s []txn.ID) {
-	w.Count("rc ids", len(s), wire.MaxCheckpointCount)
-	for _, id := range s {
-		w.ID(id)
-	}
-}
-
-func readIDs(rd *wire.Reader) []txn.ID {
-	n := rd.Count("rc ids", wire.MaxCheckpointCount, 1)
-	if n == 0 {
-		return nil
-	}
-	s := make([]txn.ID, n)
-	for i := range s {
-		s[i] = rd.ID("rc id")
-	}
-	return s
-}
-
-func uvarints(w *wire.Writer, s []uint64) {
-	w.Bool(s != nil)
-	w.Count("rc numbers", len(s), wire.MaxCheckpointCount)
-	for _, v := range s {
-		w.Uvarint(v)
-	}
-}
-
-func readUvarints(rd *wire.Reader) []uint64 {
-	present := rd.Bool("rc numbers present")
-	s := make([]uint64, rd.Count("rc numbers", wire.MaxCheckpointCount, 1))
-	for i := range s {
-		s[i] = rd.Uvarint("rc number")
-	}
-	if !present {
-		return nil
-	}
-	return s
-}
-
-func bools(w *wire.Writer, s []bool) {
-	w.Count("rc flags", len(s), wire.MaxCheckpointCount)
-	for _, v := range s {
-		w.Bool(v)
-	}
-}
-
-func readBools(rd *wire.Reader) []bool {
-	s := make([]bool, rd.Count("rc flags", wire.MaxCheckpointCount, 1))
-	for i := range s {
-		s[i] = rd.Bool("rc flag")
-	}
-	return s
 }
 
 func records(w *wire.Writer, s []record) {
