@@ -11,12 +11,16 @@ package protocol
 // same bytes (iterate maps in sorted order), so that a restored replica re-encodes to the
 // checkpoint it came from; the round-trip harness of internal/checkpointtest checks both that and
 // that the restored replica answers every later input exactly as the original does.
+//
+// Both methods take the protocol's registered codec (registry.Entry.Codec), for the peer
+// messages the state holds (a decision to retransmit, a buffered batch): a wrapper such as the
+// network batching of protocols/smr/batch knows its inner protocol's messages only through it.
 type Checkpointer interface {
 	// AppendCheckpoint appends the encoding of the replica's state to dst.
-	AppendCheckpoint(dst []byte) ([]byte, error)
+	AppendCheckpoint(dst []byte, c Codec) ([]byte, error)
 	// RestoreCheckpoint replaces the state of a replica freshly built by its Factory with the
 	// same Config, and never started, by the state encoded in b (by AppendCheckpoint). The
 	// replica's Store has already been restored. A malformed checkpoint is an error, never a
 	// panic; the replica must then be discarded.
-	RestoreCheckpoint(b []byte) error
+	RestoreCheckpoint(b []byte, c Codec) error
 }

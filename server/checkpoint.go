@@ -94,7 +94,7 @@ func (n *Node) writeCheckpoint() error {
 // timers (id, count; by id), the submissions (client, high, below; by client), then the store's
 // and the replica's checkpoints, each length-prefixed.
 func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
-	replica, err := n.replica.(protocol.Checkpointer).AppendCheckpoint(nil)
+	replica, err := n.replica.(protocol.Checkpointer).AppendCheckpoint(nil, n.codec)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 	if err := n.env.store.RestoreCheckpoint(storePart); err != nil {
 		return c, false, err
 	}
-	if err := cp.RestoreCheckpoint(replicaPart); err != nil {
+	if err := cp.RestoreCheckpoint(replicaPart, n.codec); err != nil {
 		return c, false, err
 	}
 	n.env.lastUs = c.lastUs

@@ -174,14 +174,14 @@ func (w *twin) maybeCheckpoint() {
 	if w.inputs%EveryInputs != 0 || w.h.err != nil {
 		return
 	}
-	ckpt, err := w.orig.(protocol.Checkpointer).AppendCheckpoint(nil)
+	ckpt, err := w.orig.(protocol.Checkpointer).AppendCheckpoint(nil, w.h.entry.Codec)
 	if err != nil {
 		w.h.fail("node %d, input %d: checkpoint: %v", w.cfg.Self, w.inputs, err)
 		return
 	}
 	storeCkpt := w.env.inner.Store().AppendCheckpoint(nil)
 	if w.shadow != nil {
-		if err := sameCheckpoint(w.shadow, w.senv.store, ckpt, storeCkpt); err != nil {
+		if err := sameCheckpoint(w.shadow, w.h.entry.Codec, w.senv.store, ckpt, storeCkpt); err != nil {
 			w.h.fail("node %d, input %d: the restored replica fed the same inputs drifted from the original: %v", w.cfg.Self, w.inputs, err)
 			return
 		}
@@ -195,11 +195,11 @@ func (w *twin) maybeCheckpoint() {
 	}
 	shadow, err := w.h.entry.New(w.cfg, senv)
 	if err == nil {
-		err = shadow.(protocol.Checkpointer).RestoreCheckpoint(ckpt)
+		err = shadow.(protocol.Checkpointer).RestoreCheckpoint(ckpt, w.h.entry.Codec)
 	}
 	*senv.pcg = pcg // whatever the factory drew
 	if err == nil {
-		err = sameCheckpoint(shadow, senv.store, ckpt, storeCkpt)
+		err = sameCheckpoint(shadow, w.h.entry.Codec, senv.store, ckpt, storeCkpt)
 	}
 	if err != nil {
 		w.h.fail("node %d, input %d: restoring its checkpoint: %v", w.cfg.Self, w.inputs, err)
@@ -209,9 +209,9 @@ func (w *twin) maybeCheckpoint() {
 	w.h.restored++
 }
 
-// sameCheckpoint requires r and s to encode as ckpt and storeCkpt.
-func sameCheckpoint(r protocol.Replica, s *store.Store, ckpt, storeCkpt []byte) error {
-	again, err := r.(protocol.Checkpointer).AppendCheckpoint(nil)
+// sameCheckpoint requires r (with codec c) and s to encode as ckpt and storeCkpt.
+func sameCheckpoint(r protocol.Replica, c protocol.Codec, s *store.Store, ckpt, storeCkpt []byte) error {
+	again, err := r.(protocol.Checkpointer).AppendCheckpoint(nil, c)
 	switch {
 	case err != nil:
 		return fmt.Errorf("checkpoint: %w", err)

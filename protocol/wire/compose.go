@@ -191,3 +191,45 @@ func (r *Reader) Bools() []bool {
 	}
 	return vs
 }
+
+// OptionalTxn appends a transaction that may be nil (a no-op log entry): a presence flag, then
+// the transaction; Reader.OptionalTxn reads it.
+func (w *Writer) OptionalTxn(t *txn.Txn) {
+	w.Bool(t != nil)
+	if t != nil {
+		w.Txn(t)
+	}
+}
+
+// OptionalTxn reads a transaction written by Writer.OptionalTxn.
+func (r *Reader) OptionalTxn() *txn.Txn {
+	if r.Bool("transaction present") {
+		return r.Txn()
+	}
+	return nil
+}
+
+// Request appends a client request (AppendRequest: no operation), length-prefixed (a commit
+// request a checkpoint keeps until it is answered); Reader.Request reads it.
+func (w *Writer) Request(req protocol.Request) {
+	w.Append("request", func(dst []byte) ([]byte, error) {
+		b, err := AppendRequest(nil, &req)
+		if err != nil {
+			return dst, err
+		}
+		return AppendBytes(dst, b), nil
+	})
+}
+
+// Request reads a request written by Writer.Request.
+func (r *Reader) Request() protocol.Request {
+	b := r.Bytes("request", MaxOpLen)
+	if r.err != nil {
+		return protocol.Request{}
+	}
+	req, err := DecodeRequest(b)
+	if err != nil {
+		r.Fail("request", "%v", err)
+	}
+	return req
+}

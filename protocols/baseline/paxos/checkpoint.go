@@ -1,6 +1,7 @@
 package paxos
 
 import (
+	"github.com/meridian-kv/meridian/protocol"
 	"maps"
 	"slices"
 
@@ -12,7 +13,7 @@ import (
 // undecided positions, the applied log kept and its base, the peers' applied positions, the
 // chosen values not yet applied, the outcomes, the queue, the proposal in flight and its
 // generation. Maps go in key order; the self-addressed queue is empty between inputs.
-func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
+func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	if len(r.selfQ) > 0 {
 		w.Fail("paxos self queue", "%d messages to itself are still undelivered", len(r.selfQ))
@@ -67,7 +68,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 }
 
 // RestoreCheckpoint implements protocol.Checkpointer.
-func (r *Replica) RestoreCheckpoint(b []byte) error {
+func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	rd := wire.NewReader(b)
 	r.round = rd.Uvarint("paxos round")
 	for range rd.Count("paxos acceptors", wire.MaxCheckpointCount, 4) {

@@ -1,6 +1,7 @@
 package rc
 
 import (
+	"github.com/meridian-kv/meridian/protocol"
 	"maps"
 	"slices"
 
@@ -13,7 +14,7 @@ import (
 // coordinator state (reads, doomed transactions, coordinated transactions, outcomes), every map
 // in key order. Messages kept (decisions, best read replies) go through the codec. The inbox is
 // empty between inputs.
-func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
+func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	if len(r.inbox) > 0 {
 		w.Fail("rc inbox", "%d messages to itself are still undelivered", len(r.inbox))
@@ -51,7 +52,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 	}
 	w.Count("rc waiting", len(r.waiting), wire.MaxCheckpointCount)
 	for _, d := range r.waiting {
-		w.Message(Codec, d)
+		w.Message(codec, d)
 	}
 	records(w, r.done)
 	w.Uvarint(r.nextRead)
@@ -68,7 +69,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		w.Int("rc denials", p.denials, wire.MaxCheckpointCount)
 		w.Bool(p.best != nil)
 		if p.best != nil {
-			w.Message(Codec, p.best)
+			w.Message(codec, p.best)
 		}
 		w.Varint(p.deadlineUs)
 	}
@@ -95,7 +96,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		w.Uvarints(c.maxCounts)
 		w.Bool(c.decision != nil)
 		if c.decision != nil {
-			w.Message(Codec, c.decision)
+			w.Message(codec, c.decision)
 		}
 		w.Bools(c.acked)
 		w.Int("rc unacked", c.unacked, wire.MaxCheckpointCount)
@@ -118,7 +119,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 }
 
 // RestoreCheckpoint implements protocol.Checkpointer.
-func (r *Replica) RestoreCheckpoint(b []byte) error {
+func (r *Replica) RestoreCheckpoint(b []byte, codec protocol.Codec) error {
 	rd := wire.NewReader(b)
 	for range rd.Count("rc locks", wire.MaxCheckpointCount, 3) {
 		k := rd.String("rc lock key", wire.MaxKeyLen)
@@ -139,7 +140,7 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 	}
 	r.waiting = make([]*Decision, rd.Count("rc waiting", wire.MaxCheckpointCount, 1))
 	for i := range r.waiting {
-		r.waiting[i] = decision(rd)
+		r.waiting[i] = decision(rd, codec)
 	}
 	r.done = readRecords(rd)
 	r.nextRead = rd.Uvarint("rc next read")
@@ -148,7 +149,7 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 		p := &pendingRead{txn: rd.ID("rc read txn"), client: txn.ClientID(rd.Uvarint("rc read client")), seq: rd.Uvarint("rc read seq"),
 			answered: rd.Bools(), grants: rd.Int("rc grants", wire.MaxCheckpointCount), denials: rd.Int("rc denials", wire.MaxCheckpointCount)}
 		if rd.Bool("rc best") {
-			p.best, _ = rd.Message(Codec).(*ReadReply)
+			p.best, _ = rd.Message(codec).(*ReadReply)
 			if p.best == nil {
 				rd.Fail("rc best", "not a read reply")
 			}
@@ -170,7 +171,7 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 		c.accepts, c.rejects = rd.Int("rc accepts", wire.MaxCheckpointCount), rd.Int("rc rejects", wire.MaxCheckpointCount)
 		c.maxCounts = rd.Uvarints()
 		if rd.Bool("rc decision") {
-			c.decision = decision(rd)
+			c.decision = decision(rd, codec)
 		}
 		c.acked, c.unacked, c.resendUs = rd.Bools(), rd.Int("rc unacked", wire.MaxCheckpointCount), rd.Varint("rc resend")
 		if c.t != nil {
@@ -189,8 +190,8 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 	return rd.Done()
 }
 
-func decision(rd *wire.Reader) *Decision {
-	d, _ := rd.Message(Codec).(*Decision)
+func decision(rd *wire.Reader, codec protocol.Codec) *Decision {
+	d, _ := rd.Message(codec).(*Decision)
 	if d == nil {
 		rd.Fail("rc decision", "not a decision")
 	}

@@ -14,7 +14,7 @@ import (
 // held requests) and the coordinator state (transactions, lock table, grants, finished records,
 // forgotten sequence numbers, term, deciding positions). Maps go in key order; messages held go
 // through the codec; the self-addressed queue is empty between inputs.
-func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
+func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	if len(r.selfQ) > 0 || r.inLoop {
 		w.Fail("2pc-paxos self queue", "%d messages to itself are still undelivered", len(r.selfQ))
@@ -52,12 +52,12 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 		w.ID(id)
 		w.Varint(r.orphans[id])
 	}
-	r.checkpointPaxos(w)
+	r.checkpointPaxos(w, codec)
 	r.co.checkpoint(w)
 	return w.Finish()
 }
 
-func (r *Replica) checkpointPaxos(w *wire.Writer) {
+func (r *Replica) checkpointPaxos(w *wire.Writer, codec protocol.Codec) {
 	p := &r.paxos
 	w.Uvarint(p.promised)
 	w.Varint(p.heardUs)
@@ -69,7 +69,7 @@ func (r *Replica) checkpointPaxos(w *wire.Writer) {
 		s := p.slots[pos]
 		w.Uvarint(pos)
 		w.Uvarint(s.ballot)
-		optionalTxn(w, s.txn)
+		w.OptionalTxn(s.txn)
 		w.Varint(s.sentUs)
 		w.Varint(s.chosenUs)
 	}
@@ -90,7 +90,7 @@ func (r *Replica) checkpointPaxos(w *wire.Writer) {
 			w.Uvarint(pos)
 			w.Uvarint(a.Index)
 			w.Uvarint(a.Ballot)
-			optionalTxn(w, a.Txn)
+			w.OptionalTxn(a.Txn)
 		}
 		w.Uvarint(c.fenceB)
 		w.Uvarint(c.fenceE)
@@ -125,7 +125,7 @@ func (r *Replica) checkpointPaxos(w *wire.Writer) {
 	w.Varint(p.lastTickUs)
 	w.Count("2pc held requests", len(p.queue), wire.MaxCheckpointCount)
 	for _, m := range p.queue {
-		w.Message(Codec, m)
+		w.Message(codec, m)
 	}
 	w.Int("2pc terms", p.terms, wire.MaxCheckpointCount)
 }
@@ -139,7 +139,7 @@ func (c *coordinator) checkpoint(w *wire.Writer) {
 		w.Int("2pc from", t.from, c.r.n-1)
 		w.Byte(byte(t.st))
 		w.String("2pc reason", string(t.reason), wire.MaxTextLen)
-		optionalTxn(w, t.t)
+		w.OptionalTxn(t.t)
 		w.Int("2pc next lock", t.next, wire.MaxCheckpointCount)
 		keys := slices.Sorted(maps.Keys(t.held))
 		w.Count("2pc held", len(keys), wire.MaxCheckpointCount)
@@ -205,7 +205,7 @@ func (c *coordinator) checkpoint(w *wire.Writer) {
 }
 
 // RestoreCheckpoint implements protocol.Checkpointer.
-func (r *Replica) RestoreCheckpoint(b []byte) error {
+func (r *Replica) RestoreCheckpoint(b []byte, codec protocol.Codec) error {
 	rd := wire.NewReader(b)
 	r.nextRid = rd.Uvarint("2pc next rid")
 	for range rd.Count("2pc reads", wire.MaxCheckpointCount, 6) {
@@ -225,19 +225,19 @@ func (r *Replica) RestoreCheckpoint(b []byte) error {
 		id := rd.ID("2pc orphan")
 		r.orphans[id] = rd.Varint("2pc orphan time")
 	}
-	r.restorePaxos(rd)
+	r.restorePaxos(rd, codec)
 	r.co.restore(rd)
 	return rd.Done()
 }
 
-func (r *Replica) restorePaxos(rd *wire.Reader) {
+func (r *Replica) restorePaxos(rd *wire.Reader, codec protocol.Codec) {
 	p := &r.paxos
 	p.promised, p.heardUs = rd.Uvarint("2pc promised"), rd.Varint("2pc heard")
 	p.fenceBallot, p.fenceEnd = rd.Uvarint("2pc fence ballot"), rd.Uvarint("2pc fence end")
 	clear(p.slots)
 	for range rd.Count("2pc slots", wire.MaxCheckpointCount, 5) {
 		pos := rd.Uvarint("2pc slot")
-		p.slots[pos] = &slot{ballot: rd.Uvarint("2pc slot ballot"), txn: readOptionalTxn(rd), sentUs: rd.Varint("2pc sent"), chosenUs: rd.Varint("2pc chosen")}
+		p.slots[pos] = &slot{ballot: rd.Uvarint("2pc slot ballot"), txn: rd.OptionalTxn(), sentUs: rd.Varint("2pc sent"), chosenUs: rd.Varint("2pc chosen")}
 	}
 	for _, v := range []*uint64{&p.last, &p.base, &p.have, &p.known, &p.applied, &p.maxRound} {
 		*v = rd.Uvarint("2pc log position")
@@ -253,7 +253,7 @@ func (r *Replica) restorePaxos(rd *wire.Reader) {
 			acc: map[uint64]Accepted{}, granted: map[int]uint64{}, refused: map[int]bool{}}
 		for range rd.Count("2pc candidacy reports", wire.MaxCheckpointCount, 4) {
 			pos := rd.Uvarint("2pc report position")
-			c.acc[pos] = Accepted{Index: rd.Uvarint("2pc report index"), Ballot: rd.Uvarint("2pc report ballot"), Txn: readOptionalTxn(rd)}
+			c.acc[pos] = Accepted{Index: rd.Uvarint("2pc report index"), Ballot: rd.Uvarint("2pc report ballot"), Txn: rd.OptionalTxn()}
 		}
 		c.fenceB, c.fenceE = rd.Uvarint("2pc candidacy fence ballot"), rd.Uvarint("2pc candidacy fence end")
 		for range rd.Count("2pc granted", wire.MaxCheckpointCount, 2) {
@@ -278,7 +278,7 @@ func (r *Replica) restorePaxos(rd *wire.Reader) {
 	p.lastTickUs = rd.Varint("2pc last tick")
 	p.queue = make([]protocol.Message, rd.Count("2pc held requests", wire.MaxCheckpointCount, 1))
 	for i := range p.queue {
-		p.queue[i] = rd.Message(Codec)
+		p.queue[i] = rd.Message(codec)
 	}
 	p.terms = rd.Int("2pc terms", wire.MaxCheckpointCount)
 }
@@ -287,7 +287,7 @@ func (c *coordinator) restore(rd *wire.Reader) {
 	n := c.r.n
 	for range rd.Count("2pc transactions", wire.MaxCheckpointCount, 11) {
 		t := &tctx{id: rd.ID("2pc transaction"), from: rd.Int("2pc from", n-1), st: txnState(rd.Byte("2pc state")),
-			reason: txn.AbortReason(rd.String("2pc reason", wire.MaxTextLen)), t: readOptionalTxn(rd),
+			reason: txn.AbortReason(rd.String("2pc reason", wire.MaxTextLen)), t: rd.OptionalTxn(),
 			next: rd.Int("2pc next lock", wire.MaxCheckpointCount), held: map[string]bool{}, readRids: map[string]uint64{}}
 		if t.st > aborted {
 			rd.Fail("2pc state", "unknown state %d", t.st)
@@ -345,19 +345,4 @@ func (c *coordinator) restore(rd *wire.Reader) {
 		pos := rd.Uvarint("2pc deciding position")
 		c.decidingAt[pos] = rd.ID("2pc deciding")
 	}
-}
-
-// optionalTxn appends a transaction that may be nil.
-func optionalTxn(w *wire.Writer, t *txn.Txn) {
-	w.Bool(t != nil)
-	if t != nil {
-		w.Txn(t)
-	}
-}
-
-func readOptionalTxn(rd *wire.Reader) *txn.Txn {
-	if rd.Bool("transaction present") {
-		return rd.Txn()
-	}
-	return nil
 }

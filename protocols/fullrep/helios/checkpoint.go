@@ -1,6 +1,7 @@
 package helios
 
 import (
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
@@ -8,7 +9,7 @@ import (
 // AppendCheckpoint implements protocol.Checkpointer: the replicated log (records in the wire's
 // entry encoding), PTPool in q order and EPTPool in transaction id order; the pool indexes are
 // rebuilt from the pools.
-func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
+func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	r.log.Checkpoint(w, appendEntry)
 	w.Count("helios ptpool", len(r.ptPool), wire.MaxCheckpointCount)
@@ -24,7 +25,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 }
 
 // RestoreCheckpoint implements protocol.Checkpointer.
-func (r *Replica) RestoreCheckpoint(b []byte) error {
+func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	rd := wire.NewReader(b)
 	r.log.Restore(rd, decodeEntry)
 	// A transaction takes at least 3 bytes (id, read and write counts).

@@ -1,6 +1,7 @@
 package mf
 
 import (
+	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
@@ -8,7 +9,7 @@ import (
 // AppendCheckpoint implements protocol.Checkpointer: the replicated log (records in the wire's
 // entry encoding), LPT, PT in request order and the remote pending records in id order; the
 // pool indexes are rebuilt from the pools.
-func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
+func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	r.log.Checkpoint(w, appendEntry)
 	w.Varint(r.lpt)
@@ -25,7 +26,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 }
 
 // RestoreCheckpoint implements protocol.Checkpointer.
-func (r *Replica) RestoreCheckpoint(b []byte) error {
+func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	rd := wire.NewReader(b)
 	r.log.Restore(rd, decodeEntry)
 	r.lpt = rd.Varint("mf lpt")

@@ -1,6 +1,7 @@
 package ec
 
 import (
+	"github.com/meridian-kv/meridian/protocol"
 	"maps"
 	"slices"
 
@@ -10,7 +11,7 @@ import (
 
 // AppendCheckpoint implements protocol.Checkpointer: per key, in key order, every write received
 // (its stamps, the version order) and the current value with its stamp.
-func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
+func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	keys := slices.Sorted(maps.Keys(r.order))
 	w.Count("ec keys", len(keys), wire.MaxCheckpointCount)
@@ -34,7 +35,7 @@ func (r *Replica) AppendCheckpoint(dst []byte) ([]byte, error) {
 }
 
 // RestoreCheckpoint implements protocol.Checkpointer.
-func (r *Replica) RestoreCheckpoint(b []byte) error {
+func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	rd := wire.NewReader(b)
 	for range rd.Count("ec keys", wire.MaxCheckpointCount, 3) {
 		k := rd.String("ec key", wire.MaxKeyLen)
