@@ -209,11 +209,12 @@ func (r *Reader) OptionalTxn() *txn.Txn {
 	return nil
 }
 
-// Request appends a client request (AppendRequest: no operation), length-prefixed (a commit
-// request a checkpoint keeps until it is answered); Reader.Request reads it.
-func (w *Writer) Request(req protocol.Request) {
+// Request appends a client request (AppendRequestWith; opCodec, the protocol's codec, encodes
+// its operation, and may be nil for the other kinds), length-prefixed: a request a checkpoint
+// keeps until it is answered. Reader.Request reads it.
+func (w *Writer) Request(req protocol.Request, opCodec protocol.Codec) {
 	w.Append("request", func(dst []byte) ([]byte, error) {
-		b, err := AppendRequest(nil, &req)
+		b, err := AppendRequestWith(nil, &req, opCodec)
 		if err != nil {
 			return dst, err
 		}
@@ -221,13 +222,13 @@ func (w *Writer) Request(req protocol.Request) {
 	})
 }
 
-// Request reads a request written by Writer.Request.
-func (r *Reader) Request() protocol.Request {
-	b := r.Bytes("request", MaxOpLen)
+// Request reads a request written by Writer.Request with the same opCodec.
+func (r *Reader) Request(opCodec protocol.Codec) protocol.Request {
+	b := r.Bytes("request", 2*MaxOpLen)
 	if r.err != nil {
 		return protocol.Request{}
 	}
-	req, err := DecodeRequest(b)
+	req, err := DecodeRequestWith(b, opCodec)
 	if err != nil {
 		r.Fail("request", "%v", err)
 	}

@@ -25,7 +25,7 @@ func TestComposeRoundTrip(t *testing.T) {
 	w.Bools([]bool{true, false})
 	w.OptionalTxn(nil)
 	w.OptionalTxn(t2)
-	w.Request(req)
+	w.Request(req, nil)
 	w.Reply(rep)
 	w.Message(noteCodec, &note{text: "hi"})
 	b, err := w.Finish()
@@ -40,7 +40,7 @@ func TestComposeRoundTrip(t *testing.T) {
 	read := func(b []byte) (*Reader, []any) {
 		r := NewReader(b)
 		return r, []any{r.TxnsByID(), r.IDs(), r.Uvarints(), r.Uvarints(), r.Varints(), r.Bools(), r.OptionalTxn(), r.OptionalTxn(),
-			r.Request(), r.Reply(), r.Message(noteCodec)}
+			r.Request(nil), r.Reply(), r.Message(noteCodec)}
 	}
 	r, got := read(b)
 	if err := r.Done(); err != nil {

@@ -23,7 +23,7 @@ func (e *Executor) Checkpoint(w *wire.Writer) {
 	w.Count("pcc waiting", len(ids), wire.MaxCheckpointCount)
 	for _, id := range ids {
 		w.ID(id)
-		w.Request(e.waiting[id])
+		w.Request(e.waiting[id], nil)
 	}
 }
 
@@ -41,6 +41,6 @@ func (e *Executor) Restore(r *wire.Reader) {
 	clear(e.waiting)
 	for range r.Count("pcc waiting", wire.MaxCheckpointCount, 2) {
 		id := r.ID("pcc waiting")
-		e.waiting[id] = r.Request()
+		e.waiting[id] = r.Request(nil)
 	}
 }
