@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,14 +21,26 @@ import (
 // Checkpoints. Every so often (checkpointDue) the event loop writes, between two batches, a
 // checkpoint of everything replaying the input log so far would rebuild: the replica's state
 // through the protocol's own encoding (protocol.Checkpointer), its store, the clock's last
-// reading, the random source's state, the timers still armed and the submissions record. One
-// Pebble batch stores the checkpoint under checkpointKey and deletes every input it covers, so
-// a crash at any point leaves either the previous checkpoint and its log or the new one and
-// the rest; restart loads the checkpoint and replays only the inputs after it. Protocols that do
-// not implement protocol.Checkpointer keep the whole log, as before.
+// reading, the random source's state, the timers still armed and the submissions record. The
+// store is append-only, so each checkpoint writes only the versions installed since the previous
+// one, as a segment (store.Store.AppendSegment) under its own key; restoring applies the
+// segments in order. One Pebble batch stores the segment, the checkpoint under checkpointKey and
+// the deletion of every input it covers, so a crash at any point leaves either the previous
+// checkpoint and its log or the new one and the rest; restart loads the checkpoint and replays
+// only the inputs after it. Protocols that do not implement protocol.Checkpointer keep the whole
+// log, as before.
 
-// checkpointKey holds the newest checkpoint; it sorts outside the input range.
-var checkpointKey = []byte("ckpt/newest")
+var (
+	// checkpointKey holds the newest checkpoint; it sorts outside the input range.
+	checkpointKey = []byte("ckpt/newest")
+	// segmentPrefix + the big-endian number of the first input after a checkpoint holds that
+	// checkpoint's store segment.
+	segmentPrefix = []byte("store/")
+)
+
+func segmentKey(next uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), segmentPrefix...), next)
+}
 
 // checkpointVersion is the first byte of a checkpoint: its layout's version.
 const checkpointVersion = 1
@@ -68,8 +81,14 @@ func (n *Node) writeCheckpoint() error {
 	if err != nil {
 		return fmt.Errorf("server: encoding a checkpoint: %w", err)
 	}
+	versions := n.env.store.Versions()
+	segment := n.env.store.AppendSegment(nil, n.segmentFrom)
+	encodeMs := time.Since(start).Milliseconds()
 	b := n.log.db.NewBatch()
 	defer b.Close()
+	if err := b.Set(segmentKey(next), segment, nil); err != nil {
+		return err
+	}
 	if err := b.Set(checkpointKey, blob, nil); err != nil {
 		return err
 	}
@@ -85,14 +104,16 @@ func (n *Node) writeCheckpoint() error {
 	}
 	n.log.logged = 0
 	n.lastCheckpointBytes = int64(len(blob))
-	n.logger.Info("checkpoint written", "inputs_before", next, "bytes", len(blob), "ms", time.Since(start).Milliseconds())
+	n.segmentFrom = versions
+	n.logger.Info("checkpoint written", "inputs_before", next, "bytes", len(blob), "segment_bytes", len(segment),
+		"encode_ms", encodeMs, "ms", time.Since(start).Milliseconds())
 	return nil
 }
 
 // encodeCheckpoint renders the checkpoint of the state after inputs 0..next-1. Layout (wire
 // encoding): version, next, the clock's last reading, the random source's state, the armed
-// timers (id, count; by id), the submissions (client, high, below; by client), then the store's
-// and the replica's checkpoints, each length-prefixed.
+// timers (id, count; by id), the submissions (client, high, below; by client), how many versions
+// the store holds (its segments), then the replica's checkpoint, length-prefixed.
 func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
 	replica, err := n.replica.(protocol.Checkpointer).AppendCheckpoint(nil, n.codec)
 	if err != nil {
@@ -121,7 +142,7 @@ func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
 		w.Uvarint(uint64(s.high))
 		w.Uvarint(s.below)
 	}
-	w.Bytes("store", n.env.store.AppendCheckpoint(nil), maxCheckpointPart)
+	w.Int("store versions", n.env.store.Versions(), wire.MaxCheckpointCount)
 	w.Bytes("replica", replica, maxCheckpointPart)
 	return w.Finish()
 }
@@ -158,7 +179,7 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 		client := txn.ClientID(r.Uvarint("client"))
 		subs[client] = submitted{high: uint32(r.Int("high", math.MaxUint32)), below: r.Uvarint("below")}
 	}
-	storePart := r.Bytes("store", maxCheckpointPart)
+	versions := r.Int("store versions", wire.MaxCheckpointCount)
 	replicaPart := r.Bytes("replica", maxCheckpointPart)
 	if err := r.Done(); err != nil {
 		return c, false, err
@@ -166,9 +187,13 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 	if err := n.env.pcg.UnmarshalBinary(pcg); err != nil {
 		return c, false, err
 	}
-	if err := n.env.store.RestoreCheckpoint(storePart); err != nil {
+	if err := n.restoreSegments(); err != nil {
 		return c, false, err
 	}
+	if got := n.env.store.Versions(); got != versions {
+		return c, false, fmt.Errorf("the store segments hold %d versions, the checkpoint %d", got, versions)
+	}
+	n.segmentFrom = versions
 	if err := cp.RestoreCheckpoint(replicaPart, n.codec); err != nil {
 		return c, false, err
 	}
@@ -176,6 +201,21 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 	n.armed, n.submitted = armed, subs
 	n.lastCheckpointBytes = int64(len(blob))
 	return c, true, nil
+}
+
+// restoreSegments rebuilds the store from its segments, in the order they were written.
+func (n *Node) restoreSegments() error {
+	iter, err := n.log.db.NewIter(&pebble.IterOptions{LowerBound: segmentPrefix, UpperBound: []byte("store0")})
+	if err != nil {
+		return err
+	}
+	for iter.First(); iter.Valid(); iter.Next() {
+		if err := n.env.store.RestoreSegment(iter.Value()); err != nil {
+			iter.Close()
+			return fmt.Errorf("store segment %x: %w", iter.Key(), err)
+		}
+	}
+	return iter.Close()
 }
 
 // newRandSource returns the replica's random source: fixed per node, because a replay must

@@ -56,8 +56,10 @@ type Node struct {
 	// armed counts, per timer, the timers set and not yet fired (loop goroutine only): a restart
 	// re-arms them.
 	armed map[protocol.TimerID]int
-	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue).
+	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue), and
+	// segmentFrom the store versions its segments hold.
 	lastCheckpointBytes int64
+	segmentFrom         int
 
 	idMu           sync.Mutex
 	nextID, idsEnd uint32

@@ -10,19 +10,27 @@ import (
 
 // AppendCheckpoint appends the store's contents to dst: every version in installation order,
 // and the installation position, so that RestoreCheckpoint rebuilds a store that reads, snapshots
-// and reports version orders exactly as this one. Layout, integers as uvarints:
+// and reports version orders exactly as this one. It is AppendSegment from version 0.
+func (s *Store) AppendCheckpoint(dst []byte) []byte { return s.AppendSegment(dst, 0) }
+
+// AppendSegment appends the versions installed from the from-th on (the store is append-only, so
+// a driver that checkpoints often writes each version once: the segment since its last
+// checkpoint), and the installation position. Layout, integers as uvarints:
 //
+//	from                   the versions before the segment
 //	seq                    Seq()
-//	keys, then each key    the keys this store wrote, in the order of their first version
+//	keys, then each key    the keys the segment writes, in the order of their first version in it
 //	versions, then each    key index, writer, value (length-prefixed), seq − previous seq
 //
 // The encoding depends only on the versions installed (not on a key table shared with other
 // stores), so two stores that installed the same versions encode alike.
-func (s *Store) AppendCheckpoint(dst []byte) []byte {
+func (s *Store) AppendSegment(dst []byte, from int) []byte {
+	from = min(max(from, 0), int(s.n))
+	dst = binary.AppendUvarint(dst, uint64(from))
 	dst = binary.AppendUvarint(dst, s.seq)
-	index := make(map[int32]uint64) // shared key number → index in this checkpoint
+	index := make(map[int32]uint64) // shared key number → index in this segment
 	var names []string
-	for i := range s.n {
+	for i := int32(from); i < s.n; i++ {
 		k := s.at(i).key
 		if _, ok := index[k]; !ok {
 			index[k] = uint64(len(names))
@@ -34,9 +42,12 @@ func (s *Store) AppendCheckpoint(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(name)))
 		dst = append(dst, name...)
 	}
-	dst = binary.AppendUvarint(dst, uint64(s.n))
+	dst = binary.AppendUvarint(dst, uint64(s.n)-uint64(from))
 	prev := uint64(0)
-	for i := range s.n {
+	if from > 0 {
+		prev = s.at(int32(from) - 1).Seq
+	}
+	for i := int32(from); i < s.n; i++ {
 		e := s.at(i)
 		dst = binary.AppendUvarint(dst, index[e.key])
 		dst = binary.AppendUvarint(dst, uint64(e.Writer))
@@ -58,8 +69,22 @@ func (s *Store) RestoreCheckpoint(b []byte) error {
 	if s.n != 0 || s.seq != 0 {
 		return errors.New("store: restoring a checkpoint into a store that is not empty")
 	}
+	return s.RestoreSegment(b)
+}
+
+// RestoreSegment appends the versions of a segment written by AppendSegment to a store that
+// holds exactly the versions before it (restored from the earlier segments), and moves the
+// installation position to the segment's. Like RestoreCheckpoint it never panics; on error the
+// store must be discarded.
+func (s *Store) RestoreSegment(b []byte) error {
 	d := checkpointReader{b: b}
+	if from := d.uvarint(); d.err == nil && from != uint64(s.n) {
+		return fmt.Errorf("%w: a segment from version %d, and the store holds %d", errCheckpoint, from, s.n)
+	}
 	seq := d.uvarint()
+	if d.err == nil && seq < s.seq {
+		return fmt.Errorf("%w: a segment at position %d, and the store is at %d", errCheckpoint, seq, s.seq)
+	}
 	nkeys := d.count(1)
 	keys := make([]int32, 0, nkeys)
 	for range nkeys {
@@ -77,6 +102,9 @@ func (s *Store) RestoreCheckpoint(b []byte) error {
 	}
 	nversions := d.count(4)
 	prev := uint64(0)
+	if s.n > 0 {
+		prev = s.at(s.n - 1).Seq
+	}
 	for range nversions {
 		ki, writer, value, delta := d.uvarint(), txn.ID(d.uvarint()), d.bytes(), d.uvarint()
 		if d.err != nil {
