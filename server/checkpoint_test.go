@@ -1,13 +1,13 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -23,29 +23,25 @@ import (
 	"github.com/meridian-kv/meridian/workload"
 )
 
-// syncBuffer is a log destination shared by a node's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+// nodeLog is a node's log file; slog's handlers serialize their writes.
+type nodeLog struct{ path string }
+
+func (l nodeLog) String() string {
+	b, _ := os.ReadFile(l.path)
+	return string(b)
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// runLoggedNode is runNode with the node's log lines kept in the returned buffer.
-func runLoggedNode(t *testing.T, cfg *cluster.Config, name string) (stop func(), log *syncBuffer) {
+// runLoggedNode runs node name of cfg in this process, logging to a file of the test's, until
+// the returned function stops it.
+func runLoggedNode(t *testing.T, cfg *cluster.Config, name string) (stop func(), log nodeLog) {
 	t.Helper()
-	log = &syncBuffer{}
-	n, err := server.New(cfg, name, slog.New(slog.NewTextHandler(log, nil)), server.Options{})
+	f, err := os.CreateTemp(t.TempDir(), name+"-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	log = nodeLog{path: f.Name()}
+	n, err := server.New(cfg, name, slog.New(slog.NewTextHandler(f, nil)), server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,13 @@ const testCheckpointBytes = 64 << 10
 // crashes land before, after and between checkpoints taken in the middle of the load.
 func startCheckpointingCluster(t *testing.T, topoName, protocol string) (*cluster.Config, string) {
 	t.Helper()
+	return startClusterWith(t, topoName, protocol, func(cfg *cluster.Config) { cfg.CheckpointBytes = testCheckpointBytes })
+}
+
+// startClusterWith is startCluster with adjust (if not nil) applied to the generated cluster
+// file before the cluster starts.
+func startClusterWith(t *testing.T, topoName, protocol string, adjust func(*cluster.Config)) (*cluster.Config, string) {
+	t.Helper()
 	bin := meridianBinary(t)
 	topo, ok := topology.Preset(topoName)
 	if !ok {
@@ -29,7 +36,9 @@ func startCheckpointingCluster(t *testing.T, topoName, protocol string) (*cluste
 	}
 	dir := t.TempDir()
 	cfg := cluster.Generate(topo, topoName, protocol, dir, freeBasePort(t, topo.N()))
-	cfg.CheckpointBytes = testCheckpointBytes
+	if adjust != nil {
+		adjust(cfg)
+	}
 	return bringUp(t, cfg, dir, bin), dir
 }
 
@@ -107,11 +116,11 @@ func TestKillDuringCheckpoint(t *testing.T) {
 		t.Skip("builds the binary and runs real processes")
 	}
 	t.Parallel()
-	const victim, kills = "C", 4
+	const victim, kills = "C", 3
 	cfg, dir := startCheckpointingCluster(t, "table4.1", "helios-1")
 	log := &nodeLog{path: filepath.Join(dir, "logs", victim+".log")}
 	log.poll(t)
-	const duration = 15 * time.Second
+	const duration = 20 * time.Second
 	done := make(chan error, 1)
 	var res *bench.Result
 	go func() {
