@@ -79,7 +79,11 @@ func (n *Node) writeCheckpoint() error {
 	n.logger.Info("writing checkpoint", "inputs_before", next, "logged_bytes", n.log.logged)
 	blob, err := n.encodeCheckpoint(next)
 	if err != nil {
-		return fmt.Errorf("server: encoding a checkpoint: %w", err)
+		// The state is not lost, only the checkpoint: keep the log and try again after as much
+		// input again.
+		n.logger.Error("cannot encode a checkpoint; keeping the input log", "err", err)
+		n.log.logged = 0
+		return nil
 	}
 	versions := n.env.store.Versions()
 	segment := n.env.store.AppendSegment(nil, n.segmentFrom)

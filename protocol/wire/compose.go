@@ -234,3 +234,25 @@ func (r *Reader) Request(opCodec protocol.Codec) protocol.Request {
 	}
 	return req
 }
+
+// Strings appends a list of keys of any length up to MaxCheckpointCount (Keys is bounded by a
+// transaction's limit): a set of keys a checkpoint keeps. Reader.Strings reads it.
+func (w *Writer) Strings(keys []string) {
+	w.Count("key list", len(keys), MaxCheckpointCount)
+	for _, k := range keys {
+		w.String("key", k, MaxKeyLen)
+	}
+}
+
+// Strings reads a list written by Writer.Strings; an empty list is nil.
+func (r *Reader) Strings() []string {
+	n := r.Count("key list", MaxCheckpointCount, 1)
+	if n == 0 {
+		return nil
+	}
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = r.String("key", MaxKeyLen)
+	}
+	return keys
+}

@@ -44,7 +44,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 			stamp(w, s)
 		}
 	}
-	w.Keys(slices.Sorted(maps.Keys(r.collectable)))
+	w.Strings(slices.Sorted(maps.Keys(r.collectable)))
 	w.Varint(r.gcFloorCt)
 	ids := slices.Sorted(maps.Keys(r.pending))
 	w.Count("wren pending", len(ids), wire.MaxCheckpointCount)
@@ -142,7 +142,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 		}
 		r.order[k] = o
 	}
-	for _, k := range rd.Keys() {
+	for _, k := range rd.Strings() {
 		r.collectable[k] = struct{}{}
 	}
 	r.gcFloorCt = rd.Varint("wren gc floor")
