@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -77,7 +78,9 @@ func (s *Store) RestoreCheckpoint(b []byte) error {
 // installation position to the segment's. Like RestoreCheckpoint it never panics; on error the
 // store must be discarded.
 func (s *Store) RestoreSegment(b []byte) error {
-	d := checkpointReader{b: b}
+	// One copy of the segment holds every value restored from it: one allocation instead of
+	// one per version.
+	d := checkpointReader{b: bytes.Clone(b)}
 	if from := d.uvarint(); d.err == nil && from != uint64(s.n) {
 		return fmt.Errorf("%w: a segment from version %d, and the store holds %d", errCheckpoint, from, s.n)
 	}
@@ -133,7 +136,7 @@ func (s *Store) RestoreSegment(b []byte) error {
 // checkpointReader reads RestoreCheckpoint's input, remembering the first error (the store
 // cannot import package wire, whose Reader does this for the protocols).
 type checkpointReader struct {
-	b   []byte
+	b   []byte // a copy the reader owns
 	off int
 	err error
 }
@@ -161,13 +164,14 @@ func (d *checkpointReader) count(minBytes int) int {
 	return int(v)
 }
 
-// bytes reads a length-prefixed byte string as a copy; empty is nil.
+// bytes reads a length-prefixed byte string as a slice of the reader's copy, capped at its
+// length; empty is nil.
 func (d *checkpointReader) bytes() []byte {
 	n := d.count(1)
 	if d.err != nil || n == 0 {
 		return nil
 	}
-	v := append([]byte(nil), d.b[d.off:d.off+n]...)
+	v := d.b[d.off : d.off+n : d.off+n]
 	d.off += n
 	return v
 }
