@@ -24,3 +24,16 @@ type Checkpointer interface {
 	// panic; the replica must then be discarded.
 	RestoreCheckpoint(b []byte, c Codec) error
 }
+
+// Checkpoints reports whether r writes checkpoints: it implements Checkpointer and, if it wraps
+// another replica (Wrapper), so does the replica it wraps. A wrapper such as the network batching
+// implements Checkpointer for every protocol it wraps, and fails for those that do not.
+func Checkpoints(r Replica) bool {
+	if _, ok := r.(Checkpointer); !ok {
+		return false
+	}
+	if w, ok := r.(Wrapper); ok {
+		return Checkpoints(w.Inner())
+	}
+	return true
+}

@@ -65,7 +65,7 @@ func (n *Node) checkpointDue() bool {
 	if every == 0 {
 		every = cluster.DefaultCheckpointBytes
 	}
-	if _, ok := n.replica.(protocol.Checkpointer); !ok || every < 0 {
+	if !protocol.Checkpoints(n.replica) || every < 0 {
 		return false
 	}
 	return n.log.logged >= max(every, n.lastCheckpointBytes)
@@ -163,7 +163,7 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 	}
 	defer closer.Close()
 	cp, isCheckpointer := n.replica.(protocol.Checkpointer)
-	if !isCheckpointer {
+	if !isCheckpointer || !protocol.Checkpoints(n.replica) {
 		return c, false, fmt.Errorf("the data directory holds a checkpoint, and %s cannot restore one", n.cfg.Protocol)
 	}
 	r := wire.NewReader(blob)

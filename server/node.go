@@ -139,7 +139,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	n.logger.Info("recovered", "checkpoint", fromCheckpoint, "checkpoint_inputs", ckpt.next, "inputs", recovered,
 		"ms", time.Since(recoverStart).Milliseconds(), "data_dir", dir)
-	if _, ok := n.replica.(protocol.Checkpointer); !ok {
+	if !protocol.Checkpoints(n.replica) {
 		n.logger.Warn("the protocol writes no checkpoints: the input log keeps every input, and a restart replays them all", "protocol", n.cfg.Protocol)
 	}
 

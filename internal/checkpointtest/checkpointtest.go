@@ -91,8 +91,8 @@ func (h *harness) factory(cfg protocol.Config, env protocol.Env) (protocol.Repli
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := orig.(protocol.Checkpointer); !ok {
-		return nil, fmt.Errorf("%s: %T does not implement protocol.Checkpointer", h.entry.Name, orig)
+	if !protocol.Checkpoints(orig) {
+		return nil, fmt.Errorf("%s: %T does not write checkpoints (protocol.Checkpoints)", h.entry.Name, orig)
 	}
 	return &twin{h: h, cfg: cfg, env: te, orig: orig}, nil
 }

@@ -97,7 +97,7 @@ func Wrap(f protocol.Factory) protocol.Factory {
 		if err != nil {
 			return nil, err
 		}
-		return wrap(inner, b), nil
+		return &Replica{inner: inner, b: b}, nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,27 +10,19 @@ import (
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
-// checkpointed is the batching wrapper of a protocol whose replica implements
-// protocol.Checkpointer: it checkpoints the buffers too. Wrap returns it for such a protocol, and
-// a plain *Replica for the others, so that a driver sees checkpoints supported exactly when they
-// are.
-type checkpointed struct {
-	*Replica
-}
+// errInnerCheckpoints is the error of a checkpoint of a wrapper whose inner replica writes none
+// (protocol.Checkpoints tells drivers not to ask).
+var errInnerCheckpoints = errors.New("batch: the wrapped replica does not implement protocol.Checkpointer")
 
-// wrap returns the wrapper of inner with batcher b.
-func wrap(inner protocol.Replica, b *batcher) protocol.Replica {
-	r := &Replica{inner: inner, b: b}
-	if _, ok := inner.(protocol.Checkpointer); ok {
-		return checkpointed{r}
+// AppendCheckpoint implements protocol.Checkpointer if the wrapped replica does
+// (protocol.Checkpoints): the buffered messages per destination (in node order, through c, the
+// wrapped codec, which encodes the inner protocol's messages), the flush-timer generations, then
+// the inner replica's checkpoint.
+func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error) {
+	inner, ok := r.inner.(protocol.Checkpointer)
+	if !ok {
+		return dst, errInnerCheckpoints
 	}
-	return r
-}
-
-// AppendCheckpoint implements protocol.Checkpointer: the buffered messages per destination (in
-// node order, through c, the wrapped codec, which encodes the inner protocol's messages), the
-// flush-timer generations, then the inner replica's checkpoint.
-func (r checkpointed) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	b := r.b
 	nodes := slices.Sorted(maps.Keys(b.bufs))
@@ -52,13 +45,17 @@ func (r checkpointed) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, er
 		w.Uvarint(uint64(b.armed[g]))
 	}
 	w.Append("batch inner", func(dst []byte) ([]byte, error) {
-		return r.inner.(protocol.Checkpointer).AppendCheckpoint(dst, c)
+		return inner.AppendCheckpoint(dst, c)
 	})
 	return w.Finish()
 }
 
-// RestoreCheckpoint implements protocol.Checkpointer.
-func (r checkpointed) RestoreCheckpoint(data []byte, c protocol.Codec) error {
+// RestoreCheckpoint implements protocol.Checkpointer if the wrapped replica does.
+func (r *Replica) RestoreCheckpoint(data []byte, c protocol.Codec) error {
+	inner, ok := r.inner.(protocol.Checkpointer)
+	if !ok {
+		return errInnerCheckpoints
+	}
 	rd := wire.NewReader(data)
 	b := r.b
 	for range rd.Count("batch buffers", wire.MaxCheckpointCount, 4) {
@@ -82,13 +79,13 @@ func (r checkpointed) RestoreCheckpoint(data []byte, c protocol.Codec) error {
 	if err := rd.Err(); err != nil {
 		return err
 	}
-	var inner error
+	var err error
 	rd.Decode(func(d *wire.Decoder) error {
-		inner = r.inner.(protocol.Checkpointer).RestoreCheckpoint(d.Rest(), c)
+		err = inner.RestoreCheckpoint(d.Rest(), c)
 		return nil
 	})
-	if inner != nil {
-		return fmt.Errorf("batch: inner replica: %w", inner)
+	if err != nil {
+		return fmt.Errorf("batch: inner replica: %w", err)
 	}
 	return nil
 }
