@@ -13,6 +13,7 @@ package checkpointtest
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -28,14 +29,22 @@ import (
 // EveryInputs is how many inputs a replica handles between two checkpoints in RoundTrip.
 const EveryInputs = 97
 
-// RoundTrip runs seeds 1..seeds of proto's swarm with every replica shadowed as the package
-// comment says, and fails t at the first difference, naming the seed, the node and the input.
+// LongSeeds is how many seeds RoundTrip runs with MERIDIAN_LONG=1, whatever its caller asks.
+const LongSeeds = 50
+
+// RoundTrip runs seeds 1..seeds of proto's swarm (LongSeeds with MERIDIAN_LONG=1) with every
+// replica shadowed as the package comment says, and fails t at the first difference, naming the
+// seed, the node and the input.
 func RoundTrip(t *testing.T, proto string, seeds int) {
 	t.Helper()
+	if os.Getenv("MERIDIAN_LONG") != "" {
+		seeds = LongSeeds
+	}
 	entry, err := registry.Lookup(proto)
 	if err != nil {
 		t.Fatal(err)
 	}
+	restored := 0
 	for seed := range uint64(seeds) {
 		seed++
 		h := &harness{entry: entry}
@@ -48,10 +57,12 @@ func RoundTrip(t *testing.T, proto string, seeds int) {
 		if h.err != nil {
 			t.Fatalf("seed %d: %v", seed, h.err)
 		}
-		if h.restored == 0 {
-			t.Fatalf("seed %d: no replica handled %d inputs: nothing was checkpointed", seed, EveryInputs)
-		}
+		restored += h.restored
 	}
+	if restored == 0 {
+		t.Fatalf("no replica of %d seeds handled %d inputs: nothing was checkpointed", seeds, EveryInputs)
+	}
+	t.Logf("%d seeds, %d checkpoints restored and followed", seeds, restored)
 }
 
 var (

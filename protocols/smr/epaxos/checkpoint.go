@@ -45,8 +45,12 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 			w.Varint(d.fastDeadlineUs)
 			w.Varint(d.retryAtUs)
 			w.Count("epaxos promises", len(d.promises), wire.MaxCheckpointCount)
+			w.Bool(d.promises != nil)
 			for _, p := range d.promises {
-				w.Message(c, p)
+				w.Bool(p != nil)
+				if p != nil {
+					w.Message(c, p)
+				}
 			}
 		}
 		w.Varint(e.recoverAtUs)
@@ -139,12 +143,19 @@ func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 				count: rd.Int("epaxos count", wire.MaxCheckpointCount), noop: rd.Bool("epaxos drive noop"), cmd: rd.OptionalTxn(),
 				proposal: readAttrs(rd), acc: readAttrs(rd), allUnchanged: rd.Bool("epaxos all unchanged"),
 				fastDeadlineUs: rd.Varint("epaxos fast deadline"), retryAtUs: rd.Varint("epaxos retry")}
-			if n := rd.Count("epaxos promises", wire.MaxCheckpointCount, 1); n > 0 {
+			n := rd.Count("epaxos promises", wire.MaxCheckpointCount, 1)
+			if rd.Bool("epaxos promises present") {
 				d.promises = make([]*PrepareReply, n)
-				for i := range d.promises {
-					if d.promises[i], _ = rd.Message(c).(*PrepareReply); d.promises[i] == nil {
-						rd.Fail("epaxos promise", "not a prepare reply")
-					}
+			}
+			for i := range n {
+				if !rd.Bool("epaxos promise present") {
+					continue
+				}
+				p, _ := rd.Message(c).(*PrepareReply)
+				if p == nil {
+					rd.Fail("epaxos promise", "not a prepare reply")
+				} else if d.promises != nil {
+					d.promises[i] = p
 				}
 			}
 			e.drive = d
