@@ -13,8 +13,8 @@ package checkpointtest
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
