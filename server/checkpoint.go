@@ -45,7 +45,7 @@ func segmentKey(next uint64) []byte {
 // checkpointVersion is the first byte of a checkpoint: its layout's version.
 const checkpointVersion = 1
 
-// maxCheckpointPart bounds the store's and the replica's part of a checkpoint when decoding.
+// maxCheckpointPart bounds the replica's part of a checkpoint when decoding.
 const maxCheckpointPart = 1 << 40
 
 // checkpoint is a decoded checkpoint's node-side state; the replica and store parts are
