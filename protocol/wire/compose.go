@@ -245,8 +245,11 @@ func (w *Writer) Strings(keys []string) {
 }
 
 // Strings reads a list written by Writer.Strings; an empty list is nil.
-func (r *Reader) Strings() []string {
-	n := r.Count("key list", MaxCheckpointCount, 1)
+func (r *Reader) Strings() []string { return r.keyList("key list", MaxCheckpointCount) }
+
+// keyList reads a count of at most limit keys, then the keys; an empty list is nil.
+func (r *Reader) keyList(what string, limit int) []string {
+	n := r.Count(what, limit, 1)
 	if n == 0 {
 		return nil
 	}
