@@ -23,6 +23,8 @@ type inputLog struct {
 	db   *pebble.DB
 	next uint64 // sequence number of the next record
 	sync bool
+	// logged counts the bytes of the records added since the last checkpoint (or the start).
+	logged int64
 }
 
 var (
@@ -104,9 +106,9 @@ func inputKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), inputPrefix...), seq)
 }
 
-// replay calls fn with every recorded input in order.
-func (l *inputLog) replay(fn func(rec []byte) error) error {
-	iter, err := l.db.NewIter(&pebble.IterOptions{LowerBound: inputPrefix, UpperBound: []byte("in0")})
+// replay calls fn with every recorded input from sequence number from on, in order.
+func (l *inputLog) replay(from uint64, fn func(rec []byte) error) error {
+	iter, err := l.db.NewIter(&pebble.IterOptions{LowerBound: inputKey(from), UpperBound: []byte("in0")})
 	if err != nil {
 		return err
 	}
@@ -133,6 +135,7 @@ func (b *batch) add(rec []byte) error {
 		return err
 	}
 	b.log.next++
+	b.log.logged += int64(len(rec))
 	b.n++
 	return nil
 }

@@ -55,6 +55,7 @@ type env struct {
 	readings  []int64 // clock readings of the current input: recorded, or replayed
 	replaying bool
 	replayPos int
+	pcg       *rand.PCG // the state of rand, which checkpoints save
 	rand      *rand.Rand
 	store     *store.Store
 
@@ -122,6 +123,11 @@ func (n *Node) run(ctx context.Context) error {
 			return fmt.Errorf("server: persisting inputs: %w", err)
 		}
 		n.flush()
+		if n.checkpointDue() {
+			if err := n.writeCheckpoint(); err != nil {
+				return err
+			}
+		}
 	}
 }
 
@@ -141,6 +147,9 @@ func (n *Node) handle(b *batch, in input) error {
 	}
 	e := n.env
 	e.readings = e.readings[:0]
+	if in.kind == inTimer {
+		disarm(n.armed, in.timer)
+	}
 	n.dispatch(in)
 	if in.kind == inRequest && in.reply != nil {
 		n.pending[replyKey{in.req.Client, in.req.Seq}] = pendingReply{reply: in.reply, atUs: in.atUs, commit: in.req.Kind == protocol.Commit}
@@ -184,6 +193,7 @@ func (n *Node) flush() {
 		n.transport.send(s.to, s.msg)
 	}
 	for _, t := range e.timers {
+		n.armed[t.id]++
 		n.armTimer(time.Duration(t.afterUs)*time.Microsecond, t.id)
 	}
 	now := e.wallUs()
@@ -276,7 +286,7 @@ func (n *Node) replayInput(rec []byte, armed map[protocol.TimerID]int) error {
 			return err
 		}
 		in.timer = protocol.TimerID(id)
-		armed[in.timer]--
+		disarm(armed, in.timer)
 	default:
 		return errInputCorrupt
 	}
@@ -291,6 +301,13 @@ func (n *Node) replayInput(rec []byte, armed map[protocol.TimerID]int) error {
 	clear(e.replies)
 	e.sends, e.timers, e.replies = e.sends[:0], e.timers[:0], e.replies[:0]
 	return nil
+}
+
+// disarm counts a timer that fired: one fewer of id is armed.
+func disarm(armed map[protocol.TimerID]int, id protocol.TimerID) {
+	if armed[id]--; armed[id] <= 0 {
+		delete(armed, id)
+	}
 }
 
 // dispatchReplay runs a recorded input, turning a replay that diverges from the recording (the

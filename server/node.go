@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -54,6 +53,14 @@ type Node struct {
 	// backwards, so a negative skew holds the replica's clock until the wall clock catches up.
 	skewUs atomic.Int64
 
+	// armed counts, per timer, the timers set and not yet fired (loop goroutine only): a restart
+	// re-arms them.
+	armed map[protocol.TimerID]int
+	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue), and
+	// segmentFrom the store versions its segments hold.
+	lastCheckpointBytes int64
+	segmentFrom         int
+
 	idMu           sync.Mutex
 	nextID, idsEnd uint32
 }
@@ -89,14 +96,15 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 		inputs:    make(chan input, 4096),
 		pending:   map[replyKey]pendingReply{},
 		submitted: submissions{},
+		armed:     map[protocol.TimerID]int{},
 		stopped:   make(chan struct{}),
 		clientHop: time.Duration(cfg.ClientHopUs) * time.Microsecond,
 	}
 	n.env = &env{
 		wallUs: func() int64 { return time.Now().UnixMicro() + n.skewUs.Load() },
-		rand:   rand.New(rand.NewPCG(uint64(index), 0x6d6572696469616e)), // fixed: replay must draw the same numbers
 		store:  store.New(),
 	}
+	n.env.pcg, n.env.rand = newRandSource(index)
 	pc := protocol.Config{Self: n.self, Nodes: cfg.Placements(), Topology: cfg.Topology, Params: cfg.Params}
 	if n.replica, err = entry.New(pc, n.env); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
@@ -124,11 +132,16 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.clientKey, err = n.log.clientKey(); err != nil {
 		return err
 	}
-	recovered, armed, err := n.recover()
+	recoverStart := time.Now()
+	ckpt, fromCheckpoint, recovered, err := n.recover()
 	if err != nil {
 		return err
 	}
-	n.logger.Info("recovered", "inputs", recovered, "data_dir", dir)
+	n.logger.Info("recovered", "checkpoint", fromCheckpoint, "checkpoint_inputs", ckpt.next, "inputs", recovered,
+		"ms", time.Since(recoverStart).Milliseconds(), "data_dir", dir)
+	if !protocol.Checkpoints(n.replica) {
+		n.logger.Warn("the protocol writes no checkpoints: the input log keeps every input, and a restart replays them all", "protocol", n.cfg.Protocol)
+	}
 
 	peerTLS, clientCreds, err := n.tlsConfigs()
 	if err != nil {
@@ -175,10 +188,10 @@ func (n *Node) Run(ctx context.Context) error {
 	httpServer := &http.Server{Handler: n.httpHandler(&ready), ReadHeaderTimeout: 5 * time.Second}
 	go httpServer.Serve(metricsLn)
 
-	if recovered == 0 {
+	if !fromCheckpoint && recovered == 0 {
 		n.inputs <- input{kind: inStart}
 	}
-	for id, count := range armed {
+	for id, count := range n.armed {
 		for range count {
 			n.armTimer(0, id)
 		}
@@ -200,18 +213,25 @@ func (n *Node) Run(ctx context.Context) error {
 	return loopErr
 }
 
-// recover replays the input log and returns how many inputs it held and the timers still armed.
-func (n *Node) recover() (int, map[protocol.TimerID]int, error) {
-	armed := map[protocol.TimerID]int{}
+// recover restores the newest checkpoint, if any, then replays the input log after it; it
+// returns the checkpoint, whether there was one, and how many inputs it replayed. The timers
+// still armed are left in n.armed.
+func (n *Node) recover() (checkpoint, bool, int, error) {
+	ckpt, ok, err := n.loadCheckpoint()
+	if err != nil {
+		return ckpt, false, 0, fmt.Errorf("recovering from the checkpoint: %w", err)
+	}
+	// The log after a checkpoint may be empty: number new inputs after those it covers.
+	n.log.next = max(n.log.next, ckpt.next)
 	count := 0
-	err := n.log.replay(func(rec []byte) error {
+	err = n.log.replay(ckpt.next, func(rec []byte) error {
 		count++
-		return n.replayInput(rec, armed)
+		return n.replayInput(rec, n.armed)
 	})
 	if err != nil {
-		return 0, nil, fmt.Errorf("recovering from the input log (record %d): %w", count, err)
+		return ckpt, false, 0, fmt.Errorf("recovering from the input log (record %d after the checkpoint): %w", count, err)
 	}
-	return count, armed, nil
+	return ckpt, ok, count, nil
 }
 
 // failPending answers every request still waiting when the node stops: those the replica holds

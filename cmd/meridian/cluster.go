@@ -80,6 +80,7 @@ type clusterUpOptions struct {
 	timeout                 time.Duration
 	params                  []string
 	tls, admin              bool
+	checkpointBytes         int64
 }
 
 // newClusterUpCmd returns `meridian cluster up`.
@@ -108,6 +109,7 @@ clients (client.pem, client-key.pem).`,
 	f.DurationVar(&o.timeout, "timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
 	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
+	f.Int64Var(&o.checkpointBytes, "checkpoint-bytes", 0, "input a node logs between two checkpoints of its replica, at least (0: the default, 4 MiB; -1: never checkpoint, keep the whole input log)")
 	f.BoolVar(&o.admin, "admin", false, "serve the nemesis's fault-injection endpoints (/admin/cut, /admin/heal, /admin/skew) on the metrics ports")
 	_ = cmd.MarkFlagDirname("dir")
 	completeTopology(cmd, "topology")
@@ -191,6 +193,7 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	}
 	cfg.Params = p
 	cfg.Admin = o.admin
+	cfg.CheckpointBytes = o.checkpointBytes
 	var clientCert, clientKey string
 	if o.tls {
 		if clientCert, clientKey, err = cluster.GenerateTLS(cfg, o.dir); err != nil {

@@ -112,17 +112,7 @@ func (r *Reader) Bytes(what string, limit int) []byte {
 }
 
 // Keys reads a list written by Writer.Keys; an empty list is nil.
-func (r *Reader) Keys() []string {
-	n := r.Count("key count", MaxTxnOps, 1)
-	if n == 0 {
-		return nil
-	}
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = r.String("key", MaxKeyLen)
-	}
-	return keys
-}
+func (r *Reader) Keys() []string { return r.keyList("key count", MaxTxnOps) }
 
 // Writes reads a write set written by Writer.Writes; an empty set and empty values are nil.
 func (r *Reader) Writes() []txn.Write {

@@ -27,6 +27,10 @@ import (
 	"github.com/meridian-kv/meridian/topology"
 )
 
+// DefaultCheckpointBytes is how much input a node logs, at least, between two checkpoints unless
+// the cluster file's checkpoint_bytes says otherwise.
+const DefaultCheckpointBytes = 4 << 20
+
 // Durability modes of the cluster file's durability field.
 const (
 	// DurabilitySync makes a node fsync its log before any output that depends on it leaves
@@ -70,6 +74,9 @@ type Config struct {
 	Durability string
 	// DataDir is the base data directory; see NodeDataDir.
 	DataDir string
+	// CheckpointBytes is how much input a node logs, at least, between two checkpoints of its
+	// replica (see server.Node): 0 means DefaultCheckpointBytes, a negative value never.
+	CheckpointBytes int64
 	// TLS enables mutual TLS between nodes if not nil.
 	TLS *TLS
 	// Nodes are the cluster's nodes; node i is protocol.NodeID(i).
@@ -116,6 +123,7 @@ type file struct {
 	ClientHop    string               `yaml:"client_hop"`
 	Durability   string               `yaml:"durability"`
 	DataDir      string               `yaml:"data_dir"`
+	Checkpoint   int64                `yaml:"checkpoint_bytes"`
 	TLS          *tlsFile             `yaml:"tls"`
 	Nodes        []nodeFile           `yaml:"nodes"`
 }
@@ -133,6 +141,7 @@ type outFile struct {
 	ClientHop    string            `yaml:"client_hop,omitempty"`
 	Durability   string            `yaml:"durability,omitempty"`
 	DataDir      string            `yaml:"data_dir,omitempty"`
+	Checkpoint   int64             `yaml:"checkpoint_bytes,omitempty"`
 	TLS          *tlsFile          `yaml:"tls,omitempty"`
 	Nodes        []nodeFile        `yaml:"nodes"`
 }
@@ -197,6 +206,7 @@ func parse(path string, data []byte) (*Config, error) {
 		DataDir:      p.resolve("data"),
 
 		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
+		CheckpointBytes:     f.Checkpoint,
 	}
 	switch {
 	case f.Name == "":
@@ -548,6 +558,7 @@ func (c *Config) Marshal() ([]byte, error) {
 		JitterCorr:   (time.Duration(c.JitterCorrelationUs) * time.Microsecond).String(),
 		Durability:   c.Durability,
 		DataDir:      c.DataDir,
+		Checkpoint:   c.CheckpointBytes,
 		Nodes:        make([]nodeFile, len(c.Nodes)),
 	}
 	if c.ClientHopUs != 0 {

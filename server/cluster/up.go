@@ -423,8 +423,12 @@ func alive(pid int) bool {
 		return true // no procfs: trust kill
 	}
 	// pid (comm) state ...; comm may contain spaces and parentheses.
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-		return stat[i+2] != 'Z' && stat[i+2] != 'X'
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+		// The main thread is gone, but the process lives (and holds its files, such as its data
+		// directory's lock) until its last thread has exited: a stopped process that was killed
+		// takes a moment to wake every thread.
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		return err == nil && len(tasks) > 1
 	}
 	return true
 }

@@ -22,7 +22,6 @@ import (
 	_ "github.com/meridian-kv/meridian/protocols/all" // the tests name protocols
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/tools/bench"
-	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -120,13 +119,7 @@ func ephemeralLow() int {
 // when the test ends.
 func startCluster(t *testing.T, topoName, protocol string) (*cluster.Config, string) {
 	t.Helper()
-	bin := meridianBinary(t)
-	topo, ok := topology.Preset(topoName)
-	if !ok {
-		t.Fatalf("no preset %s", topoName)
-	}
-	dir := t.TempDir()
-	return bringUp(t, cluster.Generate(topo, topoName, protocol, dir, freeBasePort(t, topo.N())), dir, bin), dir
+	return startClusterWith(t, topoName, protocol, nil)
 }
 
 // bringUp starts the cluster cfg in dir with the meridian binary bin, stops it when the test
@@ -216,7 +209,7 @@ func TestClusterCrashRestart(t *testing.T) {
 // crashRestart is TestClusterCrashRestart for one protocol.
 func crashRestart(t *testing.T, proto string) {
 	rounds := crashRounds(t)
-	cfg, dir := startCluster(t, "table4.1", proto)
+	cfg, dir := startCheckpointingCluster(t, "table4.1", proto)
 	const downFor, upFor = 1500 * time.Millisecond, 800 * time.Millisecond
 	duration := time.Duration(rounds)*(downFor+upFor) + 2*time.Second
 	opts := workloadOptions(duration)

@@ -1,0 +1,11 @@
+package rc
+
+import (
+	"testing"
+
+	"github.com/meridian-kv/meridian/internal/checkpointtest"
+)
+
+// TestCheckpointRoundTrip restores Replicated Commit replicas from checkpoints taken all through
+// swarm runs and requires the restored replicas to behave exactly as the originals.
+func TestCheckpointRoundTrip(t *testing.T) { checkpointtest.RoundTrip(t, "rc", 3) }

@@ -1,0 +1,16 @@
+package multipaxos
+
+import (
+	"testing"
+
+	"github.com/meridian-kv/meridian/internal/checkpointtest"
+)
+
+// TestCheckpointRoundTrip restores Multi-Paxos replicas (behind the network batching, whose
+// buffers are checkpointed too) from checkpoints taken all through swarm runs, with leader
+// fail-overs, and requires the restored replicas to behave exactly as the originals.
+func TestCheckpointRoundTrip(t *testing.T) {
+	for _, proto := range []string{"multipaxos-lo", "multipaxos-hi"} {
+		t.Run(proto, func(t *testing.T) { checkpointtest.RoundTrip(t, proto, 3) })
+	}
+}

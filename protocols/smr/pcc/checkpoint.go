@@ -1,0 +1,46 @@
+package pcc
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocol/wire"
+)
+
+// Checkpoint appends the executor's state to w, for its replica's protocol.Checkpointer: the
+// snapshot positions (oldest first) and the commit requests waiting for their outcome (in id
+// order). Restore reads it back.
+func (e *Executor) Checkpoint(w *wire.Writer) {
+	w.Count("pcc snapshots", len(e.snapshotOrder), wire.MaxCheckpointCount)
+	for _, id := range e.snapshotOrder {
+		w.ID(id)
+		pos, ok := e.snapshots[id]
+		w.Bool(ok)
+		w.Uvarint(pos)
+	}
+	ids := slices.Sorted(maps.Keys(e.waiting))
+	w.Count("pcc waiting", len(ids), wire.MaxCheckpointCount)
+	for _, id := range ids {
+		w.ID(id)
+		w.Request(e.waiting[id], nil)
+	}
+}
+
+// Restore replaces the executor's state by the one Checkpoint wrote.
+func (e *Executor) Restore(r *wire.Reader) {
+	e.snapshotOrder = make([]txn.ID, r.Count("pcc snapshots", wire.MaxCheckpointCount, 3))
+	clear(e.snapshots)
+	for i := range e.snapshotOrder {
+		id := r.ID("pcc snapshot")
+		e.snapshotOrder[i] = id
+		if ok, pos := r.Bool("pcc snapshot present"), r.Uvarint("pcc snapshot position"); ok {
+			e.snapshots[id] = pos
+		}
+	}
+	clear(e.waiting)
+	for range r.Count("pcc waiting", wire.MaxCheckpointCount, 2) {
+		id := r.ID("pcc waiting")
+		e.waiting[id] = r.Request(nil)
+	}
+}

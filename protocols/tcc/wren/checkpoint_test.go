@@ -1,0 +1,11 @@
+package wren
+
+import (
+	"testing"
+
+	"github.com/meridian-kv/meridian/internal/checkpointtest"
+)
+
+// TestCheckpointRoundTrip restores Wren partitions from checkpoints taken all through swarm runs
+// and requires the restored partitions to behave exactly as the originals.
+func TestCheckpointRoundTrip(t *testing.T) { checkpointtest.RoundTrip(t, "wren", 3) }

@@ -1,0 +1,230 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocol/wire"
+	"github.com/meridian-kv/meridian/server/cluster"
+)
+
+// Checkpoints. Every so often (checkpointDue) the event loop writes, between two batches, a
+// checkpoint of everything replaying the input log so far would rebuild: the replica's state
+// through the protocol's own encoding (protocol.Checkpointer), its store, the clock's last
+// reading, the random source's state, the timers still armed and the submissions record. The
+// store is append-only, so each checkpoint writes only the versions installed since the previous
+// one, as a segment (store.Store.AppendSegment) under its own key; restoring applies the
+// segments in order. One Pebble batch stores the segment, the checkpoint under checkpointKey and
+// the deletion of every input it covers, so a crash at any point leaves either the previous
+// checkpoint and its log or the new one and the rest; restart loads the checkpoint and replays
+// only the inputs after it. Protocols that do not implement protocol.Checkpointer keep the whole
+// log, as before.
+
+var (
+	// checkpointKey holds the newest checkpoint; it sorts outside the input range.
+	checkpointKey = []byte("ckpt/newest")
+	// segmentPrefix + the big-endian number of the first input after a checkpoint holds that
+	// checkpoint's store segment.
+	segmentPrefix = []byte("store/")
+)
+
+func segmentKey(next uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), segmentPrefix...), next)
+}
+
+// checkpointVersion is the first byte of a checkpoint: its layout's version.
+const checkpointVersion = 1
+
+// maxCheckpointPart bounds the replica's part of a checkpoint when decoding.
+const maxCheckpointPart = 1 << 40
+
+// checkpoint is a decoded checkpoint's node-side state; the replica and store parts are
+// restored in place.
+type checkpoint struct {
+	next   uint64 // the first input not covered
+	lastUs int64
+}
+
+// checkpointDue reports whether the loop should write a checkpoint now: the protocol supports
+// them, they are not switched off, and the inputs logged since the last one are at least the
+// configured amount and at least the last checkpoint's size (so that writing checkpoints costs at
+// most as much disk bandwidth as logging does, and the log after a checkpoint, which a restart
+// replays, is never much larger than the checkpoint).
+func (n *Node) checkpointDue() bool {
+	every := n.cfg.CheckpointBytes
+	if every == 0 {
+		every = cluster.DefaultCheckpointBytes
+	}
+	if !protocol.Checkpoints(n.replica) || every < 0 {
+		return false
+	}
+	return n.log.logged >= max(every, n.lastCheckpointBytes)
+}
+
+// writeCheckpoint writes a checkpoint of the state after every input logged so far and deletes
+// those inputs from the log, in one durable batch.
+func (n *Node) writeCheckpoint() error {
+	start := time.Now()
+	next := n.log.next
+	n.logger.Info("writing checkpoint", "inputs_before", next, "logged_bytes", n.log.logged)
+	blob, err := n.encodeCheckpoint(next)
+	if err != nil {
+		// The state is not lost, only the checkpoint: keep the log and try again after as much
+		// input again.
+		n.logger.Error("cannot encode a checkpoint; keeping the input log", "err", err)
+		n.log.logged = 0
+		return nil
+	}
+	versions := n.env.store.Versions()
+	segment := n.env.store.AppendSegment(nil, n.segmentFrom)
+	encodeMs := time.Since(start).Milliseconds()
+	b := n.log.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(segmentKey(next), segment, nil); err != nil {
+		return err
+	}
+	if err := b.Set(checkpointKey, blob, nil); err != nil {
+		return err
+	}
+	if err := b.DeleteRange(inputKey(0), inputKey(next), nil); err != nil {
+		return err
+	}
+	opts := pebble.NoSync
+	if n.log.sync {
+		opts = pebble.Sync
+	}
+	if err := b.Commit(opts); err != nil {
+		return fmt.Errorf("server: writing a checkpoint: %w", err)
+	}
+	n.log.logged = 0
+	n.lastCheckpointBytes = int64(len(blob))
+	n.segmentFrom = versions
+	n.logger.Info("checkpoint written", "inputs_before", next, "bytes", len(blob), "segment_bytes", len(segment),
+		"encode_ms", encodeMs, "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// encodeCheckpoint renders the checkpoint of the state after inputs 0..next-1. Layout (wire
+// encoding): version, next, the clock's last reading, the random source's state, the armed
+// timers (id, count; by id), the submissions (client, high, below; by client), how many versions
+// the store holds (its segments), then the replica's checkpoint, length-prefixed.
+func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
+	replica, err := n.replica.(protocol.Checkpointer).AppendCheckpoint(nil, n.codec)
+	if err != nil {
+		return nil, err
+	}
+	pcg, err := n.env.pcg.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	w := wire.NewWriter(nil)
+	w.Byte(checkpointVersion)
+	w.Uvarint(next)
+	w.Varint(n.env.lastUs)
+	w.Bytes("random source", pcg, wire.MaxTextLen)
+	ids := slices.Sorted(maps.Keys(n.armed))
+	w.Count("armed timers", len(ids), wire.MaxCheckpointCount)
+	for _, id := range ids {
+		w.Varint(int64(id))
+		w.Int("armed timer count", n.armed[id], wire.MaxCheckpointCount)
+	}
+	clients := slices.Sorted(maps.Keys(n.submitted))
+	w.Count("submissions", len(clients), wire.MaxCheckpointCount)
+	for _, c := range clients {
+		s := n.submitted[c]
+		w.Uvarint(uint64(c))
+		w.Uvarint(uint64(s.high))
+		w.Uvarint(s.below)
+	}
+	w.Int("store versions", n.env.store.Versions(), wire.MaxCheckpointCount)
+	w.Bytes("replica", replica, maxCheckpointPart)
+	return w.Finish()
+}
+
+// loadCheckpoint restores the newest checkpoint, if there is one, into the freshly built
+// replica, its store and the node; ok is false if the data directory holds none.
+func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
+	blob, closer, err := n.log.db.Get(checkpointKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	defer closer.Close()
+	cp, isCheckpointer := n.replica.(protocol.Checkpointer)
+	if !isCheckpointer || !protocol.Checkpoints(n.replica) {
+		return c, false, fmt.Errorf("the data directory holds a checkpoint, and %s cannot restore one", n.cfg.Protocol)
+	}
+	r := wire.NewReader(blob)
+	if v := r.Byte("checkpoint version"); r.Err() == nil && v != checkpointVersion {
+		return c, false, fmt.Errorf("checkpoint version %d, want %d", v, checkpointVersion)
+	}
+	c.next = r.Uvarint("next input")
+	c.lastUs = r.Varint("last clock reading")
+	pcg := r.Bytes("random source", wire.MaxTextLen)
+	armed := map[protocol.TimerID]int{}
+	for range r.Count("armed timers", wire.MaxCheckpointCount, 2) {
+		id := protocol.TimerID(r.Varint("timer id"))
+		armed[id] = r.Int("armed timer count", wire.MaxCheckpointCount)
+	}
+	subs := submissions{}
+	for range r.Count("submissions", wire.MaxCheckpointCount, 3) {
+		client := txn.ClientID(r.Uvarint("client"))
+		subs[client] = submitted{high: uint32(r.Int("high", math.MaxUint32)), below: r.Uvarint("below")}
+	}
+	versions := r.Int("store versions", wire.MaxCheckpointCount)
+	replicaPart := r.Bytes("replica", maxCheckpointPart)
+	if err := r.Done(); err != nil {
+		return c, false, err
+	}
+	if err := n.env.pcg.UnmarshalBinary(pcg); err != nil {
+		return c, false, err
+	}
+	if err := n.restoreSegments(); err != nil {
+		return c, false, err
+	}
+	if got := n.env.store.Versions(); got != versions {
+		return c, false, fmt.Errorf("the store segments hold %d versions, the checkpoint %d", got, versions)
+	}
+	n.segmentFrom = versions
+	if err := cp.RestoreCheckpoint(replicaPart, n.codec); err != nil {
+		return c, false, err
+	}
+	n.env.lastUs = c.lastUs
+	n.armed, n.submitted = armed, subs
+	n.lastCheckpointBytes = int64(len(blob))
+	return c, true, nil
+}
+
+// restoreSegments rebuilds the store from its segments, in the order they were written.
+func (n *Node) restoreSegments() error {
+	iter, err := n.log.db.NewIter(&pebble.IterOptions{LowerBound: segmentPrefix, UpperBound: []byte("store0")})
+	if err != nil {
+		return err
+	}
+	for iter.First(); iter.Valid(); iter.Next() {
+		if err := n.env.store.RestoreSegment(iter.Value()); err != nil {
+			iter.Close()
+			return fmt.Errorf("store segment %x: %w", iter.Key(), err)
+		}
+	}
+	return iter.Close()
+}
+
+// newRandSource returns the replica's random source: fixed per node, because a replay must
+// draw the same numbers, and kept so that a checkpoint can save its state.
+func newRandSource(index int) (*rand.PCG, *rand.Rand) {
+	pcg := rand.NewPCG(uint64(index), 0x6d6572696469616e)
+	return pcg, rand.New(pcg)
+}
