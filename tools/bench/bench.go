@@ -65,6 +65,9 @@ type Options struct {
 	// Service is the optional CPU cost model of every node (the zero value: none).
 	Service sim.Service
 	Chaos   sim.Chaos
+	// AlignedTimers starts every node's periodic timers in phase at time 0
+	// (sim.Config.AlignedTimers); by default each starts at a seeded random phase.
+	AlignedTimers bool
 	// ClientHopUs is the client-to-node delay, IntraDCUs the delay between the nodes of one
 	// datacenter (partitioned families), both varied and bandwidth-limited by LAN.
 	ClientHopUs, IntraDCUs int64
