@@ -16,6 +16,11 @@ func init() {
 	register(Experiment{Name: "e4.3", Title: "Helios-0 under clock skew (Fig. 4.6 left)", Run: runE43})
 }
 
+// runTable41 plots the MAO latencies and the throughput-optimal vertex on Table 4.1. It sets
+// no claim: the solver's outputs (5 / 25 / 15 ms, average 15, the vertex (0, 30, 20)) are facts
+// of a deterministic computation, tested where it lives (topology/lowerbound's
+// TestMAOTable4_1 and TestThroughputVertexTable4_1), not measurements
+// that could differ from the paper's.
 func runTable41(env Env) (*Report, error) {
 	env.progress("table4.1: solving the MAO linear program")
 	topo, _ := topology.Preset("table4.1")
@@ -28,12 +33,6 @@ func runTable41(env Env) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Name: "table4.1", Title: experiments["table4.1"].Title}
-	for i, want := range []float64{5, 25, 15} {
-		r.Claims = append(r.Claims, within("MAO latency at "+topo.DCs[i], want, sol.LatencyMs[i], 0.01, "ms"))
-	}
-	r.Claims = append(r.Claims, within("MAO average latency", 15, sol.AverageMs, 0.01, "ms"),
-		holds("the throughput-optimal vertex is a master at A", "(0, 30, 20)", fmt.Sprint(tp.LatencyMs),
-			tp.LatencyMs[0] == 0 && tp.LatencyMs[1] == 30 && tp.LatencyMs[2] == 20))
 	r.Series = []Series{dcBars("latency", "Commit latency per datacenter: MAO and the throughput-optimal vertex", "commit latency (ms)",
 		topo.DCs, Line{Label: "MAO (latency-optimal)", Y: sol.LatencyMs}, Line{Label: "throughput-optimal vertex", Y: tp.LatencyMs})}
 	return r, nil

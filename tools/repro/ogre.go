@@ -142,10 +142,22 @@ func note(c Claim, format string, args ...any) Claim {
 }
 
 // inRange is a claim on a range the paper gives: ours matches if it lies in [lo−tolerance,
-// hi+tolerance].
+// hi+tolerance]. Its relative error is its distance from the range, relative to the nearer end.
 func inRange(claim string, lo, hi, tolerance, ours float64, unit string) Claim {
-	return holds(fmt.Sprintf("%s (±%.3g %s)", claim, tolerance, unit), fmt.Sprintf("%.4g–%.4g %s", lo, hi, unit),
-		fmt.Sprintf("%.4g %s", ours, unit), ours >= lo-tolerance && ours <= hi+tolerance)
+	c := holds(claim, fmt.Sprintf("%.4g–%.4g %s", lo, hi, unit), withUnit(ours, unit), ours >= lo-tolerance && ours <= hi+tolerance)
+	c.Tolerance = "±" + withUnit(tolerance, unit)
+	nearest := lo
+	if ours > (lo+hi)/2 {
+		nearest = hi
+	}
+	c.quantify(nearest, ours)
+	if ours >= lo && ours <= hi && c.RelError != nil {
+		*c.RelError = 0
+	}
+	if c.Verdict != Matches {
+		c.Verdict = fmt.Sprintf("%s by %+.3g %s", Differs, ours-nearest, unit)
+	}
+	return c
 }
 
 // sustains reports whether every point of c from its level-off on stays at 90% of its peak or

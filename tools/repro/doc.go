@@ -1,0 +1,101 @@
+package repro
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/template"
+)
+
+// Run is the JSON form of a whole `meridian repro` run: every experiment's report and their
+// tally.
+type Run struct {
+	Experiments []*Report `json:"experiments"`
+	Summary     Summary   `json:"summary"`
+}
+
+// DocSource is where the hand-written text of docs/REPRODUCTION.md lives, relative to the
+// repository's root: WriteDoc fills it with the run's tables.
+const DocSource = "docs/REPRODUCTION.src.md"
+
+// WriteDoc writes the reproduction document: source (DocSource's text) with every action
+// replaced by the figures of reports. The source is a text/template with these actions:
+//
+//	{{claims "e3.1"}}          e3.1's claims as a Markdown table, then its summary line
+//	{{summary "e3.1" "e3.2"}}  a table with a row per experiment: claims, matches, median error
+//	{{line "e3.1"}}            e3.1's summary line alone
+//	{{total}}                  the summary line of every report
+//
+// Naming an experiment that reports lacks is an error, so that the document never shows a
+// table that was not measured.
+func WriteDoc(w io.Writer, source string, reports []*Report) error {
+	byName := map[string]*Report{}
+	for _, r := range reports {
+		byName[r.Name] = r
+	}
+	get := func(name string) (*Report, error) {
+		if r, ok := byName[name]; ok {
+			return r, nil
+		}
+		return nil, fmt.Errorf("experiment %q was not run", name)
+	}
+	funcs := template.FuncMap{
+		"claims": func(name string) (string, error) {
+			r, err := get(name)
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			b.WriteString("| Claim | Paper | Ours | Tolerance | Verdict |\n|---|---|---|---|---|\n")
+			for _, c := range r.Claims {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(c.Claim), mdCell(c.Paper), mdCell(c.Ours),
+					mdCell(cmpOr(c.Tolerance, "—")), mdCell(c.Verdict))
+			}
+			fmt.Fprintf(&b, "\n**%s: %s.**", r.Name, Summarize(r))
+			return b.String(), nil
+		},
+		"summary": func(names ...string) (string, error) {
+			var b strings.Builder
+			b.WriteString("| Experiment | What | Claims | Match | Median relative error of the quantified matches |\n|---|---|---|---|---|\n")
+			var rs []*Report
+			for _, n := range names {
+				r, err := get(n)
+				if err != nil {
+					return "", err
+				}
+				rs = append(rs, r)
+				s := Summarize(r)
+				fmt.Fprintf(&b, "| %s | %s | %d | %d | %s |\n", r.Name, mdCell(r.Title), s.Claims, s.Matches, medianCell(s))
+			}
+			s := Summarize(rs...)
+			fmt.Fprintf(&b, "| **all %d** | | **%d** | **%d** | %s |", len(rs), s.Claims, s.Matches, medianCell(s))
+			return b.String(), nil
+		},
+		"line": func(name string) (string, error) {
+			r, err := get(name)
+			if err != nil {
+				return "", err
+			}
+			return Summarize(r).String(), nil
+		},
+		"total": func() string { return Summarize(reports...).String() },
+	}
+	t, err := template.New("doc").Funcs(funcs).Option("missingkey=error").Parse(source)
+	if err != nil {
+		return fmt.Errorf("%s: %w", DocSource, err)
+	}
+	return t.Execute(w, nil)
+}
+
+// medianCell is a summary's median relative error for a table cell.
+func medianCell(s Summary) string {
+	if s.Quantified == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%% (of %d)", 100*s.MedianRelError, s.Quantified)
+}
+
+// mdCell makes s safe inside a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
