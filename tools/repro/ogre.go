@@ -145,7 +145,7 @@ func note(c Claim, format string, args ...any) Claim {
 // hi+tolerance]. Its relative error is its distance from the range, relative to the nearer end.
 func inRange(claim string, lo, hi, tolerance, ours float64, unit string) Claim {
 	c := holds(claim, fmt.Sprintf("%.4g–%.4g %s", lo, hi, unit), withUnit(ours, unit), ours >= lo-tolerance && ours <= hi+tolerance)
-	c.Tolerance = "±" + withUnit(tolerance, unit)
+	c.Tolerance = toleranceText(tolerance, unit)
 	nearest := lo
 	if ours > (lo+hi)/2 {
 		nearest = hi
@@ -155,7 +155,7 @@ func inRange(claim string, lo, hi, tolerance, ours float64, unit string) Claim {
 		*c.RelError = 0
 	}
 	if c.Verdict != Matches {
-		c.Verdict = fmt.Sprintf("%s by %+.3g %s", Differs, ours-nearest, unit)
+		c.Verdict = differsBy(ours-nearest, unit)
 	}
 	return c
 }

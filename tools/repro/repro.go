@@ -160,19 +160,28 @@ func Lookup(name string) (Experiment, bool) {
 // the paper's value.
 func within(claim string, paper, ours, tolerance float64, unit string) Claim {
 	c := Claim{Claim: claim, Paper: withUnit(paper, unit), Ours: withUnit(ours, unit),
-		Tolerance: "±" + withUnit(tolerance, unit), Verdict: Matches}
+		Tolerance: toleranceText(tolerance, unit), Verdict: Matches}
 	c.quantify(paper, ours)
 	if math.Abs(ours-paper) > tolerance {
-		c.Verdict = fmt.Sprintf("%s by %+.3g %s", Differs, ours-paper, unit)
+		c.Verdict = differsBy(ours-paper, unit)
 	}
 	return c
+}
+
+// differsBy is the verdict of a number off by delta: "differs by +3.2 ms".
+func differsBy(delta float64, unit string) string {
+	sign := ""
+	if delta >= 0 {
+		sign = "+"
+	}
+	return Differs + " by " + sign + withUnit(delta, unit)
 }
 
 // withinRel is a numeric claim whose tolerance is a fraction of the paper's value: ours
 // matches if it lies within relTol·|paper| of it.
 func withinRel(claim string, paper, ours, relTol float64, unit string) Claim {
 	c := within(claim, paper, ours, relTol*math.Abs(paper), unit)
-	c.Tolerance = fmt.Sprintf("±%.3g%% (%s)", 100*relTol, c.Tolerance)
+	c.Tolerance = fmt.Sprintf("±%.3g%% of it (%s)", 100*relTol, c.Tolerance)
 	return c
 }
 
@@ -193,20 +202,32 @@ func bounded(claim, op string, bound, ours float64, unit string, ok bool) Claim 
 	c.Tolerance = "as stated"
 	c.PaperValue, c.OursValue = &bound, &ours
 	if !ok {
-		c.Verdict = fmt.Sprintf("%s by %+.3g %s", Differs, ours-bound, unit)
+		c.Verdict = differsBy(ours-bound, unit)
 	}
 	return c
 }
 
-// withUnit renders v with 4 significant digits and its unit.
+// withUnit renders v with 4 significant digits (3 below 1 in magnitude) and its unit.
 func withUnit(v float64, unit string) string {
-	if unit == "" {
-		return fmt.Sprintf("%.4g", v)
+	num := fmt.Sprintf("%.4g", v)
+	if math.Abs(v) < 1 {
+		num = fmt.Sprintf("%.3g", v)
 	}
-	if unit == "%" {
-		return fmt.Sprintf("%.4g%%", v)
+	switch unit {
+	case "":
+		return num
+	case "%":
+		return num + "%"
 	}
-	return fmt.Sprintf("%.4g %s", v, unit)
+	return num + " " + unit
+}
+
+// toleranceText renders an absolute tolerance: "±5 ms", or "as stated" for none.
+func toleranceText(tolerance float64, unit string) string {
+	if tolerance == 0 {
+		return "as stated"
+	}
+	return "±" + withUnit(tolerance, unit)
 }
 
 // holds is a qualitative claim: it matches if ok. Its text says what is tested; shape adds
