@@ -24,6 +24,7 @@ type reproOptions struct {
 	seed             uint64
 	jitterCorr       time.Duration
 	quiet            bool
+	alignedTimers    bool
 	// docFile, if set, receives the reproduction document generated from docSource and the run.
 	docFile, docSource string
 }
@@ -53,6 +54,7 @@ on stderr shows the running experiment and step (--quiet: none).`,
 	f.DurationVar(&o.jitterCorr, "jitter-correlation", time.Duration(bench.Defaults().JitterCorrelationUs)*time.Microsecond,
 		"correlation time of each inter-datacenter link's jitter in every run (0: independent per message)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress line")
+	f.BoolVar(&o.alignedTimers, "aligned-timers", false, "start every node's periodic timers in phase at time 0 (default: a seeded random phase per node)")
 	f.StringVar(&o.docFile, "doc", "", "also write the reproduction document (docs/REPRODUCTION.md) generated from --doc-source and this run")
 	f.StringVar(&o.docSource, "doc-source", repro.DocSource, "the hand-written source of --doc: Markdown with {{claims \"NAME\"}}, {{summary \"NAME\"...}}, {{line \"NAME\"}} and {{total}}")
 	_ = cmd.MarkFlagDirname("out")
@@ -149,7 +151,7 @@ func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 		return usagef("repro: --jitter-correlation must not be negative")
 	}
 	corrUs := o.jitterCorr.Microseconds()
-	env := repro.Env{Seed: o.seed, JitterCorrelationUs: &corrUs}
+	env := repro.Env{Seed: o.seed, JitterCorrelationUs: &corrUs, AlignedTimers: o.alignedTimers}
 	var reports []*repro.Report
 	start := time.Now()
 	progress := !o.quiet && isTerminal(stderr) // a line that redraws itself in place

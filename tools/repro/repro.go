@@ -72,13 +72,18 @@ type Env struct {
 	// link's jitter (bench.Options.JitterCorrelationUs) in every run; it matters only where
 	// links have jitter (the Chapter 4 experiments).
 	JitterCorrelationUs *int64
+	// AlignedTimers starts every node's periodic timers in phase at time 0 in every run
+	// (bench.Options.AlignedTimers), as the simulator did before timers had a random phase; it
+	// is there to measure what the phase changes.
+	AlignedTimers bool
 }
 
-// network applies the environment's network settings to opts.
+// network applies the environment's network settings, and its timers' phase, to opts.
 func (e Env) network(opts *bench.Options) {
 	if e.JitterCorrelationUs != nil {
 		opts.JitterCorrelationUs = *e.JitterCorrelationUs
 	}
+	opts.AlignedTimers = e.AlignedTimers
 }
 
 func (e Env) progress(format string, args ...any) {

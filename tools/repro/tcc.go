@@ -75,6 +75,7 @@ var tccTiny = tccScale{durationUs: 16_000, warmupUs: 4_000, maxPartitions: 32}
 func tccOptions(env Env, sc tccScale) bench.Options {
 	o := bench.TCCDefaults()
 	o.Seed = env.Seed
+	o.AlignedTimers = env.AlignedTimers // the one network setting of Env that a LAN run takes
 	o.DurationUs, o.WarmupUs, o.CooldownUs = sc.durationUs, sc.warmupUs, sc.warmupUs
 	return o
 }
