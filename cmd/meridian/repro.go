@@ -25,8 +25,10 @@ type reproOptions struct {
 	jitterCorr       time.Duration
 	quiet            bool
 	alignedTimers    bool
-	// docFile, if set, receives the reproduction document generated from docSource and the run.
+	// docFile, if set, receives the reproduction document generated from docSource and the run,
+	// compared with the saved runs docCompare (LABEL=FILE).
 	docFile, docSource string
+	docCompare         []string
 }
 
 // newReproCmd returns the repro command and its subcommand list.
@@ -57,6 +59,7 @@ on stderr shows the running experiment and step (--quiet: none).`,
 	f.BoolVar(&o.alignedTimers, "aligned-timers", false, "start every node's periodic timers in phase at time 0 (default: a seeded random phase per node)")
 	f.StringVar(&o.docFile, "doc", "", "also write the reproduction document (docs/REPRODUCTION.md) generated from --doc-source and this run")
 	f.StringVar(&o.docSource, "doc-source", repro.DocSource, "the hand-written source of --doc: Markdown with {{claims \"NAME\"}}, {{summary \"NAME\"...}}, {{line \"NAME\"}} and {{total}}")
+	f.StringArrayVar(&o.docCompare, "doc-compare", nil, "LABEL=FILE: a saved run (--json) that --doc's source compares with as {{tally \"LABEL\" NAME}} (repeatable)")
 	_ = cmd.MarkFlagDirname("out")
 	cmd.AddCommand(newReproDocCmd())
 	cmd.AddCommand(&cobra.Command{
@@ -78,38 +81,62 @@ on stderr shows the running experiment and step (--quiet: none).`,
 // saved run (--json of `meridian repro --all`), without running anything.
 func newReproDocCmd() *cobra.Command {
 	var jsonFile, source, out string
+	var compare []string
 	cmd := &cobra.Command{
 		Use:   "doc --json FILE [--source SRC] [--out FILE]",
 		Short: "generate docs/REPRODUCTION.md from a saved run's JSON and the hand-written source",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			data, err := os.ReadFile(jsonFile)
+			run, err := readReproRun(jsonFile)
 			if err != nil {
-				return usageError{err}
+				return err
 			}
-			var run repro.Run
-			if err := json.Unmarshal(data, &run); err != nil {
-				return usageError{fmt.Errorf("%s: %w", jsonFile, err)}
-			}
-			return writeReproDoc(source, out, run.Experiments)
+			return writeReproDoc(source, out, run.Experiments, compare)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&jsonFile, "json", "", "the run's claims, as `meridian repro --all --json FILE` wrote them")
 	f.StringVar(&source, "source", repro.DocSource, "the hand-written source")
 	f.StringVar(&out, "out", "docs/REPRODUCTION.md", "the document to write")
+	f.StringArrayVar(&compare, "compare", nil, "LABEL=FILE: another saved run the source compares with as {{tally \"LABEL\" NAME}} (repeatable)")
 	_ = cmd.MarkFlagRequired("json")
 	return cmd
 }
 
-// writeReproDoc writes the reproduction document out from the source file and reports.
-func writeReproDoc(source, out string, reports []*repro.Report) error {
+// readReproRun reads a run saved by `meridian repro --json FILE`.
+func readReproRun(path string) (*repro.Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	var run repro.Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	return &run, nil
+}
+
+// writeReproDoc writes the reproduction document out from the source file and reports,
+// compared with the saved runs compare (LABEL=FILE each).
+func writeReproDoc(source, out string, reports []*repro.Report, compare []string) error {
 	src, err := os.ReadFile(source)
 	if err != nil {
 		return usageError{err}
 	}
+	others := map[string][]*repro.Report{}
+	for _, c := range compare {
+		label, file, ok := strings.Cut(c, "=")
+		if !ok || label == "" {
+			return usagef("repro: a run to compare with is LABEL=FILE, got %q", c)
+		}
+		run, err := readReproRun(file)
+		if err != nil {
+			return err
+		}
+		others[label] = run.Experiments
+	}
 	var buf bytes.Buffer
-	if err := repro.WriteDoc(&buf, string(src), reports); err != nil {
+	if err := repro.WriteDoc(&buf, string(src), reports, others); err != nil {
 		return err
 	}
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
@@ -190,7 +217,7 @@ func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.docFile != "" {
-		return writeReproDoc(o.docSource, o.docFile, reports)
+		return writeReproDoc(o.docSource, o.docFile, reports, o.docCompare)
 	}
 	return nil
 }

@@ -67,3 +67,32 @@ func TestProgressLine(t *testing.T) {
 		}
 	}
 }
+
+// TestReproDoc regenerates a document from a saved run, compared with another saved run.
+func TestReproDoc(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run.json")
+	src, out := filepath.Join(dir, "src.md"), filepath.Join(dir, "out.md")
+	data := `{"experiments": [{"name": "x1", "title": "X", "claims": [{"claim": "c", "paper": "1 ms", "ours": "1.1 ms", "tolerance": "±0.2 ms", "verdict": "matches"}]}]}`
+	if err := os.WriteFile(run, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte("{{claims \"x1\"}}\nbefore: {{tally \"old\" \"x1\"}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "repro", "doc", "--json", run, "--source", src, "--out", out, "--compare", "old="+run); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| c | 1 ms | 1.1 ms | ±0.2 ms | matches |", "**x1: 1 claims, 1 match", "before: 1 of 1"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("document lacks %q:\n%s", want, got)
+		}
+	}
+	if code, _, _ := runCLI(t, "repro", "doc", "--json", run, "--source", src, "--out", out, "--compare", "nolabel"); code == 0 {
+		t.Error("--compare without LABEL= was accepted")
+	}
+}

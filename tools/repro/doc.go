@@ -25,20 +25,35 @@ const DocSource = "docs/REPRODUCTION.src.md"
 //	{{summary "e3.1" "e3.2"}}  a table with a row per experiment: claims, matches, median error
 //	{{line "e3.1"}}            e3.1's summary line alone
 //	{{total}}                  the summary line of every report
+//	{{tally "old" "e3.1"}}     "m of n": e3.1's matches and claims in the run others["old"]
+//	                           ("" for reports)
+//	{{tallyAll "old"}}         the same over every experiment of that run
 //
-// Naming an experiment that reports lacks is an error, so that the document never shows a
-// table that was not measured.
-func WriteDoc(w io.Writer, source string, reports []*Report) error {
-	byName := map[string]*Report{}
+// others are other runs to compare with (another revision, another setting), by label.
+// Naming an experiment or a run that is missing is an error, so that the document never
+// shows a table that was not measured.
+func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][]*Report) error {
+	runs := map[string]map[string]*Report{"": {}}
 	for _, r := range reports {
-		byName[r.Name] = r
+		runs[""][r.Name] = r
 	}
-	get := func(name string) (*Report, error) {
-		if r, ok := byName[name]; ok {
+	for label, rs := range others {
+		runs[label] = map[string]*Report{}
+		for _, r := range rs {
+			runs[label][r.Name] = r
+		}
+	}
+	getIn := func(label, name string) (*Report, error) {
+		run, ok := runs[label]
+		if !ok {
+			return nil, fmt.Errorf("no run labelled %q to compare with", label)
+		}
+		if r, ok := run[name]; ok {
 			return r, nil
 		}
-		return nil, fmt.Errorf("experiment %q was not run", name)
+		return nil, fmt.Errorf("experiment %q was not run (run %q)", name, label)
 	}
+	get := func(name string) (*Report, error) { return getIn("", name) }
 	funcs := template.FuncMap{
 		"claims": func(name string) (string, error) {
 			r, err := get(name)
@@ -79,6 +94,26 @@ func WriteDoc(w io.Writer, source string, reports []*Report) error {
 			return Summarize(r).String(), nil
 		},
 		"total": func() string { return Summarize(reports...).String() },
+		"tally": func(label, name string) (string, error) {
+			r, err := getIn(label, name)
+			if err != nil {
+				return "", err
+			}
+			s := Summarize(r)
+			return fmt.Sprintf("%d of %d", s.Matches, s.Claims), nil
+		},
+		"tallyAll": func(label string) (string, error) {
+			run, ok := runs[label]
+			if !ok {
+				return "", fmt.Errorf("no run labelled %q to compare with", label)
+			}
+			var rs []*Report
+			for _, r := range run {
+				rs = append(rs, r)
+			}
+			s := Summarize(rs...)
+			return fmt.Sprintf("%d of %d", s.Matches, s.Claims), nil
+		},
 	}
 	t, err := template.New("doc").Funcs(funcs).Option("missingkey=error").Parse(source)
 	if err != nil {

@@ -212,11 +212,15 @@ func bounded(claim, op string, bound, ours float64, unit string, ok bool) Claim 
 	return c
 }
 
-// withUnit renders v with 4 significant digits (3 below 1 in magnitude) and its unit.
+// withUnit renders v with 4 significant digits (3 below 1 in magnitude, every digit of the
+// integer part from 1000 up) and its unit.
 func withUnit(v float64, unit string) string {
 	num := fmt.Sprintf("%.4g", v)
-	if math.Abs(v) < 1 {
+	switch a := math.Abs(v); {
+	case a < 1:
 		num = fmt.Sprintf("%.3g", v)
+	case a >= 1000:
+		num = fmt.Sprintf("%.0f", v)
 	}
 	switch unit {
 	case "":
