@@ -80,25 +80,29 @@ on stderr shows the running experiment and step (--quiet: none).`,
 // newReproDocCmd returns `meridian repro doc`: the reproduction document regenerated from a
 // saved run (--json of `meridian repro --all`), without running anything.
 func newReproDocCmd() *cobra.Command {
-	var jsonFile, source, out string
-	var compare []string
+	var source, out string
+	var jsonFiles, compare []string
 	cmd := &cobra.Command{
-		Use:   "doc --json FILE [--source SRC] [--out FILE]",
+		Use:   "doc --json FILE... [--source SRC] [--out FILE]",
 		Short: "generate docs/REPRODUCTION.md from a saved run's JSON and the hand-written source",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			run, err := readReproRun(jsonFile)
-			if err != nil {
-				return err
+			var reports []*repro.Report
+			for _, f := range jsonFiles {
+				run, err := readReproRun(f)
+				if err != nil {
+					return err
+				}
+				reports = append(reports, run.Experiments...)
 			}
-			return writeReproDoc(source, out, run.Experiments, compare)
+			return writeReproDoc(source, out, reports, compare)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&jsonFile, "json", "", "the run's claims, as `meridian repro --all --json FILE` wrote them")
+	f.StringArrayVar(&jsonFiles, "json", nil, "the run's claims, as `meridian repro --all --json FILE` wrote them; repeat it for a run made of several (deterministic, same seed) invocations")
 	f.StringVar(&source, "source", repro.DocSource, "the hand-written source")
 	f.StringVar(&out, "out", "docs/REPRODUCTION.md", "the document to write")
-	f.StringArrayVar(&compare, "compare", nil, "LABEL=FILE: another saved run the source compares with as {{tally \"LABEL\" NAME}} (repeatable)")
+	f.StringArrayVar(&compare, "compare", nil, "LABEL=FILE: another saved run the source compares with as {{tally \"LABEL\" NAME}} (repeatable; files with one label make one run)")
 	_ = cmd.MarkFlagRequired("json")
 	return cmd
 }
@@ -133,7 +137,7 @@ func writeReproDoc(source, out string, reports []*repro.Report, compare []string
 		if err != nil {
 			return err
 		}
-		others[label] = run.Experiments
+		others[label] = append(others[label], run.Experiments...)
 	}
 	var buf bytes.Buffer
 	if err := repro.WriteDoc(&buf, string(src), reports, others); err != nil {

@@ -26,7 +26,7 @@ const DocSource = "docs/REPRODUCTION.src.md"
 //	{{line "e3.1"}}            e3.1's summary line alone
 //	{{total}}                  the summary line of every report
 //	{{tally "old" "e3.1"}}     "m of n": e3.1's matches and claims in the run others["old"]
-//	                           ("" for reports)
+//	                           ("" for reports), "not run" if that run lacks it
 //	{{tallyAll "old"}}         the same over every experiment of that run
 //
 // others are other runs to compare with (another revision, another setting), by label.
@@ -95,6 +95,9 @@ func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][
 		},
 		"total": func() string { return Summarize(reports...).String() },
 		"tally": func(label, name string) (string, error) {
+			if _, ok := runs[label][name]; !ok && label != "" && runs[label] != nil {
+				return "not run", nil // a comparison may cover part of the experiments
+			}
 			r, err := getIn(label, name)
 			if err != nil {
 				return "", err

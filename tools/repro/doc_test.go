@@ -62,19 +62,19 @@ func TestWriteDoc(t *testing.T) {
 	r.Claims[0].Tolerance = "±1 ms"
 	var b strings.Builder
 	src := "# Doc\n\n{{summary \"fake1.0\"}}\n\n## fake\n\n{{claims \"fake1.0\"}}\n\nTotal: {{total}}. Line: {{line \"fake1.0\"}}. " +
-		"Before: {{tally \"old\" \"fake1.0\"}}, all {{tallyAll \"old\"}}.\n"
+		"Before: {{tally \"old\" \"fake1.0\"}}, all {{tallyAll \"old\"}}; {{tally \"old\" \"e9.9\"}}.\n"
 	old := &Report{Name: "fake1.0", Claims: []Claim{{Verdict: Matches}, {Verdict: Matches}, {Verdict: Differs}}}
 	if err := WriteDoc(&b, src, []*Report{r}, map[string][]*Report{"old": {old}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| fake1.0 | A fake experiment | 2 | 1 | — |", "| latency at A < 10 ms | 9 ms | 8.5 ms | ±1 ms | matches |",
 		"| throughput doubles | 2× | 1.4× | — | differs by -0.6 |", "**fake1.0: 2 claims, 1 match; no quantified match.**",
-		"Total: 2 claims, 1 match; no quantified match.", "Before: 2 of 3, all 2 of 3."} {
+		"Total: 2 claims, 1 match; no quantified match.", "Before: 2 of 3, all 2 of 3; not run."} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("document lacks %q:\n%s", want, b.String())
 		}
 	}
-	for _, src := range []string{`{{claims "e9.9"}}`, `{{tally "old" "e9.9"}}`, `{{tallyAll "new"}}`} {
+	for _, src := range []string{`{{claims "e9.9"}}`, `{{tally "" "e9.9"}}`, `{{tally "new" "fake1.0"}}`, `{{tallyAll "new"}}`} {
 		if err := WriteDoc(&b, src, []*Report{r}, nil); err == nil {
 			t.Errorf("%s gave no error", src)
 		}
