@@ -82,6 +82,7 @@ on stderr shows the running experiment and step (--quiet: none).`,
 func newReproDocCmd() *cobra.Command {
 	var source, out string
 	var jsonFiles, compare []string
+	var partial bool
 	cmd := &cobra.Command{
 		Use:   "doc --json FILE... [--source SRC] [--out FILE]",
 		Short: "generate docs/REPRODUCTION.md from a saved run's JSON and the hand-written source",
@@ -95,13 +96,14 @@ func newReproDocCmd() *cobra.Command {
 				}
 				reports = append(reports, run.Experiments...)
 			}
-			return writeReproDoc(source, out, reports, compare)
+			return writeReproDoc(source, out, reports, compare, partial)
 		},
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&jsonFiles, "json", nil, "the run's claims, as `meridian repro --all --json FILE` wrote them; repeat it for a run made of several (deterministic, same seed) invocations")
 	f.StringVar(&source, "source", repro.DocSource, "the hand-written source")
 	f.StringVar(&out, "out", "docs/REPRODUCTION.md", "the document to write")
+	f.BoolVar(&partial, "partial", false, "show the experiments the run lacks as not measured instead of failing (a run cut short)")
 	f.StringArrayVar(&compare, "compare", nil, "LABEL=FILE: another saved run the source compares with as {{tally \"LABEL\" NAME}} (repeatable; files with one label make one run)")
 	_ = cmd.MarkFlagRequired("json")
 	return cmd
@@ -121,8 +123,9 @@ func readReproRun(path string) (*repro.Run, error) {
 }
 
 // writeReproDoc writes the reproduction document out from the source file and reports,
-// compared with the saved runs compare (LABEL=FILE each).
-func writeReproDoc(source, out string, reports []*repro.Report, compare []string) error {
+// compared with the saved runs compare (LABEL=FILE each); partial shows experiments reports
+// lacks as not measured.
+func writeReproDoc(source, out string, reports []*repro.Report, compare []string, partial bool) error {
 	src, err := os.ReadFile(source)
 	if err != nil {
 		return usageError{err}
@@ -140,7 +143,7 @@ func writeReproDoc(source, out string, reports []*repro.Report, compare []string
 		others[label] = append(others[label], run.Experiments...)
 	}
 	var buf bytes.Buffer
-	if err := repro.WriteDoc(&buf, string(src), reports, others); err != nil {
+	if err := repro.WriteDoc(&buf, string(src), reports, others, partial); err != nil {
 		return err
 	}
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
@@ -221,7 +224,7 @@ func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.docFile != "" {
-		return writeReproDoc(o.docSource, o.docFile, reports, o.docCompare)
+		return writeReproDoc(o.docSource, o.docFile, reports, o.docCompare, false)
 	}
 	return nil
 }

@@ -31,8 +31,9 @@ const DocSource = "docs/REPRODUCTION.src.md"
 //
 // others are other runs to compare with (another revision, another setting), by label.
 // Naming an experiment or a run that is missing is an error, so that the document never
-// shows a table that was not measured.
-func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][]*Report) error {
+// shows a table that was not measured, unless partial: then an experiment missing from reports
+// is shown as not measured (a run cut short), and counts as no claims.
+func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][]*Report, partial bool) error {
 	runs := map[string]map[string]*Report{"": {}}
 	for _, r := range reports {
 		runs[""][r.Name] = r
@@ -53,12 +54,21 @@ func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][
 		}
 		return nil, fmt.Errorf("experiment %q was not run (run %q)", name, label)
 	}
-	get := func(name string) (*Report, error) { return getIn("", name) }
+	get := func(name string) (*Report, error) {
+		r, err := getIn("", name)
+		if err != nil && partial {
+			return &Report{Name: name, Title: notMeasured}, nil
+		}
+		return r, err
+	}
 	funcs := template.FuncMap{
 		"claims": func(name string) (string, error) {
 			r, err := get(name)
 			if err != nil {
 				return "", err
+			}
+			if r.Title == notMeasured {
+				return "*" + notMeasured + ".*", nil
 			}
 			var b strings.Builder
 			b.WriteString("| Claim | Paper | Ours | Tolerance | Verdict |\n|---|---|---|---|---|\n")
@@ -99,6 +109,9 @@ func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][
 				return "not run", nil // a comparison may cover part of the experiments
 			}
 			r, err := getIn(label, name)
+			if label == "" {
+				r, err = get(name)
+			}
 			if err != nil {
 				return "", err
 			}
@@ -124,6 +137,9 @@ func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][
 	}
 	return t.Execute(w, nil)
 }
+
+// notMeasured stands for an experiment missing from a partial run (WriteDoc).
+const notMeasured = "Not measured in the run this page was generated from"
 
 // medianCell is a summary's median relative error for a table cell.
 func medianCell(s Summary) string {

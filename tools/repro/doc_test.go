@@ -64,7 +64,7 @@ func TestWriteDoc(t *testing.T) {
 	src := "# Doc\n\n{{summary \"fake1.0\"}}\n\n## fake\n\n{{claims \"fake1.0\"}}\n\nTotal: {{total}}. Line: {{line \"fake1.0\"}}. " +
 		"Before: {{tally \"old\" \"fake1.0\"}}, all {{tallyAll \"old\"}}; {{tally \"old\" \"e9.9\"}}.\n"
 	old := &Report{Name: "fake1.0", Claims: []Claim{{Verdict: Matches}, {Verdict: Matches}, {Verdict: Differs}}}
-	if err := WriteDoc(&b, src, []*Report{r}, map[string][]*Report{"old": {old}}); err != nil {
+	if err := WriteDoc(&b, src, []*Report{r}, map[string][]*Report{"old": {old}}, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| fake1.0 | A fake experiment | 2 | 1 | — |", "| latency at A < 10 ms | 9 ms | 8.5 ms | ±1 ms | matches |",
@@ -75,8 +75,13 @@ func TestWriteDoc(t *testing.T) {
 		}
 	}
 	for _, src := range []string{`{{claims "e9.9"}}`, `{{tally "" "e9.9"}}`, `{{tally "new" "fake1.0"}}`, `{{tallyAll "new"}}`} {
-		if err := WriteDoc(&b, src, []*Report{r}, nil); err == nil {
+		if err := WriteDoc(&b, src, []*Report{r}, nil, false); err == nil {
 			t.Errorf("%s gave no error", src)
 		}
+	}
+	b.Reset()
+	if err := WriteDoc(&b, `{{claims "e9.9"}} {{tally "" "e9.9"}}`, []*Report{r}, nil, true); err != nil ||
+		b.String() != "*"+notMeasured+".* 0 of 0" {
+		t.Errorf("partial: %q, %v", b.String(), err)
 	}
 }
