@@ -123,6 +123,7 @@ func TestNodeCrashLosesMessagesWaitingForItsInterface(t *testing.T) {
 	// the recovery arrives, and the interface's bookkeeping is clean again.
 	cfg := wl7(4)
 	cfg.LAN.JitterUs = 0
+	cfg.AlignedTimers = true // every node pings at 0
 	cfg.Faults = []Fault{{Kind: NodeCrash, Node: 0, StartUs: 2000, EndUs: 3000}}
 	s, rec := newSim(t, cfg, pingOpts{intervalUs: 10_000, size: 125_000})
 	s.RunUntil(10_000)

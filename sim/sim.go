@@ -85,6 +85,12 @@ type Config struct {
 	Faults  []Fault
 	Service Service
 	Chaos   Chaos
+	// AlignedTimers makes every timer a replica arms in its Start fire after exactly the delay
+	// it asked for, so that every node's periodic timers run in phase from time 0. By default
+	// such a timer first fires after a delay drawn uniformly from [1, delay] µs (a seeded random
+	// phase), as real nodes, which start whenever they start, are never in phase; later timers
+	// are never changed. Tests of analytic zero-load latencies that assume phase 0 set it.
+	AlignedTimers bool
 }
 
 // Chaos perturbs the network beyond the topology, for safety tests (spec §7.3): messages are
@@ -181,6 +187,8 @@ type Sim struct {
 	cutNodes   [][2]protocol.NodeID // active cuts between two nodes, lower id first; few
 	clients    map[txn.ClientID]*Conn
 	stats      Stats
+	// phaseRand draws the phase of the timers armed in Start (Config.AlignedTimers).
+	phaseRand *rand.Rand
 }
 
 // Stats counts what a run did.
@@ -268,6 +276,8 @@ func New(cfg Config) (*Sim, error) {
 		env.replica = r
 		s.nodes = append(s.nodes, env)
 	}
+	// Drawn after every other stream, so that those stay as they were before timers had phases.
+	s.phaseRand = rand.New(rand.NewPCG(master.Uint64(), master.Uint64()))
 	// Start runs as each replica's first event, after any fault beginning at 0: a datacenter or
 	// node whose outage starts at 0 starts only when the outage ends.
 	for _, nd := range s.nodes {
@@ -408,7 +418,9 @@ func (s *Sim) dispatch(e *event) (kept bool) {
 	case evStart:
 		nd := s.nodes[e.node]
 		nd.outAt = s.nowUs
+		nd.starting = true
 		nd.replica.Start()
+		nd.starting = false
 	case evReply:
 		if s.cfg.LAN.BandwidthBitsPerSec > 0 && s.receive(&e.conn.nic, e) {
 			return true
@@ -626,6 +638,7 @@ type node struct {
 	backlog   []*event // service model: inputs waiting, in arrival order
 	outAt     int64    // when the current handler's effects leave the node
 	nic       nic      // LAN bandwidth model
+	starting  bool     // in Start: timers armed now get a random phase (Config.AlignedTimers)
 }
 
 // run hands input e to the replica now, or, while the replica is busy or others wait (service
@@ -693,6 +706,9 @@ func (nd *node) Send(to protocol.NodeID, m protocol.Message) {
 }
 
 func (nd *node) SetTimer(afterUs int64, id protocol.TimerID) {
+	if nd.starting && afterUs > 1 && !nd.sim.cfg.AlignedTimers {
+		afterUs = 1 + nd.sim.phaseRand.Int64N(afterUs)
+	}
 	globalUs := int64(float64(afterUs) / (1 + nd.driftPPM/1e6))
 	e := nd.sim.newEvent()
 	e.at, e.kind, e.dc, e.node, e.tmr = nd.outAt+max(globalUs, 0), evTimer, nd.dc, nd.id, id

@@ -287,17 +287,27 @@ func TestDifferentSeedGivesDifferentTraceWithJitter(t *testing.T) {
 	if firstDiff(a, b) < 0 {
 		t.Fatal("seeds 1 and 2 produced identical traces with jitter 1")
 	}
-	// With no jitter and no protocol randomness the network is fully deterministic, so the seed
-	// does not matter.
-	c, _ := runTrace(t, busyConfig(1, 0), opts)
-	d, _ := runTrace(t, busyConfig(2, 0), opts)
+	// With no jitter, no protocol randomness and aligned timers the network is fully
+	// deterministic, so the seed does not matter; the timers' random phases depend on it.
+	aligned := func(seed uint64) Config {
+		cfg := busyConfig(seed, 0)
+		cfg.AlignedTimers = true
+		return cfg
+	}
+	c, _ := runTrace(t, aligned(1), opts)
+	d, _ := runTrace(t, aligned(2), opts)
 	if i := firstDiff(c, d); i >= 0 {
-		t.Fatalf("with jitter 0, seeds 1 and 2 diverge at event %d:\n  %v\n  %v", i, at(c, i), at(d, i))
+		t.Fatalf("with jitter 0 and aligned timers, seeds 1 and 2 diverge at event %d:\n  %v\n  %v", i, at(c, i), at(d, i))
+	}
+	if p1, _ := runTrace(t, busyConfig(1, 0), opts); firstDiff(p1, c) < 0 {
+		t.Fatal("timers started at a random phase ran as aligned ones")
+	} else if p2, _ := runTrace(t, busyConfig(2, 0), opts); firstDiff(p1, p2) < 0 {
+		t.Fatal("seeds 1 and 2 gave the timers the same phases")
 	}
 	// Each node's Rand is seeded from the run's seed.
 	opts.useRand = true
-	e, _ := runTrace(t, busyConfig(1, 0), opts)
-	f, _ := runTrace(t, busyConfig(2, 0), opts)
+	e, _ := runTrace(t, aligned(1), opts)
+	f, _ := runTrace(t, aligned(2), opts)
 	if firstDiff(e, f) < 0 {
 		t.Fatal("seeds 1 and 2 gave identical env.Rand draws")
 	}
@@ -655,7 +665,7 @@ func TestClockOffsetAndDrift(t *testing.T) {
 	offsets := []int64{0, 250_000, -40_000}
 	drifts := []float64{0, 2000, -5000} // ppm: large, so that mistakes show
 	const interval = 100_000
-	s, rec := newSim(t, Config{Seed: 1, ClockOffsetUs: offsets, ClockDriftPPM: drifts}, pingOpts{intervalUs: interval, size: 1})
+	s, rec := newSim(t, Config{Seed: 1, ClockOffsetUs: offsets, ClockDriftPPM: drifts, AlignedTimers: true}, pingOpts{intervalUs: interval, size: 1})
 	s.RunUntil(10_000_000)
 	fires := map[protocol.NodeID][]entry{}
 	for _, e := range rec.entries {
@@ -1298,5 +1308,50 @@ func TestChaosLosesDuplicatesAndReorders(t *testing.T) {
 	}
 	if !reordered || twice == 0 {
 		t.Fatalf("reordered=%v, %d pings arrived twice: chaos did nothing", reordered, twice)
+	}
+}
+
+// TestTimersStartAtRandomPhase: a timer armed in Start first fires after a delay drawn from
+// [1, interval] µs, different per node and per seed but the same for one seed; later timers keep
+// their interval; with AlignedTimers every node's first timer fires at the interval.
+func TestTimersStartAtRandomPhase(t *testing.T) {
+	const interval = 100_000
+	firstFires := func(cfg Config) []int64 {
+		s, rec := newSim(t, cfg, pingOpts{intervalUs: interval, size: 1})
+		s.RunUntil(5 * interval)
+		first := make([]int64, len(s.Nodes()))
+		last := make([]int64, len(s.Nodes()))
+		for _, e := range rec.entries {
+			if e.Kind != "timer" {
+				continue
+			}
+			if first[e.Node] == 0 {
+				first[e.Node] = e.AtUs
+			} else if gap := e.AtUs - last[e.Node]; gap != interval {
+				t.Fatalf("node %d: a later timer fired %d µs after the previous one, want %d", e.Node, gap, interval)
+			}
+			last[e.Node] = e.AtUs
+		}
+		return first
+	}
+	a, b, other := firstFires(Config{Seed: 1}), firstFires(Config{Seed: 1}), firstFires(Config{Seed: 2})
+	if !slices.Equal(a, b) {
+		t.Fatalf("seed 1 gave phases %v, then %v", a, b)
+	}
+	if slices.Equal(a, other) {
+		t.Fatalf("seeds 1 and 2 gave the same phases %v", a)
+	}
+	for node, at := range a {
+		if at < 1 || at > interval {
+			t.Fatalf("node %d's first timer fired at %d µs, want within [1, %d]", node, at, interval)
+		}
+	}
+	if slices.Min(a) == slices.Max(a) {
+		t.Fatalf("every node's first timer fired at %d µs", a[0])
+	}
+	for node, at := range firstFires(Config{Seed: 1, AlignedTimers: true}) {
+		if at != interval {
+			t.Fatalf("aligned: node %d's first timer fired at %d µs, want %d", node, at, interval)
+		}
 	}
 }

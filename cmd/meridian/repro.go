@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +24,11 @@ type reproOptions struct {
 	seed             uint64
 	jitterCorr       time.Duration
 	quiet            bool
+	alignedTimers    bool
+	// docFile, if set, receives the reproduction document generated from docSource and the run,
+	// compared with the saved runs docCompare (LABEL=FILE).
+	docFile, docSource string
+	docCompare         []string
 }
 
 // newReproCmd returns the repro command and its subcommand list.
@@ -48,7 +56,12 @@ on stderr shows the running experiment and step (--quiet: none).`,
 	f.DurationVar(&o.jitterCorr, "jitter-correlation", time.Duration(bench.Defaults().JitterCorrelationUs)*time.Microsecond,
 		"correlation time of each inter-datacenter link's jitter in every run (0: independent per message)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress line")
+	f.BoolVar(&o.alignedTimers, "aligned-timers", false, "start every node's periodic timers in phase at time 0 (default: a seeded random phase per node)")
+	f.StringVar(&o.docFile, "doc", "", "also write the reproduction document (docs/REPRODUCTION.md) generated from --doc-source and this run")
+	f.StringVar(&o.docSource, "doc-source", repro.DocSource, "the hand-written source of --doc: Markdown with {{claims \"NAME\"}}, {{summary \"NAME\"...}}, {{line \"NAME\"}} and {{total}}")
+	f.StringArrayVar(&o.docCompare, "doc-compare", nil, "LABEL=FILE: a saved run (--json) that --doc's source compares with as {{tally \"LABEL\" NAME}} (repeatable)")
 	_ = cmd.MarkFlagDirname("out")
+	cmd.AddCommand(newReproDocCmd())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "list the experiments",
@@ -62,6 +75,81 @@ on stderr shows the running experiment and step (--quiet: none).`,
 		},
 	})
 	return cmd
+}
+
+// newReproDocCmd returns `meridian repro doc`: the reproduction document regenerated from a
+// saved run (--json of `meridian repro --all`), without running anything.
+func newReproDocCmd() *cobra.Command {
+	var source, out string
+	var jsonFiles, compare []string
+	var partial bool
+	cmd := &cobra.Command{
+		Use:   "doc --json FILE... [--source SRC] [--out FILE]",
+		Short: "generate docs/REPRODUCTION.md from a saved run's JSON and the hand-written source",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			var reports []*repro.Report
+			for _, f := range jsonFiles {
+				run, err := readReproRun(f)
+				if err != nil {
+					return err
+				}
+				reports = append(reports, run.Experiments...)
+			}
+			return writeReproDoc(source, out, reports, compare, partial)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&jsonFiles, "json", nil, "the run's claims, as `meridian repro --all --json FILE` wrote them; repeat it for a run made of several (deterministic, same seed) invocations")
+	f.StringVar(&source, "source", repro.DocSource, "the hand-written source")
+	f.StringVar(&out, "out", "docs/REPRODUCTION.md", "the document to write")
+	f.BoolVar(&partial, "partial", false, "show the experiments the run lacks as not measured instead of failing (a run cut short)")
+	f.StringArrayVar(&compare, "compare", nil, "LABEL=FILE: another saved run the source compares with as {{tally \"LABEL\" NAME}} (repeatable; files with one label make one run)")
+	_ = cmd.MarkFlagRequired("json")
+	return cmd
+}
+
+// readReproRun reads a run saved by `meridian repro --json FILE`.
+func readReproRun(path string) (*repro.Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	var run repro.Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	return &run, nil
+}
+
+// writeReproDoc writes the reproduction document out from the source file and reports,
+// compared with the saved runs compare (LABEL=FILE each); partial shows experiments reports
+// lacks as not measured.
+func writeReproDoc(source, out string, reports []*repro.Report, compare []string, partial bool) error {
+	src, err := os.ReadFile(source)
+	if err != nil {
+		return usageError{err}
+	}
+	others := map[string][]*repro.Report{}
+	for _, c := range compare {
+		label, file, ok := strings.Cut(c, "=")
+		if !ok || label == "" {
+			return usagef("repro: a run to compare with is LABEL=FILE, got %q", c)
+		}
+		run, err := readReproRun(file)
+		if err != nil {
+			return err
+		}
+		others[label] = append(others[label], run.Experiments...)
+	}
+	var buf bytes.Buffer
+	if err := repro.WriteDoc(&buf, string(src), reports, others, partial); err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return usageError{fmt.Errorf("cannot write %s: %w", out, err)}
+	}
+	return nil
 }
 
 // completeExperiments completes the experiment names of `meridian repro`.
@@ -97,7 +185,7 @@ func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 		return usagef("repro: --jitter-correlation must not be negative")
 	}
 	corrUs := o.jitterCorr.Microseconds()
-	env := repro.Env{Seed: o.seed, JitterCorrelationUs: &corrUs}
+	env := repro.Env{Seed: o.seed, JitterCorrelationUs: &corrUs, AlignedTimers: o.alignedTimers}
 	var reports []*repro.Report
 	start := time.Now()
 	progress := !o.quiet && isTerminal(stderr) // a line that redraws itself in place
@@ -107,7 +195,7 @@ func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 				fmt.Fprint(stderr, "\r\033[K"+progressLine(i, len(exps), time.Since(start), step))
 			}
 		}
-		r, err := e.Run(env)
+		r, err := e.RunSummarized(env)
 		if progress {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
@@ -126,8 +214,17 @@ func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	total := repro.Summarize(reports...)
+	if len(reports) > 1 {
+		fmt.Fprintf(stdout, "all %d experiments: %s\n", len(reports), total)
+	}
 	if o.jsonFile != "" {
-		return writeJSON(o.jsonFile, map[string][]*repro.Report{"experiments": reports})
+		if err := writeJSON(o.jsonFile, repro.Run{Experiments: reports, Summary: total}); err != nil {
+			return err
+		}
+	}
+	if o.docFile != "" {
+		return writeReproDoc(o.docSource, o.docFile, reports, o.docCompare, false)
 	}
 	return nil
 }
@@ -135,16 +232,12 @@ func runRepro(o reproOptions, names []string, stdout, stderr io.Writer) error {
 func printReport(w io.Writer, r *repro.Report) {
 	fmt.Fprintf(w, "%s: %s\n", r.Name, r.Title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  CLAIM\tPAPER\tOURS\tVERDICT")
-	matched := 0
+	fmt.Fprintln(tw, "  CLAIM\tPAPER\tOURS\tTOLERANCE\tVERDICT")
 	for _, c := range r.Claims {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Claim, c.Paper, c.Ours, c.Verdict)
-		if c.Verdict == repro.Matches {
-			matched++
-		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Claim, c.Paper, c.Ours, c.Tolerance, c.Verdict)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  %d of %d claims match\n\n", matched, len(r.Claims))
+	fmt.Fprintf(w, "  %s: %s\n\n", r.Name, repro.Summarize(r))
 }
 
 // progressLine is the progress bar of `meridian repro` while experiment done+1 of n runs step:

@@ -314,11 +314,15 @@ func replicaName(topoDCs []string, nd protocol.Node, partitioned bool) string {
 
 // describe renders the run's configuration, for replaying it.
 func describe(opts *Options, protocolName string) string {
-	return fmt.Sprintf("protocol=%s workload=%s topology=%s partitions=%d seed=%d clients-per-dc=%d duration=%s window=[%s,%s) rate=%g retry=%t retry-backoff=%s jitter=%g jitter-correlation=%s clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v client-hop-us=%d intra-dc-us=%d lan=%+v workload-config=%+v",
+	aligned := ""
+	if opts.AlignedTimers {
+		aligned = " aligned-timers=true"
+	}
+	return fmt.Sprintf("protocol=%s workload=%s topology=%s partitions=%d seed=%d clients-per-dc=%d duration=%s window=[%s,%s) rate=%g retry=%t retry-backoff=%s jitter=%g jitter-correlation=%s clock-offsets-us=%v clock-drift-ppm=%v faults=%v chaos=%+v params=%v service=%+v client-hop-us=%d intra-dc-us=%d lan=%+v workload-config=%+v%s",
 		protocolName, opts.Workload.Name(), opts.Topology.Name, opts.Partitions, opts.Seed, opts.ClientsPerDC,
 		time.Duration(opts.DurationUs)*time.Microsecond, time.Duration(opts.WarmupUs)*time.Microsecond,
 		time.Duration(opts.DurationUs-opts.CooldownUs)*time.Microsecond, opts.RatePerClient, opts.Retry,
 		time.Duration(opts.RetryBackoffUs)*time.Microsecond, opts.Jitter,
 		time.Duration(opts.JitterCorrelationUs)*time.Microsecond, opts.ClockOffsetUs, opts.ClockDriftPPM,
-		opts.Faults, opts.Chaos, opts.Params, opts.Service, opts.ClientHopUs, opts.IntraDCUs, opts.LAN, opts.Workload)
+		opts.Faults, opts.Chaos, opts.Params, opts.Service, opts.ClientHopUs, opts.IntraDCUs, opts.LAN, opts.Workload, aligned)
 }

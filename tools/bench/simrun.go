@@ -85,7 +85,7 @@ func newSim(opts *Options, entry registry.Entry, nodes []protocol.Node) (*sim.Si
 	cfg := sim.Config{Topology: opts.Topology, Nodes: nodes, Factory: entry.New, Params: opts.Params, Seed: opts.Seed,
 		Jitter: opts.Jitter, JitterCorrelationUs: opts.JitterCorrelationUs, ClockOffsetUs: opts.ClockOffsetUs,
 		ClockDriftPPM: opts.ClockDriftPPM, ClientHopUs: opts.ClientHopUs, IntraDCUs: opts.IntraDCUs, LAN: opts.LAN,
-		Faults: opts.Faults, Service: opts.Service, Chaos: opts.Chaos}
+		Faults: opts.Faults, Service: opts.Service, Chaos: opts.Chaos, AlignedTimers: opts.AlignedTimers}
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

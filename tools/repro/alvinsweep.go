@@ -25,8 +25,7 @@ type alvinCurve []alvinPoint
 // peak is the run of highest throughput.
 func (c alvinCurve) peak() alvinPoint { return c[peakIndex(len(c), c.tps)] }
 
-// knee is the first thread count whose throughput reaches 95% of the sweep's peak: where the
-// curve stops scaling.
+// knee is the thread count where the curve stops scaling (levelOffIndex).
 func (c alvinCurve) knee() int { return c[levelOffIndex(len(c), c.tps)].threads }
 
 // tps is the throughput of point i.

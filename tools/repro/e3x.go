@@ -200,7 +200,7 @@ func runE32(env Env) (*Report, error) {
 			fmt.Sprintf("latency/RTT^i_max: %s ms; r = %.2f", strings.Join(perDC, ", "), pearson(lat, bound)), pearson(lat, bound) >= 0.9),
 		holds("2500 keys: I and S sit close to (within 15% of) their RTT^i_max", "close to 341 ms",
 			fmt.Sprintf("I %.0f, S %.0f ms", dcResult(big, "I").Latency.Mean, dcResult(big, "S").Latency.Mean), closeIS),
-		within("2500 keys: C, V and O's mean latency as a share of I and S's", 66.7, 100*ratio(big), 10, "%"),
+		withinRel("2500 keys: C, V and O's mean latency as a share of I and S's", 66.7, 100*ratio(big), heliosRelTol, "%"),
 		holds("500 keys: the gap is smaller (more aborts, which are fast)", "share higher than with 2500 keys",
 			fmt.Sprintf("%.0f%% vs %.0f%%", 100*ratio(runs[500].res), 100*ratio(big)), ratio(runs[500].res) > ratio(big)),
 		holds("2500 keys: commit counts barely differ between DCs (spread ≤ 15% of the mean)", "barely differ",
@@ -228,8 +228,8 @@ func runE33(env Env) (*Report, error) {
 	above := pctChange(ch3Commits(at(500).res), ch3Commits(at(5000).res))
 	r := &Report{Name: "e3.3", Title: experiments["e3.3"].Title}
 	r.Claims = append(r.Claims,
-		within("2500 → 5000 keys: change in commits", 7, pctChange(ch3Commits(at(2500).res), ch3Commits(at(5000).res)), 5, "%"),
-		within("2500 → 5000 keys: change in latency", 3, pctChange(at(2500).avgMs, at(5000).avgMs), 5, "%"),
+		withinRel("2500 → 5000 keys: change in commits", 7, pctChange(ch3Commits(at(2500).res), ch3Commits(at(5000).res)), heliosRelTol, "%"),
+		withinRel("2500 → 5000 keys: change in latency", 3, pctChange(at(2500).avgMs, at(5000).avgMs), heliosRelTol, "%"),
 		holds("contention hurts strongly below 500 keys and the curve flattens above (gain 50→500 ≥ 30% and ≥ 2× the gain 500→5000)",
 			"steep below 500, flat above", fmt.Sprintf("commits 50→500 %+.0f%%, 500→5000 %+.0f%%", below, above), below >= 30 && below >= 2*above),
 	)
@@ -271,9 +271,9 @@ func runE34(env Env) (*Report, error) {
 			}
 		}
 		r.Claims = append(r.Claims,
-			within(fmt.Sprintf("%d keys, w:r 1:9 → 9:1: latency worse by (aborts included, Ch. 3's convention; ours committed only: %+.1f%%)",
-				tc.keys, pctChange(committedOnly[0].avgMs, committedOnly[1].avgMs)), tc.latencyPct, pctChange(pair[0].avgMs, pair[1].avgMs), 10, "%"),
-			within(fmt.Sprintf("%d keys, w:r 1:9 → 9:1: commits fall by", tc.keys), tc.commitPct, -pctChange(ch3Commits(pair[0].res), ch3Commits(pair[1].res)), 10, "%"),
+			withinRel(fmt.Sprintf("%d keys, w:r 1:9 → 9:1: latency worse by (aborts included, Ch. 3's convention; ours committed only: %+.1f%%)",
+				tc.keys, pctChange(committedOnly[0].avgMs, committedOnly[1].avgMs)), tc.latencyPct, pctChange(pair[0].avgMs, pair[1].avgMs), heliosRelTol, "%"),
+			withinRel(fmt.Sprintf("%d keys, w:r 1:9 → 9:1: commits fall by", tc.keys), tc.commitPct, -pctChange(ch3Commits(pair[0].res), ch3Commits(pair[1].res)), heliosRelTol, "%"),
 		)
 	}
 	r.Series = seriesFromResults(labels, runs...)
@@ -352,7 +352,7 @@ func runE35(env Env) (*Report, error) {
 	r.Claims = append(r.Claims,
 		holds("a larger interval raises C's latency and its spread (10, 50, 100, 200 ms)", "both rise",
 			fmt.Sprintf("mean %s ms; p10–p90 width %s ms", strings.Join(means, ", "), strings.Join(widths, ", ")), rising),
-		within("the 10 ms range is about one third as wide as the 200 ms one (p10–p90 widths)", 33, 100*(hi10-lo10)/(hi200-lo200), 15, "%"),
+		withinRel("the 10 ms range is about one third as wide as the 200 ms one (p10–p90 widths)", 33, 100*(hi10-lo10)/(hi200-lo200), heliosRelTol, "%"),
 	)
 	r.Series = seriesFromResults(labels, runs...)
 	return r, nil

@@ -35,23 +35,6 @@ func TestExperimentsRegistered(t *testing.T) {
 	}
 }
 
-// TestTable41MatchesEveryClaim runs the cheapest experiment end to end.
-func TestTable41MatchesEveryClaim(t *testing.T) {
-	e, _ := Lookup("table4.1")
-	r, err := e.Run(Env{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Name != "table4.1" || r.Title != e.Title || len(r.Claims) == 0 {
-		t.Fatalf("report %q %q with %d claims", r.Name, r.Title, len(r.Claims))
-	}
-	for _, c := range r.Claims {
-		if c.Verdict != Matches {
-			t.Errorf("%s: paper %s, ours %s: %s", c.Claim, c.Paper, c.Ours, c.Verdict)
-		}
-	}
-}
-
 func TestCDFHelpers(t *testing.T) {
 	cdf := []workload.CDFPoint{{Ms: 10, Fraction: 0}, {Ms: 20, Fraction: 0.5}, {Ms: 40, Fraction: 1}}
 	for _, tc := range []struct{ q, ms float64 }{{0, 10}, {0.25, 15}, {0.5, 20}, {0.75, 30}, {1, 40}} {

@@ -33,7 +33,8 @@ func WriteDir(dir string, reports []*Report) error {
 	return WriteIndex(dir, reports)
 }
 
-// WriteExperiment writes r into dir/<r.Name>/: claims.csv (claim, paper, ours, verdict), for
+// WriteExperiment writes r into dir/<r.Name>/: claims.csv (claim, paper, ours, tolerance,
+// verdict), for
 // every series <series>.csv and the plot <series>.png, and index.html, a self-contained page
 // with the claims and the plots embedded.
 func WriteExperiment(dir string, r *Report) error {
@@ -41,14 +42,14 @@ func WriteExperiment(dir string, r *Report) error {
 	if err := os.MkdirAll(expDir, 0o755); err != nil {
 		return err
 	}
-	rows := [][]string{{"claim", "paper", "ours", "verdict"}}
+	rows := [][]string{{"claim", "paper", "ours", "tolerance", "verdict"}}
 	for _, c := range r.Claims {
-		rows = append(rows, []string{c.Claim, c.Paper, c.Ours, c.Verdict})
+		rows = append(rows, []string{c.Claim, c.Paper, c.Ours, c.Tolerance, c.Verdict})
 	}
 	if err := writeCSV(filepath.Join(expDir, "claims.csv"), rows); err != nil {
 		return err
 	}
-	page := experimentPage{Report: r, Matched: matched(r)}
+	page := experimentPage{Report: r, Matched: matched(r), Summary: Summarize(r)}
 	used := map[string]bool{"claims": true, "index": true}
 	for _, s := range r.Series {
 		stem := fileStem(s.Name)
@@ -87,6 +88,7 @@ func WriteIndex(dir string, reports []*Report) error {
 		page.Matched += e.Matched
 		page.Claims += len(r.Claims)
 	}
+	page.Summary = Summarize(reports...)
 	return writeTemplate(filepath.Join(dir, "index.html"), indexTemplate, page)
 }
 
@@ -443,6 +445,7 @@ type figure struct {
 type experimentPage struct {
 	*Report
 	Matched int
+	Summary Summary
 	Figures []figure
 }
 
@@ -455,6 +458,7 @@ type indexEntry struct {
 type indexPage struct {
 	Experiments     []indexEntry
 	Matched, Claims int
+	Summary         Summary
 }
 
 func writeTemplate(path string, t *template.Template, data any) error {
@@ -492,10 +496,10 @@ var experimentTemplate = template.Must(template.New("experiment").Parse(`<!DOCTY
 <body>
 <p><a href="../index.html">← all experiments</a></p>
 <h1>{{.Name}}: {{.Title}}</h1>
-<p class="sub"><span class="{{if eq .Matched (len .Claims)}}matches{{else if eq .Matched 0}}differs{{else}}partial{{end}}">{{.Matched}} of {{len .Claims}} claims match</span> · <a href="claims.csv">claims.csv</a></p>
+<p class="sub"><span class="{{if eq .Matched (len .Claims)}}matches{{else if eq .Matched 0}}differs{{else}}partial{{end}}">{{.Matched}} of {{len .Claims}} claims match</span> · {{.Summary}} · <a href="claims.csv">claims.csv</a></p>
 <table>
-<tr><th>Claim</th><th>Paper</th><th>Ours</th><th>Verdict</th></tr>
-{{range .Claims}}<tr><td>{{.Claim}}</td><td>{{.Paper}}</td><td>{{.Ours}}</td><td class="{{if eq .Verdict "matches"}}matches{{else}}differs{{end}}">{{.Verdict}}</td></tr>
+<tr><th>Claim</th><th>Paper</th><th>Ours</th><th>Tolerance</th><th>Verdict</th></tr>
+{{range .Claims}}<tr><td>{{.Claim}}</td><td>{{.Paper}}</td><td>{{.Ours}}</td><td>{{.Tolerance}}</td><td class="{{if eq .Verdict "matches"}}matches{{else}}differs{{end}}">{{.Verdict}}</td></tr>
 {{end}}</table>
 <h2>Measurements</h2>
 {{range .Figures}}<figure>
@@ -516,7 +520,7 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 </head>
 <body>
 <h1>Meridian: reproduced experiments</h1>
-<p class="sub">{{len .Experiments}} experiments · {{.Matched}} of {{.Claims}} claims match</p>
+<p class="sub">{{len .Experiments}} experiments · {{.Summary}}</p>
 <table>
 <tr><th>Experiment</th><th>Title</th><th>Claims matching</th></tr>
 {{range .Experiments}}<tr><td><a href="{{.Dir}}/index.html">{{.Name}}</a></td><td>{{.Title}}</td><td class="{{if eq .Matched (len .Claims)}}matches{{else if eq .Matched 0}}differs{{else}}partial{{end}}">{{.Matched}} / {{len .Claims}}</td></tr>

@@ -55,7 +55,7 @@ func TestWriteDir(t *testing.T) {
 	exp := filepath.Join(dir, "fake1.0")
 
 	claims := outCSV(t, filepath.Join(exp, "claims.csv"))
-	if len(claims) != 3 || strings.Join(claims[0], ",") != "claim,paper,ours,verdict" || claims[1][0] != r.Claims[0].Claim {
+	if len(claims) != 3 || strings.Join(claims[0], ",") != "claim,paper,ours,tolerance,verdict" || claims[1][0] != r.Claims[0].Claim {
 		t.Errorf("claims.csv = %q", claims)
 	}
 	wantShape := map[string][2]int{ // rows, columns (header included)
@@ -105,7 +105,7 @@ func TestWriteDir(t *testing.T) {
 	}
 
 	index := outFile(t, filepath.Join(dir, "index.html"))
-	for _, want := range []string{`href="fake1.0/index.html"`, "A fake experiment", "1 / 2", "1 of 2 claims match"} {
+	for _, want := range []string{`href="fake1.0/index.html"`, "A fake experiment", "1 / 2", "2 claims, 1 match"} {
 		if !strings.Contains(index, want) {
 			t.Errorf("index page lacks %q", want)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/tcc/eiger"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/workload"
 )
@@ -22,7 +23,22 @@ import (
 var tccProtocols = []string{"ec", "fastccs", "eiger", "wren"}
 
 // tccLabels name the systems in plots and claims as the thesis does.
-var tccLabels = map[string]string{"ec": "EC", "fastccs": "FastCCS", "eiger": "Eiger", "wren": "Wren"}
+var tccLabels = map[string]string{"ec": "EC", "fastccs": "FastCCS", "eiger": "Eiger", "wren": "Wren",
+	tccEigerThesis: "Eiger (thesis reading)"}
+
+// tccEigerThesis is Eiger under the thesis's reading (eiger.ReadingThesis: a partition-wide EVT,
+// reads without the client's clock) where "eiger" runs as spec §3.2 prescribes. E1 and E9/E10,
+// where the thesis gives Eiger's rounds, run both, so that the report shows which reading the
+// thesis's numbers match; every claim about "Eiger" is about the spec's.
+const tccEigerThesis = "eiger-thesis"
+
+// tccVariants are systems that run a registered protocol with parameters of their own.
+var tccVariants = map[string]struct {
+	protocol string
+	params   protocol.Params
+}{
+	tccEigerThesis: {"eiger", protocol.Params{eiger.ParamReading: eiger.ReadingThesis}},
+}
 
 func tccLabel(p string) string { return cmpOr(tccLabels[p], p) }
 
@@ -51,12 +67,15 @@ var tccFull = tccScale{durationUs: 2_000_000, warmupUs: 500_000, maxPartitions: 
 // tccTiny runs a few hundred transactions per point on at most 32 partitions.
 var tccTiny = tccScale{durationUs: 16_000, warmupUs: 4_000, maxPartitions: 32}
 
-// tccOptions is the thesis's default setting (bench.TCCDefaults: 8 partitions, 32 clients,
+// tccOptions is the thesis's default setting (bench.TCCDefaults: 8 partitions, 32 clients (our
+// choice: the thesis gives no client count, and spec WL4 asks for EC's knee or e.g. 32 per
+// partition, neither of which 4 per partition is; docs/REPRODUCTION.md),
 // 5 keys per transaction, 128-byte values, 5% writes, Gaussian keys, and PeerSim's network:
 // delays uniform in [0, 1] ms and 1 Gb/s per node, bench.ThesisLAN) for one trial of sc.
 func tccOptions(env Env, sc tccScale) bench.Options {
 	o := bench.TCCDefaults()
 	o.Seed = env.Seed
+	o.AlignedTimers = env.AlignedTimers // the one network setting of Env that a LAN run takes
 	o.DurationUs, o.WarmupUs, o.CooldownUs = sc.durationUs, sc.warmupUs, sc.warmupUs
 	return o
 }
@@ -69,16 +88,20 @@ func tccRun(env Env, label string, opts bench.Options, protocols []string, param
 	out := map[string]*tccResult{}
 	for _, p := range protocols {
 		o := opts
-		if len(params[p]) > 0 {
+		name, variant := p, tccVariants[p]
+		if variant.protocol != "" {
+			name = variant.protocol
+		}
+		if len(params[p])+len(variant.params) > 0 {
 			o.Params = protocol.Params{}
-			for _, src := range []protocol.Params{opts.Params, params[p]} {
+			for _, src := range []protocol.Params{opts.Params, variant.params, params[p]} {
 				for k, v := range src {
 					o.Params[k] = v
 				}
 			}
 		}
 		env.progress("%s: %s, %d partitions, %d clients, %g virtual s", label, p, o.Partitions, o.ClientsPerDC, float64(o.DurationUs)/1e6)
-		res, err := bench.Run(o, p)
+		res, err := bench.Run(o, name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", label, p, err)
 		}

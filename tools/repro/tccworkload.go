@@ -37,6 +37,17 @@ var tccValueSizes = []float64{2, 8, 32, 128, 256, 512, 1024}
 // "0.01%" is the table's 0.01).
 var tccWriteFractions = []float64{0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5}
 
+// tccRelTol is the tolerance of a number the thesis gives ("~10%"): 15% of it.
+const tccRelTol = 0.15
+
+// tccEqualPct is how far apart two throughputs the thesis calls equal may be, in percent: the
+// noise floor of a point (tccMinChange) with room for both points' noise.
+const tccEqualPct = 2 * 100 * tccMinChange
+
+// tccFrequentChecksPerROT is the least rate of Eiger commit checks the claim "frequent" accepts:
+// one ROT in a hundred.
+const tccFrequentChecksPerROT = 0.01
+
 func tccReport(name string, s *tccSweep) *Report {
 	return &Report{Name: name, Title: experiments[name].Title, Series: s.series()}
 }
@@ -49,15 +60,15 @@ func runTCCE2(env Env, sc tccScale) (*Report, error) {
 	}
 	r := tccReport("tcc-e2", s)
 	first, last := 0, s.last()
-	worst := 0.0
+	meanOverhead := 0.0
 	for i := range s.xs {
-		worst = max(worst, tccOverheadPct(s.tps("fastccs", i), s.tps("ec", i)))
+		meanOverhead += tccOverheadPct(s.tps("fastccs", i), s.tps("ec", i)) / float64(len(s.xs))
 	}
 	above, margin := s.aboveEverywhere("fastccs", "eiger", "wren")
 	multi := func(p string, i int) float64 { return 100 * s.at(p, i).MultiRoundFraction() }
 	r.Claims = append(r.Claims,
-		holds("FastCCS follows EC with a penalty in the order of 10% (at most 15% at every length)", "~10% below EC",
-			fmt.Sprintf("at most %.1f%% below; %s", worst, s.normTrend("fastccs")), worst <= 15),
+		note(withinRel("FastCCS follows EC with a penalty of ~10% (mean over the lengths)", 10, meanOverhead, tccRelTol, "%"),
+			"%s", s.normTrend("fastccs")),
 		holds("Eiger and Wren are much worse than FastCCS at every length", "FastCCS above both", margin, above),
 		holds("short transactions: Wren has the lowest throughput (rounds dominate)", "Wren lowest at 2 keys",
 			fmt.Sprintf("at %s: %s", s.xName(first), tccPointList(s, first)), tccLowest(s, "wren", first)),
@@ -97,8 +108,9 @@ func runTCCE3(env Env, sc tccScale) (*Report, error) {
 		holds("longer writes touch more partitions: more ROTs need a second round (FastCCS and Eiger)", "rises",
 			fmt.Sprintf("FastCCS %.2f%% → %.2f%%, Eiger %.1f%% → %.1f%%", multi("fastccs", first), multi("fastccs", last), multi("eiger", first), multi("eiger", last)),
 			shareRises(multi("fastccs", first), multi("fastccs", last)) && shareRises(multi("eiger", first), multi("eiger", last))),
-		holds("…and drastically more Eiger commit checks (at least twice as many per ROT)", "rises drastically",
-			fmt.Sprintf("%.4f → %.4f per ROT", checks(first), checks(last)), checks(last) >= 2*checks(first) && checks(last) > 0),
+		shape("…and drastically more Eiger commit checks, which become frequent (a main reason Eiger slows down)", "rises drastically, frequent",
+			fmt.Sprintf("%.4f → %.4f per ROT", checks(first), checks(last)), "at least doubles, and ≥ 0.01 per ROT at 64 keys",
+			checks(last) >= 2*checks(first) && checks(last) >= tccFrequentChecksPerROT),
 	)
 	return r, nil
 }
@@ -160,6 +172,10 @@ func runTCCE5(env Env, sc tccScale) (*Report, error) {
 		}
 	}
 	eigerVsFast := pctChange(s.tps("fastccs", first), s.tps("eiger", first))
+	// The thesis gives two figures for this point: its simulator's (equal throughput) and
+	// AWS's (Eiger ~10% below, the client dependency tree's CPU cost). Ours is a simulator with
+	// no CPU model, so the simulator's is the claim; two windows, one around each, would always
+	// let one of them match.
 	r.Claims = append(r.Claims,
 		holds("FastCCS's throughput falls as the write fraction rises", "falls", tccThroughputTrend(s, "fastccs"), fall),
 		holds("…with more second rounds", "rises", fmt.Sprintf("%.2f%% → %.2f%% of ROTs", multi("fastccs", first), multi("fastccs", last)),
@@ -171,8 +187,7 @@ func runTCCE5(env Env, sc tccScale) (*Report, error) {
 		holds("0.01: Eiger and FastCCS run almost the same number of second rounds (within 2 points)", "about equal",
 			fmt.Sprintf("Eiger %.2f%%, FastCCS %.2f%%", multi("eiger", first), multi("fastccs", first)),
 			math.Abs(multi("eiger", first)-multi("fastccs", first)) <= 2),
-		within("0.01: the simulation predicts equal throughput for Eiger and FastCCS (Eiger vs FastCCS)", 0, eigerVsFast, 5, "%"),
-		within("0.01: on AWS Eiger is ~10% below FastCCS (its client dependency tree's CPU cost)", -10, eigerVsFast, 5, "%"),
+		within("0.01: the simulation predicts equal throughput for Eiger and FastCCS (Eiger vs FastCCS)", 0, eigerVsFast, tccEqualPct, "%"),
 	)
 	return r, nil
 }

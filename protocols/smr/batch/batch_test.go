@@ -105,7 +105,8 @@ func runToy(t *testing.T, params protocol.Params, periodUs int64, burst, pad int
 	t.Helper()
 	topo, _ := topology.Preset("aws-3")
 	s, err := sim.New(sim.Config{Topology: topo, Factory: Wrap(toyFactory(periodUs, burst, pad)), Params: params, Seed: 3, Chaos: chaos,
-		ClockDriftPPM: []float64{43.7, -48.2, 88}}) // drift: timers fire a rounding early or late in local time
+		ClockDriftPPM: []float64{43.7, -48.2, 88}, // drift: timers fire a rounding early or late in local time
+		AlignedTimers: true})                      // the bursts leave at multiples of the period (one burst at 1.5 s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 //
 // Time is logical. Every partition keeps a Lamport clock L and every client one too; a partition
 // advances L at every request (past the request's clock if it carries one: writes always do,
-// ROT requests only with param read_clock) and answers carry L back. A committed version is
+// ROT requests with param read_clock, the default) and answers carry L back. A committed version is
 // valid from its commit time (its earliest valid time, EVT) until the next version's commit
 // time; the current version is valid at least up to L, because a write prepared later gets a
 // prepare time above L and commits no earlier.
@@ -42,43 +42,46 @@
 // dependencies only when it replicates a WOT to another datacenter); the client does, through
 // its dependency time, the largest EVT in the list (below).
 //
-// Reads and the client's clock (param read_clock, default false). A ROT must return a snapshot
-// that contains the session's past: its own writes, the versions it read, and their causal
-// pasts. Commit times respect causality (a WOT carries its client's clock, which is at least
-// every time the client has seen, so it commits after everything in its past), so a snapshot
-// at a time t ≥ D, D the largest commit time in the session's past, is enough. Eiger's code gets
-// this from the clock on every read: the partition advances past the client's clock, so every
-// LVT, and thus EffT, exceeds everything the client has seen. The thesis describes Eiger
-// without it (partitions return value, EVT and LVT; "each client is responsible for maintaining
-// its causal history", §2.4.4; the client's dependency tree is there "to ensure that the values
-// returned in the first round of read are causal consistent with the causal past of the
-// client", §5), and that is the default here. A partition's clock then may lag the session's
-// past, and a ROT could miss it: the client's own write still pending at a slower participant
-// answers with an LVT below the write's commit time, a read by time at that LVT finds, through
-// the commit check, that the write committed later, and returns the previous version (eiger's
-// TestEigerReadYourWritesWithoutClock, message by message). So the client keeps its dependency
-// time D, the largest EVT in its dependency list (the EVT its answers gave for the versions it
-// read; its writes' commit times), and checks round 1 against it as against one more EVT:
-// EffT ≥ D, and a key whose LVT is below D, or pending, is read again at EffT. This is the
-// thesis's "explicit check" (Table 2.1), costs no byte on the wire, and is exact: a snapshot at
-// EffT ≥ D holds every version in the session's past. Evidence: the 200-seed swarm with
-// read_clock drawn and again with it off, TestEigerSessionGuarantees (read-your-writes,
-// monotonic reads, writes-follow-reads across sessions on 8 keys) under the TCC checker; without
-// the check (param unsafe_skip_dep_check, deliberately broken) the checker finds C2 anomalies in
-// 15 of 40 swarm seeds and 11 of 200 session seeds.
+// Two readings of Eiger (param reading). By default (reading=spec) Eiger runs as spec
+// fastccs-tcc.md §3.2 prescribes: every version carries its own validity interval (EVT its
+// commit time) and every ROT request carries the client's Lamport clock, which the partition
+// advances past before it reads, as the Eiger paper and code do. reading=thesis follows the
+// thesis's text instead (§2.4.4): a key's EVT is the partition's clock at its latest commit
+// ("EVT is the partition's logical time when it committed the last visible operation";
+// param partition_evt) and reads carry no client clock ("each client is responsible for
+// maintaining its causal history"; param read_clock=false). The two params may also be set
+// one by one. Which reading the thesis's measurements match is measured, not assumed:
+// docs/REPRODUCTION.md (tcc-e1, tcc-e10) runs both. In short, only the thesis's reading gives
+// the thesis's 20–50% of Eiger ROTs needing a second round and rounds rising with the
+// partitions; under the spec's reading Eiger's first rounds almost never conflict on the
+// thesis's large key spaces and it matches FastCCS's throughput.
 //
-// Why reads carry no clock by default: the seed wins where it disagrees with Eiger's code, and
-// only this reading reproduces the thesis's Eiger. Measured (docs/REPRODUCTION.md, tcc-e1 and
-// tcc-e10, seed 1): at the defaults 40.9% of ROTs need a second round (thesis: 20–50%; 35.9%
-// with read_clock), and under the fixed workload of Fig. 4.8b the mean rounds rise with the
-// partitions, 1.405 at 8 → 1.807 at 1024, as the thesis reports (with read_clock they fall,
-// 1.363 → 1.005: every read lifts the partition's clock to the client's, and with many
-// partitions a partition's latest commit is rarely above the reader's clock). Without the
-// client's clock a partition's clock advances only with its own requests and commits, so the
-// fewer requests each partition serves, the further the partitions' clocks, and the
-// dependency times of clients that saw busier ones, drift apart. The dependency-time check
-// adds little at the defaults (40.8% multi-round without it) and more at 1024 partitions
-// (63.5% without it), where a client's own writes and reads run ahead of most partitions.
+// Reads and the client's clock. A ROT must return a snapshot that contains the session's past:
+// its own writes, the versions it read, and their causal pasts. Commit times respect causality
+// (a WOT carries its client's clock, which is at least every time the client has seen, so it
+// commits after everything in its past), so a snapshot at a time t ≥ D, D the largest commit
+// time in the session's past, is enough. With read_clock the partition advances past the
+// client's clock, so every LVT, and thus EffT, exceeds everything the client has seen. Without
+// it a partition's clock may lag the session's past, and a ROT could miss it: the client's own
+// write still pending at a slower participant answers with an LVT below the write's commit
+// time, a read by time at that LVT finds, through the commit check, that the write committed
+// later, and returns the previous version (eiger's TestEigerReadYourWritesWithoutClock,
+// message by message). So a client without read_clock keeps its dependency time D, the largest
+// EVT in its dependency list (the EVT its answers gave for the versions it read; its writes'
+// commit times), and checks round 1 against it as against one more EVT: EffT ≥ D, and a key
+// whose LVT is below D, or pending, is read again at EffT. This is the thesis's "explicit
+// check" (Table 2.1), costs no byte on the wire, and is exact: a snapshot at EffT ≥ D holds
+// every version in the session's past. Evidence: the 200-seed swarm with read_clock drawn and
+// again with it off, TestEigerSessionGuarantees (read-your-writes, monotonic reads,
+// writes-follow-reads across sessions on 8 keys) under the TCC checker; without the check
+// (param unsafe_skip_dep_check, deliberately broken) the checker finds C2 anomalies in 15 of
+// 40 swarm seeds and 11 of 200 session seeds.
+//
+// Why the thesis's reading makes more second rounds: without the client's clock a partition's
+// clock advances only with its own requests and commits, so the fewer requests each partition
+// serves, the further the partitions' clocks, and the dependency times of clients that saw
+// busier ones, drift apart; and a partition-wide EVT conflicts with every other partition's
+// LVT as soon as that partition committed anything recently, whatever key was read.
 //
 // Faults (spec A8, A17). Lost messages never break safety: a version becomes visible only with
 // its final commit time. Liveness comes from timeouts, all param tx_timeout: the client restarts
@@ -102,9 +105,6 @@
 //     been superseded (by commit-time order) for longer than tx_timeout plus clock_skew_bound and
 //     not read for tx_timeout; its metadata stays, so reads by time stay exact, and one that
 //     needs a collected value answers Retry.
-//   - Round 1 follows the thesis's own reading of EVT by default, the partition's clock at its
-//     latest commit (the seed wins over the spec, which prefers the Eiger paper's per-version
-//     intervals); param partition_evt=false selects per-version intervals. See ParamPartitionEVT.
 //   - Clock granularity. As in Eiger's code (wlloyd/eiger: CassandraServer.multiget_slice,
 //     ClientLibrary, LamportClock), a partition advances past a request's clock before it
 //     reads (when the request carries one), a current version's LVT is the partition's clock,
@@ -112,10 +112,10 @@
 //     sub-event (each LVT it hands out, each reply and peer message, prepare and commit) and
 //     commits at the coordinator's clock once the votes are in; here a partition ticks once per
 //     request and is raised to commit times and effective times, and a WOT commits at the
-//     largest vote (spec §3.2). Both keep every interval valid. Measured with read_clock and the
-//     extra ticks, Eiger needs a second round a little more often (about 43% of ROTs instead of
-//     36% at the defaults), and its rounds still fall as partitions are added (REPRODUCTION.md,
-//     tcc-e10).
+//     largest vote (spec §3.2). Both keep every interval valid. Measured with partition_evt,
+//     read_clock and the extra ticks, Eiger needs a second round a little more often (about
+//     43% of ROTs instead of 36% at the defaults), and its rounds still fall as partitions are
+//     added (REPRODUCTION.md, tcc-e10).
 //   - The deployment must be one datacenter: Eiger's replicated WOTs are not part of the
 //     thesis's evaluation (spec §3.2).
 package eiger
@@ -160,22 +160,23 @@ const (
 	// ParamClockSkewBound bounds the skew between partitions' physical clocks (default 0), added
 	// to the garbage-collection window.
 	ParamClockSkewBound = "clock_skew_bound"
-	// ParamPartitionEVT (default true) makes round 1 report as every key's EVT the partition's
-	// clock at its latest commit: the thesis's reading of Eiger ("EVT is the partition's logical
-	// time when it committed the last visible operation", §2.4.4). The spec replaces it with the
-	// Eiger paper's per-version intervals (§3.2), but the seed wins where they disagree, and only
-	// the thesis's reading reproduces what the thesis measured: 20–50% of Eiger ROTs needing
-	// more than one round (we measure 41% at the default workload), where per-version intervals
-	// on the thesis's large key spaces almost never conflict (~0%, measured with read_clock). It
-	// narrows each interval to a sub-interval of the true one, so it is safe either way;
-	// partition_evt=false selects the per-version intervals.
+	// ParamReading selects which description of Eiger the defaults of partition_evt and
+	// read_clock follow: ReadingSpec (the default) or ReadingThesis. See "Two readings of
+	// Eiger" in the package comment.
+	ParamReading = "reading"
+	// ParamPartitionEVT makes round 1 report as every key's EVT the partition's clock at its
+	// latest commit: the thesis's reading of Eiger ("EVT is the partition's logical time when it
+	// committed the last visible operation", §2.4.4). Default: false under reading=spec, whose
+	// per-version intervals (the Eiger paper's, spec §3.2) report a version's own commit time;
+	// true under reading=thesis. It narrows each interval to a sub-interval of the true one, so
+	// it is safe either way.
 	ParamPartitionEVT = "partition_evt"
-	// ParamReadClock (default false) makes every ROT request carry the client's Lamport clock,
-	// which the partition advances past before it reads, as Eiger's code does. By default reads
-	// carry no clock, as the thesis describes Eiger (partitions return value, EVT and LVT; the
-	// client keeps its causal history): the client then checks round 1 against its dependency
-	// time (the largest EVT in its dependency list) instead. See "Reads and the client's
-	// clock" in the package comment.
+	// ParamReadClock makes every ROT request carry the client's Lamport clock, which the
+	// partition advances past before it reads (spec §3.2 round 1: "server advances L past the
+	// request's clock", as Eiger's code does). Default: true under reading=spec, false under
+	// reading=thesis (partitions return value, EVT and LVT; the client keeps its causal
+	// history), where the client checks round 1 against its dependency time (the largest EVT in
+	// its dependency list) instead. See "Reads and the client's clock" in the package comment.
 	ParamReadClock = "read_clock"
 	// ParamUnsafeSkipDepCheck (default false) makes a client whose reads carry no clock skip
 	// the dependency-time check, so that a ROT may return a snapshot older than the session's
@@ -184,7 +185,18 @@ const (
 	ParamUnsafeSkipDepCheck = "unsafe_skip_dep_check"
 )
 
-var paramNames = []string{ParamTxTimeout, ParamRetransmitInterval, ParamGCInterval, ParamClockSkewBound,
+// The values of ParamReading.
+const (
+	// ReadingSpec is Eiger as spec fastccs-tcc.md §3.2 prescribes: per-version validity
+	// intervals (partition_evt=false) and reads that carry the client's clock (read_clock=true).
+	ReadingSpec = "spec"
+	// ReadingThesis is Eiger as the thesis's text describes it (§2.4.4): the partition's clock
+	// at its latest commit as every key's EVT (partition_evt=true) and reads without the
+	// client's clock (read_clock=false).
+	ReadingThesis = "thesis"
+)
+
+var paramNames = []string{ParamTxTimeout, ParamReading, ParamRetransmitInterval, ParamGCInterval, ParamClockSkewBound,
 	ParamPartitionEVT, ParamReadClock, ParamUnsafeSkipDepCheck}
 
 // params are the parsed parameters.
@@ -218,14 +230,22 @@ func parseParams(p protocol.Params) (params, error) {
 		}
 		*f.dst = v
 	}
+	thesis := false
+	switch reading := p[ParamReading]; reading {
+	case "", ReadingSpec:
+	case ReadingThesis:
+		thesis = true
+	default:
+		return out, fmt.Errorf("eiger: parameter %s: %q is neither %q nor %q", ParamReading, reading, ReadingSpec, ReadingThesis)
+	}
 	var err error
 	for _, f := range []struct {
 		name string
 		dst  *bool
 		def  bool
 	}{
-		{ParamPartitionEVT, &out.partitionEVT, true},
-		{ParamReadClock, &out.readClock, false},
+		{ParamPartitionEVT, &out.partitionEVT, thesis},
+		{ParamReadClock, &out.readClock, !thesis},
 		{ParamUnsafeSkipDepCheck, &out.skipDepCheck, false},
 	} {
 		if *f.dst, err = p.Bool(f.name, f.def); err != nil {

@@ -115,18 +115,21 @@ func writeVia(t *testing.T, w *tccscript.World, kv map[string]string, coord prot
 //
 // Links are FIFO, so in (a) C's commit reaches B before the answer to the check (B installs b2
 // and answers the read at once), and in (b) B's vote reaches C before the check. The spec's
-// times assume that reads carry the client's clock (param read_clock); without it the same
-// steps give the same answers, and only B's clock after the read by time differs (16, not 21).
+// times assume that reads carry the client's clock (param read_clock, reading=spec); under
+// reading=thesis (no client clock, partition-wide EVT) the same steps give the same answers,
+// and only B's clock after the read by time differs (16, not 21).
 func TestEigerE1CommitCheck(t *testing.T) {
-	for _, readClock := range []bool{true, false} {
+	for _, reading := range []string{ReadingSpec, ReadingThesis} {
 		for _, decided := range []bool{true, false} {
-			t.Run(fmt.Sprintf("read_clock=%v/decided=%v", readClock, decided), func(t *testing.T) { e1(t, readClock, decided) })
+			t.Run(fmt.Sprintf("reading=%s/decided=%v", reading, decided), func(t *testing.T) { e1(t, reading == ReadingSpec, decided) })
 		}
 	}
 }
 
+// e1 runs TestEigerE1CommitCheck under reading=spec if readClock, else under reading=thesis.
 func e1(t *testing.T, readClock, decided bool) {
-	w := tccscript.New(t, New, NewClient, 3, protocol.Params{ParamReadClock: fmt.Sprint(readClock)})
+	reading := map[bool]string{true: ReadingSpec, false: ReadingThesis}[readClock]
+	w := tccscript.New(t, New, NewClient, 3, protocol.Params{ParamReading: reading})
 	a, b, c := keyOn("a", 0, 3), keyOn("b", 1, 3), keyOn("c", 2, 3)
 	A, B, C := replica(w, 0), replica(w, 1), replica(w, 2)
 	c1, c2 := w.Client(), w.Client()

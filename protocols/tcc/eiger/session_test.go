@@ -18,9 +18,9 @@ import (
 // with its clock alone (LVT 4). Without the client's clock nothing tells A, or the client, that
 // the session's past reaches 21:
 //
-//   - with the dependency-time check (the default), the effective time is at least W's
-//     dependency time, the commit time 21 of its own write: A reads x by time 21, checks x1's
-//     commit with B (the third round) and returns x1;
+//   - with the dependency-time check (always on without the clock), the effective time is at
+//     least W's dependency time, the commit time 21 of its own write: A reads x by time 21,
+//     checks x1's commit with B (the third round) and returns x1;
 //   - without it (unsafe_skip_dep_check), the effective time is A's LVT 4: A's commit check
 //     learns that x1 committed at 21 > 4 and returns x's initial version, an older snapshot than
 //     W's own write, and the checker reports the C2 anomaly (read-your-writes).
@@ -80,9 +80,10 @@ func TestEigerReadYourWritesWithoutClock(t *testing.T) {
 //     sessions);
 //
 // under random deliveries (FIFO per link), lost messages and time steps that fire the
-// timeouts. Every third seed reads with the client's clock, the others without (the default)
-// and with either EVT reading. At the end the network heals, every transaction must finish, and
-// the TCC checker (C1–C6, at most 3 rounds) must pass the whole history.
+// timeouts. Every third seed reads with the client's clock, the others without (as under
+// reading=thesis), and with either EVT reading. At the end the network heals, every
+// transaction must finish, and the TCC checker (C1–C6, at most 3 rounds) must pass the whole
+// history.
 func TestEigerSessionGuarantees(t *testing.T) {
 	for seed := range uint64(200) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {

@@ -18,7 +18,7 @@ func TestSwarm(t *testing.T) {
 }
 
 // TestSwarmWithoutReadClock runs the 200 seeds again with every read without the client's
-// clock (the default, param read_clock=false), so that the dependency-time check alone keeps
+// clock (read_clock=false, as under reading=thesis), so that the dependency-time check alone keeps
 // every session's ROTs at or above its past in every seed.
 func TestSwarmWithoutReadClock(t *testing.T) {
 	swarm.RunTCC(t, "eiger", "go test ./eiger -run 'TestSwarmWithoutReadClock$'", protocol.Params{ParamReadClock: "false"})
