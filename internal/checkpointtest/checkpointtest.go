@@ -24,6 +24,7 @@ import (
 	"github.com/meridian-kv/meridian/protocol/store"
 	"github.com/meridian-kv/meridian/protocol/wire"
 	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/tools/bench"
 )
 
 // EveryInputs is how many inputs a replica handles between two checkpoints in RoundTrip.
@@ -36,6 +37,14 @@ const LongSeeds = 50
 // replica shadowed as the package comment says, and fails t at the first difference, naming the
 // seed, the node and the input.
 func RoundTrip(t *testing.T, proto string, seeds int) {
+	t.Helper()
+	RoundTripWith(t, proto, seeds, nil)
+}
+
+// RoundTripWith is RoundTrip with each seed's options changed by adjust (if not nil) after
+// they are drawn, as swarm.RunWith does: for a deployment the swarm does not draw, such as a
+// protocol's extra nodes.
+func RoundTripWith(t *testing.T, proto string, seeds int, adjust func(seed uint64, opts *bench.Options)) {
 	t.Helper()
 	if os.Getenv("MERIDIAN_LONG") != "" {
 		seeds = LongSeeds
@@ -51,6 +60,9 @@ func RoundTrip(t *testing.T, proto string, seeds int) {
 		name := register(proto, h)
 		opts := swarm.Draw(proto, seed)
 		opts.DurationUs = min(opts.DurationUs, 2_000_000)
+		if adjust != nil {
+			adjust(seed, &opts)
+		}
 		if _, err := swarm.Check(name, opts); err != nil {
 			t.Fatalf("seed %d: the shadowed run fails its checks: %v", seed, err)
 		}
