@@ -55,12 +55,14 @@ func peakIndex(n int, value func(i int) float64) int {
 	return best
 }
 
-// levelOffIndex returns the first of n indexes from which every value stays at 95% of the
-// largest or more: where the curve stops climbing. A curve still climbing at its end levels off
-// at its last index only, which is no level-off (levelsOff).
+// levelOffIndex returns where the curve of n values levels off: the first index of the run of
+// values within 5% of the largest that ends at the largest (the plateau the peak sits on). A
+// curve still climbing at its end levels off at its last index only, which is no level-off
+// (levelsOff); a curve that falls after its peak levels off where its plateau began.
 func levelOffIndex(n int, value func(i int) float64) int {
-	peak := value(peakIndex(n, value))
-	from := n - 1
+	top := peakIndex(n, value)
+	peak := value(top)
+	from := top
 	for from > 0 && value(from-1) >= 0.95*peak {
 		from--
 	}
