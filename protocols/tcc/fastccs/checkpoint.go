@@ -85,12 +85,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 		w.Varints(o.ct)
 		w.Varint(o.atUs)
 	}
-	clients := slices.Sorted(maps.Keys(r.maxSeq))
-	w.Count("fastccs clients", len(clients), wire.MaxCheckpointCount)
-	for _, c := range clients {
-		w.Uvarint(uint64(c))
-		w.Uvarint(uint64(r.maxSeq[c]))
-	}
+	w.ClientSeqs("fastccs clients", r.maxSeq)
 	w.Bools(r.heard)
 	w.Int("fastccs heard", r.heardCount, wire.MaxCheckpointCount)
 	w.Varint(r.lastSentUs)
@@ -197,14 +192,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 		r.decided[id] = &outcome{committed: rd.Bool("fastccs committed"), coordinator: rd.Bool("fastccs coordinated"),
 			ct: readVC(rd, n, true), atUs: rd.Varint("fastccs decided at")}
 	}
-	for range rd.Count("fastccs clients", wire.MaxCheckpointCount, 2) {
-		c := txn.ClientID(rd.Uvarint("fastccs client"))
-		seq := rd.Uvarint("fastccs client seq")
-		if seq > uint64(^uint32(0)) {
-			rd.Fail("fastccs client seq", "%d out of range", seq)
-		}
-		r.maxSeq[c] = uint32(seq)
-	}
+	rd.ClientSeqs("fastccs clients", r.maxSeq)
 	if heard := rd.Bools(); len(heard) == len(r.heard) {
 		r.heard = heard
 	} else {
