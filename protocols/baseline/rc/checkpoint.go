@@ -109,12 +109,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.Reply(r.outcomes[id])
 	}
 	records(w, r.acked)
-	clients := slices.Sorted(maps.Keys(r.forgot))
-	w.Count("rc forgot", len(clients), wire.MaxCheckpointCount)
-	for _, c := range clients {
-		w.Uvarint(uint64(c))
-		w.Uvarint(uint64(r.forgot[c]))
-	}
+	w.ClientSeqs("rc forgot", r.forgot)
 	return w.Finish()
 }
 
@@ -183,10 +178,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, codec protocol.Codec) error {
 		r.outcomes[id] = rd.Reply()
 	}
 	r.acked = readRecords(rd)
-	for range rd.Count("rc forgot", wire.MaxCheckpointCount, 2) {
-		c := txn.ClientID(rd.Uvarint("rc forgot client"))
-		r.forgot[c] = uint32(rd.Int("rc forgot seq", 1<<32-1))
-	}
+	rd.ClientSeqs("rc forgot", r.forgot)
 	return rd.Done()
 }
 

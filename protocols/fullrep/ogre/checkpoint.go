@@ -51,12 +51,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.ID(rec.id)
 		w.Varint(rec.atUs)
 	}
-	clients := slices.Sorted(maps.Keys(r.forgot))
-	w.Count("ogre forgot", len(clients), wire.MaxCheckpointCount)
-	for _, c := range clients {
-		w.Uvarint(uint64(c))
-		w.Uvarint(uint64(r.forgot[c]))
-	}
+	w.ClientSeqs("ogre forgot", r.forgot)
 	coordIDs := slices.Sorted(maps.Keys(r.coords))
 	w.Count("ogre coordinated", len(coordIDs), wire.MaxCheckpointCount)
 	for _, id := range coordIDs {
@@ -118,10 +113,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, codec protocol.Codec) error {
 	for i := range r.done {
 		r.done[i] = record{id: rd.ID("ogre record"), atUs: rd.Varint("ogre record time")}
 	}
-	for range rd.Count("ogre forgot", wire.MaxCheckpointCount, 2) {
-		c := txn.ClientID(rd.Uvarint("ogre forgot client"))
-		r.forgot[c] = uint32(rd.Int("ogre forgot seq", 1<<32-1))
-	}
+	rd.ClientSeqs("ogre forgot", r.forgot)
 	for range rd.Count("ogre coordinated", wire.MaxCheckpointCount, 14) {
 		c := &coordinated{t: rd.Txn(), client: txn.ClientID(rd.Uvarint("ogre client")), seq: rd.Uvarint("ogre seq"),
 			deadlineUs: rd.Varint("ogre deadline"), resendUs: rd.Varint("ogre resend"), voted: rd.Bools(),

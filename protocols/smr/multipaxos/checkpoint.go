@@ -63,12 +63,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 	}
 	w.Uvarint(r.commitIdx)
 	w.Uvarint(r.trimmed)
-	clients := slices.Sorted(maps.Keys(r.executed))
-	w.Count("multipaxos executed", len(clients), wire.MaxCheckpointCount)
-	for _, c := range clients {
-		w.Uvarint(uint64(c))
-		w.Uvarint(uint64(r.executed[c]))
-	}
+	w.ClientSeqs("multipaxos executed", r.executed)
 	ids = slices.Sorted(maps.Keys(r.pending))
 	w.Count("multipaxos pending", len(ids), wire.MaxCheckpointCount)
 	for _, id := range ids {
@@ -127,10 +122,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	r.commitIdx = rd.Uvarint("multipaxos commit index")
 	r.trimmed = rd.Uvarint("multipaxos trimmed")
 	clear(r.executed)
-	for range rd.Count("multipaxos executed", wire.MaxCheckpointCount, 2) {
-		c := txn.ClientID(rd.Uvarint("multipaxos client"))
-		r.executed[c] = uint32(rd.Int("multipaxos executed seq", 1<<32-1))
-	}
+	rd.ClientSeqs("multipaxos executed", r.executed)
 	clear(r.pending)
 	for range rd.Count("multipaxos pending", wire.MaxCheckpointCount, 4) {
 		p := &pending{t: rd.Txn(), sentUs: rd.Varint("multipaxos pending sent")}
