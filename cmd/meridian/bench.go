@@ -386,6 +386,9 @@ func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, e
 		}
 		family = e.Family
 	}
+	if family == registry.Log {
+		return "", usagef("bench: %s is a shared log: run it with --workload log (chariots in the simulator; real log clusters: meridian log)", protocols[0])
+	}
 	w, err := workload.ForFamily(family)
 	if err != nil {
 		return "", usagef("bench: %v", err)
