@@ -53,15 +53,16 @@ func startChariots(t *testing.T) (*cluster.Config, string) {
 	}
 	cfg := cluster.GenerateNamed(topo, topoFile, "chariots", dir, freeBasePort(t, len(nodes)), nodes, roles)
 	cfg.Params = chariotsParams
-	cfg.CheckpointBytes = testCheckpointBytes
+	cfg.CheckpointBytes = 8 << 10 // maintainers checkpoint several times before the kill
 	return bringUp(t, cfg, dir, bin), dir
 }
 
 // acked is an acknowledged append.
 type acked struct {
-	dc   int
-	body string
-	res  flstore.AppendResult
+	dc       int
+	body     string
+	res      flstore.AppendResult
+	beforeUs int64 // when it was acknowledged
 }
 
 // TestChariotsKillMaintainer runs Chariots as real processes over two datacenters: clients in
@@ -74,7 +75,9 @@ func TestChariotsKillMaintainer(t *testing.T) {
 		t.Skip("builds the binary and runs real processes")
 	}
 	t.Parallel()
+	start := time.Now()
 	cfg, dir := startChariots(t)
+	t.Logf("cluster up in %s", time.Since(start).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	clients := make([]*logclient.Client, len(cfg.Topology.DCs))
@@ -113,7 +116,7 @@ func TestChariotsKillMaintainer(t *testing.T) {
 				if err != nil {
 					fails++ // unacknowledged: it may or may not be in the log
 				} else {
-					acks = append(acks, acked{dc, body, res})
+					acks = append(acks, acked{dc, body, res, time.Now().UnixMicro()})
 				}
 				mu.Unlock()
 			}
@@ -123,6 +126,7 @@ func TestChariotsKillMaintainer(t *testing.T) {
 	if err := cluster.Kill(dir, victim); err != nil {
 		t.Fatal(err)
 	}
+	killedUs := time.Now().UnixMicro()
 	time.Sleep(time.Second)
 	if err := cluster.StartNode(ctx, dir, meridianBinary(t), victim); err != nil {
 		t.Fatal(err)
@@ -168,12 +172,28 @@ func TestChariotsKillMaintainer(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	victimID, _, err := cfg.Node(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	survived := 0 // acknowledged before the kill, held by the victim
 	for _, a := range acks {
+		if a.dc == 0 && a.beforeUs < killedUs && heads[0].Journal.Owner(a.res.LId) == protocol.NodeID(victimID) {
+			survived++
+		}
 		at := logs[a.dc][a.res.LId-1]
 		if string(at.Body) != a.body || at.TOId != a.res.TOId || at.Host != a.dc {
 			t.Fatalf("append %q was acknowledged at position %d (TOId %d) of datacenter %d, which holds %q (host %d, TOId %d)",
 				a.body, a.res.LId, a.res.TOId, a.dc, at.Body, at.Host, at.TOId)
 		}
+	}
+	if survived == 0 {
+		t.Fatalf("no append acknowledged before the kill was held by %s: the kill tested nothing", victim)
+	}
+	t.Logf("%d appends acknowledged by %s before its kill are in the logs", survived, victim)
+	victimLog := &nodeLog{path: filepath.Join(dir, "logs", victim+".log")}
+	if m := recoveredLine.FindAllString(victimLog.poll(t), -1); len(m) > 0 {
+		t.Logf("%s: %s", victim, m[len(m)-1])
 	}
 	// Both logs up to the head hold the same records once the pipeline is idle: compare at
 	// equal lengths (appends that were never acknowledged are there too, or nowhere).
