@@ -96,11 +96,11 @@ func register(proto string, h *harness) string {
 
 // harness collects one run's first difference.
 type harness struct {
-	entry    registry.Entry
+	entry registry.Entry
 	// allowPlain runs replicas that write no checkpoints unshadowed instead of failing (Shadow).
 	allowPlain bool
-	err      error
-	restored int // checkpoints restored
+	err        error
+	restored   int // checkpoints restored
 }
 
 func (h *harness) fail(format string, args ...any) {
