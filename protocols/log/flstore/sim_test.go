@@ -43,17 +43,6 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	t.Logf("%d checkpoints restored and followed", restored)
 }
 
-// maintainerOf returns the maintainer a simulated node runs, under any wrapper.
-func maintainerOf(r protocol.Replica) *flstore.LogMaintainer {
-	for {
-		w, ok := r.(protocol.Wrapper)
-		if !ok {
-			return r.(*flstore.LogMaintainer)
-		}
-		r = w.Inner()
-	}
-}
-
 func runStandalone(t *testing.T, factory protocol.Factory) {
 	params := protocol.Params{"b": "20", "noop_after": "20ms"}
 	l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 3, flstore.Indexer: 1})
@@ -116,7 +105,7 @@ func runStandalone(t *testing.T, factory protocol.Factory) {
 	filled := func() map[uint64]*flstore.Record {
 		all := map[uint64]*flstore.Record{}
 		for _, m := range ms {
-			for lid, r := range maintainerOf(s.Replica(m)).State().Filled {
+			for lid, r := range protocol.Innermost(s.Replica(m)).(*flstore.LogMaintainer).State().Filled {
 				if all[lid] != nil {
 					t.Fatalf("position %d held twice", lid)
 				}
@@ -129,7 +118,7 @@ func runStandalone(t *testing.T, factory protocol.Factory) {
 		s.RunUntil(now)
 		all := filled()
 		for _, m := range ms {
-			hl := maintainerOf(s.Replica(m)).State().HL
+			hl := protocol.Innermost(s.Replica(m)).(*flstore.LogMaintainer).State().HL
 			if hl < prevHL[m] {
 				t.Fatalf("maintainer %d's head of log fell from %d to %d", m, prevHL[m], hl)
 			}
@@ -161,7 +150,7 @@ func runStandalone(t *testing.T, factory protocol.Factory) {
 		maxFilled = max(maxFilled, lid)
 	}
 	for _, m := range ms {
-		if hl := maintainerOf(s.Replica(m)).State().HL; hl != maxFilled {
+		if hl := protocol.Innermost(s.Replica(m)).(*flstore.LogMaintainer).State().HL; hl != maxFilled {
 			t.Fatalf("maintainer %d: head of log %d, last filled position %d", m, hl, maxFilled)
 		}
 	}
