@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -220,6 +221,32 @@ func TestChariotsKillMaintainer(t *testing.T) {
 		t.Fatalf("read by tag: %d records, %v", len(tagged), err)
 	}
 	t.Logf("logs of %d and %d records, checks passed", len(logs[0]), len(logs[1]))
+	logCommands(t, cfg)
+}
+
+// logCommands runs `meridian log append`, `read` and `tail` against the cluster cfg.
+func logCommands(t *testing.T, cfg *cluster.Config) {
+	out, errOut, code := runMeridian(t, "", "log", "append", "--cluster", cfg.Path, "--dc", "west", "--tag", "cli=yes", "hello from the CLI")
+	if code != 0 || !strings.Contains(out, "appended at position") {
+		t.Fatalf("log append: exit %d\n%s%s", code, out, errOut)
+	}
+	for try := 0; ; try++ { // indexers learn tags asynchronously
+		out, errOut, code = runMeridian(t, "", "log", "read", "--cluster", cfg.Path, "--dc", "west", "--tag", "cli=yes")
+		if code == 0 && strings.Contains(out, "west/") && strings.Contains(out, "hello from the CLI") {
+			break
+		}
+		if try == 20 {
+			t.Fatalf("log read --tag: exit %d\n%s%s", code, out, errOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, errOut, code = runMeridian(t, "", "log", "tail", "--cluster", cfg.Path, "-n", "2")
+	if code != 0 || !strings.Contains(out, "head of log of datacenter east") || strings.Count(out, "\n") != 3 {
+		t.Fatalf("log tail: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code = runMeridian(t, "", "log", "read", "--cluster", cfg.Path, "0-3"); code != 2 || !strings.Contains(errOut, "positions from 1") {
+		t.Fatalf("log read 0-3: exit %d, stderr %q", code, errOut)
+	}
 }
 
 // readLog reads a datacenter's whole log up to its head.
