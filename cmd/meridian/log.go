@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +21,7 @@ import (
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/logclient"
+	"github.com/meridian-kv/meridian/tools/logbench"
 )
 
 // logOptions are the flags every `meridian log` command takes.
@@ -33,8 +36,8 @@ type logOptions struct {
 func newLogCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	o := &logOptions{}
 	cmd := &cobra.Command{
-		Use:   "log (append | read | tail) --cluster FILE [flags]",
-		Short: "append to, read or tail a shared log cluster (flstore, chariots)",
+		Use:   "log (append | read | tail | bench) --cluster FILE [flags]",
+		Short: "append to, read, tail or benchmark a shared log cluster (flstore, chariots)",
 		Long: `Append to, read or tail a shared log (flstore, chariots) running as real processes
 (meridian cluster up --protocol chariots). The log's client library runs in this process and
 talks to the stage machines of one datacenter (--dc, default the first): appends go to its
@@ -45,9 +48,9 @@ order that respects causality, at positions of its own.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				fmt.Fprint(stdout, cmd.UsageString())
-				return usagef("log: missing command (append, read or tail)")
+				return usagef("log: missing command (append, read, tail or bench)")
 			}
-			return usagef("log: unknown command %q (want append, read or tail)", args[0])
+			return usagef("log: unknown command %q (want append, read, tail or bench)", args[0])
 		},
 	}
 	f := cmd.PersistentFlags()
@@ -56,7 +59,7 @@ order that respects causality, at positions of its own.`,
 	f.StringVar(&o.certFile, "cert", "", "TLS: client certificate (PEM) for a cluster with mutual TLS; needs --key")
 	f.StringVar(&o.keyFile, "key", "", "TLS: the client certificate's private key (PEM)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for each answer")
-	cmd.AddCommand(newLogAppendCmd(o, stdin, stdout), newLogReadCmd(o, stdout), newLogTailCmd(o, stdout))
+	cmd.AddCommand(newLogAppendCmd(o, stdin, stdout), newLogReadCmd(o, stdout), newLogTailCmd(o, stdout), newLogBenchCmd(o, stdout))
 	return cmd
 }
 
@@ -237,14 +240,83 @@ func newLogTailCmd(o *logOptions, stdout io.Writer) *cobra.Command {
 
 // logSession is one `meridian log` invocation's client.
 type logSession struct {
-	c   *logclient.Client
-	dcs []string // the cluster's datacenters
-	dc  string   // the client's
+	c        *logclient.Client
+	cfg      *cluster.Config
+	dialOpts []grpc.DialOption
+	dcs      []string // the cluster's datacenters
+	dc       string   // the client's
+}
+
+// newLogBenchCmd returns `meridian log bench`.
+func newLogBenchCmd(o *logOptions, stdout io.Writer) *cobra.Command {
+	var clients, bodyBytes, tags int
+	var duration time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "bench [flags]",
+		Short: "closed-loop appends: appends/s, latency and each node's CPU per append",
+		Long: `Append records of --bytes bytes closed loop from --clients clients in every datacenter (in
+--dc only, if given) for --duration, and print appends per second, the append latency and, for
+a local cluster (cluster up: its pid files), every node's CPU time over the run and per append
+acknowledged: the per-record CPU cost of each stage machine as a process.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usagef("log bench: takes no arguments (got %q)", args[0])
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error {
+			switch {
+			case clients < 1:
+				return usagef("log bench: --clients %d: want at least 1", clients)
+			case duration <= 0:
+				return usagef("log bench: --duration %s: want a positive duration", duration)
+			case bodyBytes < 0 || bodyBytes > wire.MaxValueLen:
+				return usagef("log bench: --bytes %d: want 0 to %d", bodyBytes, wire.MaxValueLen)
+			case tags < 0 || tags > flstore.MaxTags:
+				return usagef("log bench: --tags %d: want 0 to %d", tags, flstore.MaxTags)
+			}
+			return withLog(o, func(ctx context.Context, s *logSession) error {
+				opts := logbench.Options{Cluster: s.cfg, Clients: clients, Duration: duration, BodyBytes: bodyBytes, Tags: tags,
+					Timeout: o.timeout, DialOpts: s.dialOpts}
+				if o.dc != "" {
+					opts.DCs = []string{o.dc}
+				}
+				res, err := logbench.Run(ctx, opts)
+				if err != nil {
+					return fmt.Errorf("log bench: %s", describe(err))
+				}
+				if asJSON {
+					enc := json.NewEncoder(stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(res)
+				}
+				fmt.Fprintf(stdout, "%s: %d clients per datacenter, %d-byte records, %d tags, %.1f s: %d appends (%d errors), %.0f appends/s, latency p50 %.2f ms p99 %.2f ms\n",
+					s.cfg.Protocol, clients, bodyBytes, tags, res.Seconds, res.Appends, res.Errors, res.AppendsPerSec, res.P50Ms, res.P99Ms)
+				if len(res.Nodes) > 0 {
+					tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "node\tcpu s\tcpu µs/append")
+					for _, n := range res.Nodes {
+						fmt.Fprintf(tw, "%s\t%.2f\t%.1f\n", n.Name, n.CPUSeconds, n.UsPerAppend)
+					}
+					return tw.Flush()
+				}
+				return nil
+			}, true)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&clients, "clients", 8, "closed-loop clients per datacenter, one append in flight each")
+	f.DurationVar(&duration, "duration", 10*time.Second, "how long to append")
+	f.IntVar(&bodyBytes, "bytes", 512, "record body size")
+	f.IntVar(&tags, "tags", 0, "tags per record")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
 }
 
 // withLog loads the cluster file, dials a log client in the chosen datacenter and runs f with
-// it under the timeout (or, if follow, until interrupted).
-func withLog(o *logOptions, f func(ctx context.Context, s *logSession) error, follow bool) error {
+// it under the timeout (or, if long, until it returns or is interrupted).
+func withLog(o *logOptions, f func(ctx context.Context, s *logSession) error, long bool) error {
 	if o.clusterFile == "" {
 		return usagef("log: --cluster FILE is required (the cluster file `meridian cluster up` wrote)")
 	}
@@ -272,7 +344,8 @@ func withLog(o *logOptions, f func(ctx context.Context, s *logSession) error, fo
 	defer stop()
 	dialCtx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	c, err := logclient.Dial(dialCtx, cfg, o.dc, grpc.WithTransportCredentials(creds))
+	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	c, err := logclient.Dial(dialCtx, cfg, o.dc, dialOpts...)
 	if err != nil {
 		return fmt.Errorf("log: %s", describe(err))
 	}
@@ -282,8 +355,8 @@ func withLog(o *logOptions, f func(ctx context.Context, s *logSession) error, fo
 	if dc == "" {
 		dc = cfg.Topology.DCs[0]
 	}
-	s := &logSession{c: c, dcs: cfg.Topology.DCs, dc: dc}
-	if follow {
+	s := &logSession{c: c, cfg: cfg, dialOpts: dialOpts, dcs: cfg.Topology.DCs, dc: dc}
+	if long {
 		return f(ctx, s)
 	}
 	return f(dialCtx, s)

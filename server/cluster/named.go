@@ -16,3 +16,7 @@ func GenerateNamed(topo *topology.Topology, topoRef, protocolName string, dir st
 	}
 	return c
 }
+
+// NodePid returns the process id of node name of the local cluster in dir (`cluster up`'s pid
+// file), for tools that measure the node's process, such as its CPU time.
+func NodePid(dir, name string) (int, error) { return readPid(pidFile(dir, name)) }

@@ -14,6 +14,10 @@ func init() {
 		Family:      registry.Log,
 		// A maintainer answers the append a batcher took.
 		RepliesElsewhere: true,
+		// Real nodes log and fsync every timer that fires: the simulator's 1 ms periods would
+		// cost an idle two-datacenter deployment of 16 processes about 1.4 cores (measured,
+		// docs/BENCHMARKS.md "Chariots on real processes").
+		DeployParams: protocol.Params{"gossip": "5ms", "flush": "2ms", "hold": "2ms", "ship": "10ms", "row_every": "10ms"},
 		Nodes: func(p protocol.Params, dcs int) ([]protocol.Node, error) {
 			l, err := LayoutOf(p, dcs)
 			if err != nil {

@@ -14,6 +14,8 @@ func init() {
 		New:         Factory,
 		Codec:       Codec,
 		Family:      registry.Log,
+		// Real nodes log and fsync every timer that fires (see chariots' DeployParams).
+		DeployParams: protocol.Params{"gossip": "5ms"},
 		Nodes: func(p protocol.Params, dcs int) ([]protocol.Node, error) {
 			l, err := StandaloneLayout(p, dcs)
 			if err != nil {
