@@ -106,7 +106,7 @@ func BenchmarkStageCost(b *testing.B) {
 	}
 	body := make([]byte, 512)
 	const perMs = 20 // appends per datacenter per simulated millisecond
-	clear(costs)      // Start is not a per-record cost
+	clear(costs)     // Start is not a per-record cost
 	b.ResetTimer()
 	for i := range b.N {
 		dc := i % topo.N()
