@@ -299,8 +299,9 @@ func (n *Node) AdoptClientID(id txn.ClientID) error {
 	return nil
 }
 
-// OpCodec returns the protocol's codec if it is partitioned (its client library sends
-// protocol.Operation requests), nil otherwise (rpc.Backend).
+// OpCodec returns the protocol's codec if it serves operations (registry.Entry.ServesOperations:
+// a partitioned protocol or a shared log, whose client library sends protocol.Operation
+// requests), nil otherwise (rpc.Backend).
 func (n *Node) OpCodec() protocol.Codec { return n.opCodec }
 
 // Submit hands a client request to the event loop (rpc.Backend), which refuses one naming a
