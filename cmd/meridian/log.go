@@ -99,6 +99,9 @@ Prints the record's position in the datacenter's log and its TOId once it is dur
 				return usagef("log append: a body of at most %d bytes", wire.MaxValueLen)
 			}
 			return withLog(o, func(ctx context.Context, s *logSession) error {
+				if parsedDeps != nil && len(parsedDeps) != len(s.dcs) {
+					return usagef("log append: --deps %s: one TOId per datacenter (%s), not %d", deps, strings.Join(s.dcs, ", "), len(parsedDeps))
+				}
 				res, err := s.c.Append(ctx, body, parsedTags, parsedDeps)
 				if err != nil {
 					return fmt.Errorf("log append: %s", describe(err))
