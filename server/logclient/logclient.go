@@ -159,10 +159,27 @@ func (c *Client) Head(ctx context.Context) (flstore.HLResult, error) {
 	return await(ctx, c, c.lib.Head)
 }
 
+// readChunk is how many positions one read asks for: an answer stays well within gRPC's 4 MiB
+// message limit for records of up to a few kilobytes.
+const readChunk = 1000
+
 // Read returns the records at positions [from, to] up to the head of the log, in position
-// order, without no-op fillers.
+// order, without no-op fillers. A long range is read readChunk positions at a time.
 func (c *Client) Read(ctx context.Context, from, to uint64) ([]*flstore.Record, error) {
-	return await(ctx, c, func(done func([]*flstore.Record, error)) { c.lib.Read(from, to, done) })
+	h, err := c.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*flstore.Record
+	for lo := max(from, 1); lo <= min(to, h.HL); lo += readChunk {
+		hi := min(to, h.HL, lo+readChunk-1)
+		recs, err := await(ctx, c, func(done func([]*flstore.Record, error)) { c.lib.Read(lo, hi, done) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
 }
 
 // ReadTag returns the records tagged name whose value satisfies (op, value), up to the head of
