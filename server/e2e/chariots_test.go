@@ -54,7 +54,7 @@ func startChariots(t *testing.T) (*cluster.Config, string) {
 	}
 	cfg := cluster.GenerateNamed(topo, topoFile, "chariots", dir, freeBasePort(t, len(nodes)), nodes, roles)
 	cfg.Params = chariotsParams
-	cfg.CheckpointBytes = 8 << 10 // maintainers checkpoint several times before the kill
+	cfg.CheckpointBytes = 2 << 10 // maintainers checkpoint (several times) before the kill
 	return bringUp(t, cfg, dir, bin), dir
 }
 
@@ -222,6 +222,7 @@ func TestChariotsKillMaintainer(t *testing.T) {
 	}
 	t.Logf("logs of %d and %d records, checks passed", len(logs[0]), len(logs[1]))
 	logCommands(t, cfg)
+	typedLogRPCs(t, cfg)
 }
 
 // logCommands runs `meridian log append`, `read` and `tail` against the cluster cfg.
