@@ -38,13 +38,11 @@ var layouts = map[string]func(protocol.Params, int) (*flstore.Layout, error){
 // Client is one log client of one datacenter. Its methods may be called from several
 // goroutines; appends are serialized (the library has one append in flight).
 type Client struct {
-	conns  *rpc.NodeConns
-	tr     *rpc.TCCTransport
-	lib    *flstore.Client
-	dc     int
-	dcs    int
-	layout *flstore.Layout
-	appMu  chan struct{} // a one-slot semaphore: one append at a time
+	conns *rpc.NodeConns
+	tr    *rpc.TCCTransport
+	lib   *flstore.Client
+	dcs   int           // datacenters of the cluster: the length of a dependency vector
+	appMu chan struct{} // a one-slot semaphore: one append at a time
 }
 
 // Dial connects a client to datacenter dc (a name of the cluster's topology; "" is the
@@ -97,16 +95,11 @@ func Dial(ctx context.Context, cfg *cluster.Config, dc string, opts ...grpc.Dial
 		return nil, fmt.Errorf("cannot register with %s of datacenter %s: %w", cfg.Nodes[home].Name, cfg.Topology.DCs[dcIndex], err)
 	}
 	lc.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(tr.ClientID())))
-	c := &Client{conns: conns, tr: tr, lib: flstore.NewClient(lc, tr), dc: dcIndex, dcs: cfg.Topology.N(), layout: l,
-		appMu: make(chan struct{}, 1)}
-	return c, nil
+	return &Client{conns: conns, tr: tr, lib: flstore.NewClient(lc, tr), dcs: cfg.Topology.N(), appMu: make(chan struct{}, 1)}, nil
 }
 
 // SetCallTimeout bounds every RPC the client makes (see rpc.NodeConns.SetCallTimeout).
 func (c *Client) SetCallTimeout(d time.Duration) { c.conns.SetCallTimeout(d) }
-
-// DCs returns the number of datacenters of the cluster: the length of a dependency vector.
-func (c *Client) DCs() int { return c.dcs }
 
 // Close closes the connections.
 func (c *Client) Close() error { return c.conns.Close() }
