@@ -201,7 +201,10 @@ func (n *Node) flush() {
 		key := replyKey{r.Client, r.Seq}
 		p, ok := n.pending[key]
 		if !ok {
-			continue // its client is gone (e.g. it asked before a restart)
+			if to, relay := n.relayTarget(r); relay {
+				n.relay(to, r)
+			}
+			continue // its client is gone (e.g. it asked before a restart), or it waits elsewhere
 		}
 		delete(n.pending, key)
 		if p.commit {

@@ -32,23 +32,25 @@ import (
 
 // Node is one running replica with its listeners.
 type Node struct {
-	cfg       *cluster.Config
-	self      protocol.NodeID
-	logger    *slog.Logger
-	opts      Options
-	replica   protocol.Replica
-	env       *env
-	codec     protocol.Codec
-	opCodec   protocol.Codec // codec of client operations; nil unless the protocol is partitioned
-	log       *inputLog
-	clientKey []byte // the secret of client tokens (rpc.Backend.ClientKey), kept in the log's store
-	inputs    chan input
-	pending   map[replyKey]pendingReply
-	submitted submissions // the transactions handed to the replica for commit; loop goroutine only
-	transport *transport
-	metrics   *metrics
-	stopped   chan struct{}
-	clientHop time.Duration
+	cfg     *cluster.Config
+	self    protocol.NodeID
+	logger  *slog.Logger
+	opts    Options
+	replica protocol.Replica
+	env     *env
+	codec   protocol.Codec
+	opCodec protocol.Codec // codec of client operations; nil unless the protocol serves operations
+	// relayReplies: a reply with no waiting call here goes to the client's home node (relay.go).
+	relayReplies bool
+	log          *inputLog
+	clientKey    []byte // the secret of client tokens (rpc.Backend.ClientKey), kept in the log's store
+	inputs       chan input
+	pending      map[replyKey]pendingReply
+	submitted    submissions // the transactions handed to the replica for commit; loop goroutine only
+	transport    *transport
+	metrics      *metrics
+	stopped      chan struct{}
+	clientHop    time.Duration
 	// skewUs is added to the wall clock the replica reads (/admin/skew); its readings never go
 	// backwards, so a negative skew holds the replica's clock until the wall clock catches up.
 	skewUs atomic.Int64
@@ -109,9 +111,10 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 	if n.replica, err = entry.New(pc, n.env); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
 	}
-	if entry.NewClient != nil || entry.NewPartitionedClient != nil {
+	if entry.ServesOperations() {
 		n.opCodec = entry.Codec
 	}
+	n.relayReplies = entry.RepliesElsewhere
 	n.metrics = newMetrics(func() *transport { return n.transport })
 	return n, nil
 }
@@ -296,8 +299,9 @@ func (n *Node) AdoptClientID(id txn.ClientID) error {
 	return nil
 }
 
-// OpCodec returns the protocol's codec if it is partitioned (its client library sends
-// protocol.Operation requests), nil otherwise (rpc.Backend).
+// OpCodec returns the protocol's codec if it serves operations (registry.Entry.ServesOperations:
+// a partitioned protocol or a shared log, whose client library sends protocol.Operation
+// requests), nil otherwise (rpc.Backend).
 func (n *Node) OpCodec() protocol.Codec { return n.opCodec }
 
 // Submit hands a client request to the event loop (rpc.Backend), which refuses one naming a

@@ -74,6 +74,7 @@ type peer struct {
 }
 
 type outFrame struct {
+	kind    byte // wire.KindMessage or wire.KindReply
 	payload []byte
 	due     time.Time
 }
@@ -135,6 +136,15 @@ func (t *transport) send(to protocol.NodeID, m protocol.Message) {
 		t.n.logger.Error("cannot encode message", "peer", p.name, "err", err)
 		return
 	}
+	t.queue(to, wire.KindMessage, payload)
+}
+
+// queue queues a frame of kind for peer to, due after the link's emulated delay, in FIFO order.
+func (t *transport) queue(to protocol.NodeID, kind byte, payload []byte) {
+	p := t.peers[to]
+	if p == nil || p.cut.Load() {
+		return
+	}
 	due := time.Now()
 	if p.delayUs != nil {
 		due = due.Add(time.Duration(p.delayUs()) * time.Microsecond)
@@ -149,7 +159,7 @@ func (t *transport) send(to protocol.NodeID, m protocol.Message) {
 		p.dropped.Add(1)
 		return
 	}
-	p.queue = append(p.queue, outFrame{payload: payload, due: due})
+	p.queue = append(p.queue, outFrame{kind: kind, payload: payload, due: due})
 	p.mu.Unlock()
 	t.n.metrics.peerSent(p.name, len(payload))
 	select {
@@ -253,7 +263,7 @@ func (t *transport) writeFrames(ctx context.Context, p *peer, conn net.Conn) err
 		p.queue[0] = outFrame{}
 		p.queue = p.queue[1:]
 		p.mu.Unlock()
-		if err := wire.WriteFrame(w, wire.KindMessage, f.payload); err != nil {
+		if err := wire.WriteFrame(w, f.kind, f.payload); err != nil {
 			return err
 		}
 	}
@@ -322,6 +332,22 @@ func (t *transport) receive(ctx context.Context, conn net.Conn) {
 				t.n.logger.Info("peer connection closed", "peer", p.name, "err", err)
 			}
 			return
+		}
+		if kind == wire.KindReply && t.n.relayReplies {
+			r, err := decodeRelayedReply(payload, t.n.codec)
+			if err != nil {
+				t.n.logger.Warn("closing peer connection: malformed relayed reply", "peer", p.name, "err", err)
+				return
+			}
+			if p.cut.Load() {
+				continue
+			}
+			select {
+			case t.n.inputs <- input{kind: inCall, call: func() { t.n.deliverRelayed(r) }}:
+			case <-ctx.Done():
+				return
+			}
+			continue
 		}
 		if kind != wire.KindMessage {
 			t.n.logger.Warn("closing peer connection: unexpected frame kind", "peer", p.name, "kind", kind)

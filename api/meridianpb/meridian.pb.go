@@ -1,6 +1,7 @@
 // Meridian's client-facing API: one service a node serves to clients in its datacenter. The
 // RPCs mirror the protocol requests of package protocol (Get, Commit, ReadSnapshot, Operation)
-// plus Register, which allocates the client id that names the caller's transactions.
+// plus Register, which allocates the client id that names the caller's transactions, and the
+// shared logs' operations, typed (LogAppend, LogHead, LogRead, LogLookup).
 //
 // Keys are bytes, not strings: Meridian keys are arbitrary byte strings, and proto3 strings
 // must be valid UTF-8. Versions are transaction ids (package txn): the writer's client id in the
@@ -79,6 +80,65 @@ func (x CommitStatus) Number() protoreflect.EnumNumber {
 // Deprecated: Use CommitStatus.Descriptor instead.
 func (CommitStatus) EnumDescriptor() ([]byte, []int) {
 	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{0}
+}
+
+// How a lookup compares a record's tag value with LogLookupRequest.value, byte-wise.
+type LogPredicate int32
+
+const (
+	LogPredicate_LOG_PREDICATE_ANY LogPredicate = 0
+	LogPredicate_LOG_PREDICATE_EQ  LogPredicate = 1
+	LogPredicate_LOG_PREDICATE_LT  LogPredicate = 2
+	LogPredicate_LOG_PREDICATE_LE  LogPredicate = 3
+	LogPredicate_LOG_PREDICATE_GT  LogPredicate = 4
+	LogPredicate_LOG_PREDICATE_GE  LogPredicate = 5
+)
+
+// Enum value maps for LogPredicate.
+var (
+	LogPredicate_name = map[int32]string{
+		0: "LOG_PREDICATE_ANY",
+		1: "LOG_PREDICATE_EQ",
+		2: "LOG_PREDICATE_LT",
+		3: "LOG_PREDICATE_LE",
+		4: "LOG_PREDICATE_GT",
+		5: "LOG_PREDICATE_GE",
+	}
+	LogPredicate_value = map[string]int32{
+		"LOG_PREDICATE_ANY": 0,
+		"LOG_PREDICATE_EQ":  1,
+		"LOG_PREDICATE_LT":  2,
+		"LOG_PREDICATE_LE":  3,
+		"LOG_PREDICATE_GT":  4,
+		"LOG_PREDICATE_GE":  5,
+	}
+)
+
+func (x LogPredicate) Enum() *LogPredicate {
+	p := new(LogPredicate)
+	*p = x
+	return p
+}
+
+func (x LogPredicate) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LogPredicate) Descriptor() protoreflect.EnumDescriptor {
+	return file_meridian_v1_meridian_proto_enumTypes[1].Descriptor()
+}
+
+func (LogPredicate) Type() protoreflect.EnumType {
+	return &file_meridian_v1_meridian_proto_enumTypes[1]
+}
+
+func (x LogPredicate) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LogPredicate.Descriptor instead.
+func (LogPredicate) EnumDescriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{1}
 }
 
 type RegisterRequest struct {
@@ -907,6 +967,800 @@ func (x *OperateResponse) GetOp() []byte {
 	return nil
 }
 
+// A tag on a log record: a name, and a value (empty for none).
+type LogTag struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogTag) Reset() {
+	*x = LogTag{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogTag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogTag) ProtoMessage() {}
+
+func (x *LogTag) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogTag.ProtoReflect.Descriptor instead.
+func (*LogTag) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *LogTag) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LogTag) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// A log record. host is the index of the datacenter whose client appended it (in the cluster
+// file's topology), toid its number among that datacenter's records, lid its position in the
+// log read; deps[k] the highest TOId of datacenter k it follows.
+type LogRecord struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Host      uint32                 `protobuf:"varint,1,opt,name=host,proto3" json:"host,omitempty"`
+	Toid      uint64                 `protobuf:"varint,2,opt,name=toid,proto3" json:"toid,omitempty"`
+	Lid       uint64                 `protobuf:"varint,3,opt,name=lid,proto3" json:"lid,omitempty"`
+	Deps      []uint64               `protobuf:"varint,4,rep,packed,name=deps,proto3" json:"deps,omitempty"`
+	Tags      []*LogTag              `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	Body      []byte                 `protobuf:"bytes,6,opt,name=body,proto3" json:"body,omitempty"`
+	ClientId  uint32                 `protobuf:"varint,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	AppendSeq uint64                 `protobuf:"varint,8,opt,name=append_seq,json=appendSeq,proto3" json:"append_seq,omitempty"`
+	// A filler record (FLStore's head of the log moves past idle ranges): no body.
+	NoOp bool `protobuf:"varint,9,opt,name=no_op,json=noOp,proto3" json:"no_op,omitempty"`
+	// The body was garbage-collected: every datacenter holds the record.
+	Collected     bool `protobuf:"varint,10,opt,name=collected,proto3" json:"collected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogRecord) Reset() {
+	*x = LogRecord{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogRecord) ProtoMessage() {}
+
+func (x *LogRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogRecord.ProtoReflect.Descriptor instead.
+func (*LogRecord) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *LogRecord) GetHost() uint32 {
+	if x != nil {
+		return x.Host
+	}
+	return 0
+}
+
+func (x *LogRecord) GetToid() uint64 {
+	if x != nil {
+		return x.Toid
+	}
+	return 0
+}
+
+func (x *LogRecord) GetLid() uint64 {
+	if x != nil {
+		return x.Lid
+	}
+	return 0
+}
+
+func (x *LogRecord) GetDeps() []uint64 {
+	if x != nil {
+		return x.Deps
+	}
+	return nil
+}
+
+func (x *LogRecord) GetTags() []*LogTag {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *LogRecord) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *LogRecord) GetClientId() uint32 {
+	if x != nil {
+		return x.ClientId
+	}
+	return 0
+}
+
+func (x *LogRecord) GetAppendSeq() uint64 {
+	if x != nil {
+		return x.AppendSeq
+	}
+	return 0
+}
+
+func (x *LogRecord) GetNoOp() bool {
+	if x != nil {
+		return x.NoOp
+	}
+	return false
+}
+
+func (x *LogRecord) GetCollected() bool {
+	if x != nil {
+		return x.Collected
+	}
+	return false
+}
+
+// One epoch of a journal: from start_lid on, positions are dealt in ranges of range_size to
+// maintainers (node indexes in the cluster file) round robin.
+type LogEpoch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartLid      uint64                 `protobuf:"varint,1,opt,name=start_lid,json=startLid,proto3" json:"start_lid,omitempty"`
+	RangeSize     uint64                 `protobuf:"varint,2,opt,name=range_size,json=rangeSize,proto3" json:"range_size,omitempty"`
+	Maintainers   []uint32               `protobuf:"varint,3,rep,packed,name=maintainers,proto3" json:"maintainers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogEpoch) Reset() {
+	*x = LogEpoch{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogEpoch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogEpoch) ProtoMessage() {}
+
+func (x *LogEpoch) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogEpoch.ProtoReflect.Descriptor instead.
+func (*LogEpoch) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *LogEpoch) GetStartLid() uint64 {
+	if x != nil {
+		return x.StartLid
+	}
+	return 0
+}
+
+func (x *LogEpoch) GetRangeSize() uint64 {
+	if x != nil {
+		return x.RangeSize
+	}
+	return 0
+}
+
+func (x *LogEpoch) GetMaintainers() []uint32 {
+	if x != nil {
+		return x.Maintainers
+	}
+	return nil
+}
+
+type LogAppendRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ClientId uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Seq      uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Token    []byte                 `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	Body     []byte                 `protobuf:"bytes,4,opt,name=body,proto3" json:"body,omitempty"`
+	Tags     []*LogTag              `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	// Chariots: one TOId per datacenter the record must follow (empty: none).
+	Deps []uint64 `protobuf:"varint,6,rep,packed,name=deps,proto3" json:"deps,omitempty"`
+	// The client's append number (see LogAppend).
+	AppendSeq uint64 `protobuf:"varint,7,opt,name=append_seq,json=appendSeq,proto3" json:"append_seq,omitempty"`
+	// FLStore: a position the record's must exceed (0: none).
+	MinLid        uint64 `protobuf:"varint,8,opt,name=min_lid,json=minLid,proto3" json:"min_lid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogAppendRequest) Reset() {
+	*x = LogAppendRequest{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogAppendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogAppendRequest) ProtoMessage() {}
+
+func (x *LogAppendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogAppendRequest.ProtoReflect.Descriptor instead.
+func (*LogAppendRequest) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *LogAppendRequest) GetClientId() uint32 {
+	if x != nil {
+		return x.ClientId
+	}
+	return 0
+}
+
+func (x *LogAppendRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *LogAppendRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+func (x *LogAppendRequest) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *LogAppendRequest) GetTags() []*LogTag {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *LogAppendRequest) GetDeps() []uint64 {
+	if x != nil {
+		return x.Deps
+	}
+	return nil
+}
+
+func (x *LogAppendRequest) GetAppendSeq() uint64 {
+	if x != nil {
+		return x.AppendSeq
+	}
+	return 0
+}
+
+func (x *LogAppendRequest) GetMinLid() uint64 {
+	if x != nil {
+		return x.MinLid
+	}
+	return 0
+}
+
+type LogAppendResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Toid          uint64                 `protobuf:"varint,1,opt,name=toid,proto3" json:"toid,omitempty"`
+	Lid           uint64                 `protobuf:"varint,2,opt,name=lid,proto3" json:"lid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogAppendResponse) Reset() {
+	*x = LogAppendResponse{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogAppendResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogAppendResponse) ProtoMessage() {}
+
+func (x *LogAppendResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogAppendResponse.ProtoReflect.Descriptor instead.
+func (*LogAppendResponse) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *LogAppendResponse) GetToid() uint64 {
+	if x != nil {
+		return x.Toid
+	}
+	return 0
+}
+
+func (x *LogAppendResponse) GetLid() uint64 {
+	if x != nil {
+		return x.Lid
+	}
+	return 0
+}
+
+type LogHeadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClientId      uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Token         []byte                 `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogHeadRequest) Reset() {
+	*x = LogHeadRequest{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogHeadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogHeadRequest) ProtoMessage() {}
+
+func (x *LogHeadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogHeadRequest.ProtoReflect.Descriptor instead.
+func (*LogHeadRequest) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *LogHeadRequest) GetClientId() uint32 {
+	if x != nil {
+		return x.ClientId
+	}
+	return 0
+}
+
+func (x *LogHeadRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *LogHeadRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+type LogHeadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hl            uint64                 `protobuf:"varint,1,opt,name=hl,proto3" json:"hl,omitempty"`
+	Journal       []*LogEpoch            `protobuf:"bytes,2,rep,name=journal,proto3" json:"journal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogHeadResponse) Reset() {
+	*x = LogHeadResponse{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogHeadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogHeadResponse) ProtoMessage() {}
+
+func (x *LogHeadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogHeadResponse.ProtoReflect.Descriptor instead.
+func (*LogHeadResponse) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *LogHeadResponse) GetHl() uint64 {
+	if x != nil {
+		return x.Hl
+	}
+	return 0
+}
+
+func (x *LogHeadResponse) GetJournal() []*LogEpoch {
+	if x != nil {
+		return x.Journal
+	}
+	return nil
+}
+
+type LogReadRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ClientId uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Seq      uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Token    []byte                 `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	From     uint64                 `protobuf:"varint,4,opt,name=from,proto3" json:"from,omitempty"`
+	To       uint64                 `protobuf:"varint,5,opt,name=to,proto3" json:"to,omitempty"`
+	// A head of the log another maintainer reported: positions up to it may be served.
+	Hl            uint64 `protobuf:"varint,6,opt,name=hl,proto3" json:"hl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogReadRequest) Reset() {
+	*x = LogReadRequest{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogReadRequest) ProtoMessage() {}
+
+func (x *LogReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogReadRequest.ProtoReflect.Descriptor instead.
+func (*LogReadRequest) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *LogReadRequest) GetClientId() uint32 {
+	if x != nil {
+		return x.ClientId
+	}
+	return 0
+}
+
+func (x *LogReadRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *LogReadRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+func (x *LogReadRequest) GetFrom() uint64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *LogReadRequest) GetTo() uint64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *LogReadRequest) GetHl() uint64 {
+	if x != nil {
+		return x.Hl
+	}
+	return 0
+}
+
+type LogReadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Records       []*LogRecord           `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	Hl            uint64                 `protobuf:"varint,2,opt,name=hl,proto3" json:"hl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogReadResponse) Reset() {
+	*x = LogReadResponse{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogReadResponse) ProtoMessage() {}
+
+func (x *LogReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogReadResponse.ProtoReflect.Descriptor instead.
+func (*LogReadResponse) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *LogReadResponse) GetRecords() []*LogRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *LogReadResponse) GetHl() uint64 {
+	if x != nil {
+		return x.Hl
+	}
+	return 0
+}
+
+type LogLookupRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ClientId  uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Seq       uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Token     []byte                 `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	Tag       string                 `protobuf:"bytes,4,opt,name=tag,proto3" json:"tag,omitempty"`
+	Predicate LogPredicate           `protobuf:"varint,5,opt,name=predicate,proto3,enum=meridian.v1.LogPredicate" json:"predicate,omitempty"`
+	Value     []byte                 `protobuf:"bytes,6,opt,name=value,proto3" json:"value,omitempty"`
+	// Positions above it are left out (a head of the log the caller read).
+	MaxLid uint64 `protobuf:"varint,7,opt,name=max_lid,json=maxLid,proto3" json:"max_lid,omitempty"`
+	// At most this many positions (0: all), the most recent first if asked.
+	Limit           uint32 `protobuf:"varint,8,opt,name=limit,proto3" json:"limit,omitempty"`
+	MostRecentFirst bool   `protobuf:"varint,9,opt,name=most_recent_first,json=mostRecentFirst,proto3" json:"most_recent_first,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LogLookupRequest) Reset() {
+	*x = LogLookupRequest{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogLookupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogLookupRequest) ProtoMessage() {}
+
+func (x *LogLookupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogLookupRequest.ProtoReflect.Descriptor instead.
+func (*LogLookupRequest) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *LogLookupRequest) GetClientId() uint32 {
+	if x != nil {
+		return x.ClientId
+	}
+	return 0
+}
+
+func (x *LogLookupRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *LogLookupRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+func (x *LogLookupRequest) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *LogLookupRequest) GetPredicate() LogPredicate {
+	if x != nil {
+		return x.Predicate
+	}
+	return LogPredicate_LOG_PREDICATE_ANY
+}
+
+func (x *LogLookupRequest) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *LogLookupRequest) GetMaxLid() uint64 {
+	if x != nil {
+		return x.MaxLid
+	}
+	return 0
+}
+
+func (x *LogLookupRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *LogLookupRequest) GetMostRecentFirst() bool {
+	if x != nil {
+		return x.MostRecentFirst
+	}
+	return false
+}
+
+type LogLookupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Lids          []uint64               `protobuf:"varint,1,rep,packed,name=lids,proto3" json:"lids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogLookupResponse) Reset() {
+	*x = LogLookupResponse{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogLookupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogLookupResponse) ProtoMessage() {}
+
+func (x *LogLookupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogLookupResponse.ProtoReflect.Descriptor instead.
+func (*LogLookupResponse) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *LogLookupResponse) GetLids() []uint64 {
+	if x != nil {
+		return x.Lids
+	}
+	return nil
+}
+
 var File_meridian_v1_meridian_proto protoreflect.FileDescriptor
 
 const file_meridian_v1_meridian_proto_rawDesc = "" +
@@ -963,17 +1817,91 @@ const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\x02op\x18\x03 \x01(\fR\x02op\x12\x14\n" +
 	"\x05token\x18\x04 \x01(\fR\x05token\"!\n" +
 	"\x0fOperateResponse\x12\x0e\n" +
-	"\x02op\x18\x01 \x01(\fR\x02op*e\n" +
+	"\x02op\x18\x01 \x01(\fR\x02op\"2\n" +
+	"\x06LogTag\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\x85\x02\n" +
+	"\tLogRecord\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\rR\x04host\x12\x12\n" +
+	"\x04toid\x18\x02 \x01(\x04R\x04toid\x12\x10\n" +
+	"\x03lid\x18\x03 \x01(\x04R\x03lid\x12\x12\n" +
+	"\x04deps\x18\x04 \x03(\x04R\x04deps\x12'\n" +
+	"\x04tags\x18\x05 \x03(\v2\x13.meridian.v1.LogTagR\x04tags\x12\x12\n" +
+	"\x04body\x18\x06 \x01(\fR\x04body\x12\x1b\n" +
+	"\tclient_id\x18\a \x01(\rR\bclientId\x12\x1d\n" +
+	"\n" +
+	"append_seq\x18\b \x01(\x04R\tappendSeq\x12\x13\n" +
+	"\x05no_op\x18\t \x01(\bR\x04noOp\x12\x1c\n" +
+	"\tcollected\x18\n" +
+	" \x01(\bR\tcollected\"h\n" +
+	"\bLogEpoch\x12\x1b\n" +
+	"\tstart_lid\x18\x01 \x01(\x04R\bstartLid\x12\x1d\n" +
+	"\n" +
+	"range_size\x18\x02 \x01(\x04R\trangeSize\x12 \n" +
+	"\vmaintainers\x18\x03 \x03(\rR\vmaintainers\"\xe0\x01\n" +
+	"\x10LogAppendRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\fR\x05token\x12\x12\n" +
+	"\x04body\x18\x04 \x01(\fR\x04body\x12'\n" +
+	"\x04tags\x18\x05 \x03(\v2\x13.meridian.v1.LogTagR\x04tags\x12\x12\n" +
+	"\x04deps\x18\x06 \x03(\x04R\x04deps\x12\x1d\n" +
+	"\n" +
+	"append_seq\x18\a \x01(\x04R\tappendSeq\x12\x17\n" +
+	"\amin_lid\x18\b \x01(\x04R\x06minLid\"9\n" +
+	"\x11LogAppendResponse\x12\x12\n" +
+	"\x04toid\x18\x01 \x01(\x04R\x04toid\x12\x10\n" +
+	"\x03lid\x18\x02 \x01(\x04R\x03lid\"U\n" +
+	"\x0eLogHeadRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\fR\x05token\"R\n" +
+	"\x0fLogHeadResponse\x12\x0e\n" +
+	"\x02hl\x18\x01 \x01(\x04R\x02hl\x12/\n" +
+	"\ajournal\x18\x02 \x03(\v2\x15.meridian.v1.LogEpochR\ajournal\"\x89\x01\n" +
+	"\x0eLogReadRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\fR\x05token\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\x04R\x04from\x12\x0e\n" +
+	"\x02to\x18\x05 \x01(\x04R\x02to\x12\x0e\n" +
+	"\x02hl\x18\x06 \x01(\x04R\x02hl\"S\n" +
+	"\x0fLogReadResponse\x120\n" +
+	"\arecords\x18\x01 \x03(\v2\x16.meridian.v1.LogRecordR\arecords\x12\x0e\n" +
+	"\x02hl\x18\x02 \x01(\x04R\x02hl\"\x93\x02\n" +
+	"\x10LogLookupRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\fR\x05token\x12\x10\n" +
+	"\x03tag\x18\x04 \x01(\tR\x03tag\x127\n" +
+	"\tpredicate\x18\x05 \x01(\x0e2\x19.meridian.v1.LogPredicateR\tpredicate\x12\x14\n" +
+	"\x05value\x18\x06 \x01(\fR\x05value\x12\x17\n" +
+	"\amax_lid\x18\a \x01(\x04R\x06maxLid\x12\x14\n" +
+	"\x05limit\x18\b \x01(\rR\x05limit\x12*\n" +
+	"\x11most_recent_first\x18\t \x01(\bR\x0fmostRecentFirst\"'\n" +
+	"\x11LogLookupResponse\x12\x12\n" +
+	"\x04lids\x18\x01 \x03(\x04R\x04lids*e\n" +
 	"\fCommitStatus\x12\x1d\n" +
 	"\x19COMMIT_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17COMMIT_STATUS_COMMITTED\x10\x01\x12\x19\n" +
-	"\x15COMMIT_STATUS_ABORTED\x10\x022\xeb\x02\n" +
+	"\x15COMMIT_STATUS_ABORTED\x10\x02*\x93\x01\n" +
+	"\fLogPredicate\x12\x15\n" +
+	"\x11LOG_PREDICATE_ANY\x10\x00\x12\x14\n" +
+	"\x10LOG_PREDICATE_EQ\x10\x01\x12\x14\n" +
+	"\x10LOG_PREDICATE_LT\x10\x02\x12\x14\n" +
+	"\x10LOG_PREDICATE_LE\x10\x03\x12\x14\n" +
+	"\x10LOG_PREDICATE_GT\x10\x04\x12\x14\n" +
+	"\x10LOG_PREDICATE_GE\x10\x052\x8f\x05\n" +
 	"\bMeridian\x12G\n" +
 	"\bRegister\x12\x1c.meridian.v1.RegisterRequest\x1a\x1d.meridian.v1.RegisterResponse\x128\n" +
 	"\x03Get\x12\x17.meridian.v1.GetRequest\x1a\x18.meridian.v1.GetResponse\x12A\n" +
 	"\x06Commit\x12\x1a.meridian.v1.CommitRequest\x1a\x1b.meridian.v1.CommitResponse\x12S\n" +
 	"\fReadSnapshot\x12 .meridian.v1.ReadSnapshotRequest\x1a!.meridian.v1.ReadSnapshotResponse\x12D\n" +
-	"\aOperate\x12\x1b.meridian.v1.OperateRequest\x1a\x1c.meridian.v1.OperateResponseB0Z.github.com/meridian-kv/meridian/api/meridianpbb\x06proto3"
+	"\aOperate\x12\x1b.meridian.v1.OperateRequest\x1a\x1c.meridian.v1.OperateResponse\x12J\n" +
+	"\tLogAppend\x12\x1d.meridian.v1.LogAppendRequest\x1a\x1e.meridian.v1.LogAppendResponse\x12D\n" +
+	"\aLogHead\x12\x1b.meridian.v1.LogHeadRequest\x1a\x1c.meridian.v1.LogHeadResponse\x12D\n" +
+	"\aLogRead\x12\x1b.meridian.v1.LogReadRequest\x1a\x1c.meridian.v1.LogReadResponse\x12J\n" +
+	"\tLogLookup\x12\x1d.meridian.v1.LogLookupRequest\x1a\x1e.meridian.v1.LogLookupResponseB0Z.github.com/meridian-kv/meridian/api/meridianpbb\x06proto3"
 
 var (
 	file_meridian_v1_meridian_proto_rawDescOnce sync.Once
@@ -987,46 +1915,71 @@ func file_meridian_v1_meridian_proto_rawDescGZIP() []byte {
 	return file_meridian_v1_meridian_proto_rawDescData
 }
 
-var file_meridian_v1_meridian_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_meridian_v1_meridian_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_meridian_v1_meridian_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_meridian_v1_meridian_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_meridian_v1_meridian_proto_goTypes = []any{
 	(CommitStatus)(0),            // 0: meridian.v1.CommitStatus
-	(*RegisterRequest)(nil),      // 1: meridian.v1.RegisterRequest
-	(*RegisterResponse)(nil),     // 2: meridian.v1.RegisterResponse
-	(*GetRequest)(nil),           // 3: meridian.v1.GetRequest
-	(*GetResponse)(nil),          // 4: meridian.v1.GetResponse
-	(*Read)(nil),                 // 5: meridian.v1.Read
-	(*Write)(nil),                // 6: meridian.v1.Write
-	(*Txn)(nil),                  // 7: meridian.v1.Txn
-	(*CommitRequest)(nil),        // 8: meridian.v1.CommitRequest
-	(*CommitResponse)(nil),       // 9: meridian.v1.CommitResponse
-	(*ReadSnapshotRequest)(nil),  // 10: meridian.v1.ReadSnapshotRequest
-	(*SnapshotRead)(nil),         // 11: meridian.v1.SnapshotRead
-	(*ReadSnapshotResponse)(nil), // 12: meridian.v1.ReadSnapshotResponse
-	(*OperateRequest)(nil),       // 13: meridian.v1.OperateRequest
-	(*OperateResponse)(nil),      // 14: meridian.v1.OperateResponse
+	(LogPredicate)(0),            // 1: meridian.v1.LogPredicate
+	(*RegisterRequest)(nil),      // 2: meridian.v1.RegisterRequest
+	(*RegisterResponse)(nil),     // 3: meridian.v1.RegisterResponse
+	(*GetRequest)(nil),           // 4: meridian.v1.GetRequest
+	(*GetResponse)(nil),          // 5: meridian.v1.GetResponse
+	(*Read)(nil),                 // 6: meridian.v1.Read
+	(*Write)(nil),                // 7: meridian.v1.Write
+	(*Txn)(nil),                  // 8: meridian.v1.Txn
+	(*CommitRequest)(nil),        // 9: meridian.v1.CommitRequest
+	(*CommitResponse)(nil),       // 10: meridian.v1.CommitResponse
+	(*ReadSnapshotRequest)(nil),  // 11: meridian.v1.ReadSnapshotRequest
+	(*SnapshotRead)(nil),         // 12: meridian.v1.SnapshotRead
+	(*ReadSnapshotResponse)(nil), // 13: meridian.v1.ReadSnapshotResponse
+	(*OperateRequest)(nil),       // 14: meridian.v1.OperateRequest
+	(*OperateResponse)(nil),      // 15: meridian.v1.OperateResponse
+	(*LogTag)(nil),               // 16: meridian.v1.LogTag
+	(*LogRecord)(nil),            // 17: meridian.v1.LogRecord
+	(*LogEpoch)(nil),             // 18: meridian.v1.LogEpoch
+	(*LogAppendRequest)(nil),     // 19: meridian.v1.LogAppendRequest
+	(*LogAppendResponse)(nil),    // 20: meridian.v1.LogAppendResponse
+	(*LogHeadRequest)(nil),       // 21: meridian.v1.LogHeadRequest
+	(*LogHeadResponse)(nil),      // 22: meridian.v1.LogHeadResponse
+	(*LogReadRequest)(nil),       // 23: meridian.v1.LogReadRequest
+	(*LogReadResponse)(nil),      // 24: meridian.v1.LogReadResponse
+	(*LogLookupRequest)(nil),     // 25: meridian.v1.LogLookupRequest
+	(*LogLookupResponse)(nil),    // 26: meridian.v1.LogLookupResponse
 }
 var file_meridian_v1_meridian_proto_depIdxs = []int32{
-	5,  // 0: meridian.v1.Txn.reads:type_name -> meridian.v1.Read
-	6,  // 1: meridian.v1.Txn.writes:type_name -> meridian.v1.Write
-	7,  // 2: meridian.v1.CommitRequest.txn:type_name -> meridian.v1.Txn
+	6,  // 0: meridian.v1.Txn.reads:type_name -> meridian.v1.Read
+	7,  // 1: meridian.v1.Txn.writes:type_name -> meridian.v1.Write
+	8,  // 2: meridian.v1.CommitRequest.txn:type_name -> meridian.v1.Txn
 	0,  // 3: meridian.v1.CommitResponse.status:type_name -> meridian.v1.CommitStatus
-	11, // 4: meridian.v1.ReadSnapshotResponse.reads:type_name -> meridian.v1.SnapshotRead
-	1,  // 5: meridian.v1.Meridian.Register:input_type -> meridian.v1.RegisterRequest
-	3,  // 6: meridian.v1.Meridian.Get:input_type -> meridian.v1.GetRequest
-	8,  // 7: meridian.v1.Meridian.Commit:input_type -> meridian.v1.CommitRequest
-	10, // 8: meridian.v1.Meridian.ReadSnapshot:input_type -> meridian.v1.ReadSnapshotRequest
-	13, // 9: meridian.v1.Meridian.Operate:input_type -> meridian.v1.OperateRequest
-	2,  // 10: meridian.v1.Meridian.Register:output_type -> meridian.v1.RegisterResponse
-	4,  // 11: meridian.v1.Meridian.Get:output_type -> meridian.v1.GetResponse
-	9,  // 12: meridian.v1.Meridian.Commit:output_type -> meridian.v1.CommitResponse
-	12, // 13: meridian.v1.Meridian.ReadSnapshot:output_type -> meridian.v1.ReadSnapshotResponse
-	14, // 14: meridian.v1.Meridian.Operate:output_type -> meridian.v1.OperateResponse
-	10, // [10:15] is the sub-list for method output_type
-	5,  // [5:10] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	12, // 4: meridian.v1.ReadSnapshotResponse.reads:type_name -> meridian.v1.SnapshotRead
+	16, // 5: meridian.v1.LogRecord.tags:type_name -> meridian.v1.LogTag
+	16, // 6: meridian.v1.LogAppendRequest.tags:type_name -> meridian.v1.LogTag
+	18, // 7: meridian.v1.LogHeadResponse.journal:type_name -> meridian.v1.LogEpoch
+	17, // 8: meridian.v1.LogReadResponse.records:type_name -> meridian.v1.LogRecord
+	1,  // 9: meridian.v1.LogLookupRequest.predicate:type_name -> meridian.v1.LogPredicate
+	2,  // 10: meridian.v1.Meridian.Register:input_type -> meridian.v1.RegisterRequest
+	4,  // 11: meridian.v1.Meridian.Get:input_type -> meridian.v1.GetRequest
+	9,  // 12: meridian.v1.Meridian.Commit:input_type -> meridian.v1.CommitRequest
+	11, // 13: meridian.v1.Meridian.ReadSnapshot:input_type -> meridian.v1.ReadSnapshotRequest
+	14, // 14: meridian.v1.Meridian.Operate:input_type -> meridian.v1.OperateRequest
+	19, // 15: meridian.v1.Meridian.LogAppend:input_type -> meridian.v1.LogAppendRequest
+	21, // 16: meridian.v1.Meridian.LogHead:input_type -> meridian.v1.LogHeadRequest
+	23, // 17: meridian.v1.Meridian.LogRead:input_type -> meridian.v1.LogReadRequest
+	25, // 18: meridian.v1.Meridian.LogLookup:input_type -> meridian.v1.LogLookupRequest
+	3,  // 19: meridian.v1.Meridian.Register:output_type -> meridian.v1.RegisterResponse
+	5,  // 20: meridian.v1.Meridian.Get:output_type -> meridian.v1.GetResponse
+	10, // 21: meridian.v1.Meridian.Commit:output_type -> meridian.v1.CommitResponse
+	13, // 22: meridian.v1.Meridian.ReadSnapshot:output_type -> meridian.v1.ReadSnapshotResponse
+	15, // 23: meridian.v1.Meridian.Operate:output_type -> meridian.v1.OperateResponse
+	20, // 24: meridian.v1.Meridian.LogAppend:output_type -> meridian.v1.LogAppendResponse
+	22, // 25: meridian.v1.Meridian.LogHead:output_type -> meridian.v1.LogHeadResponse
+	24, // 26: meridian.v1.Meridian.LogRead:output_type -> meridian.v1.LogReadResponse
+	26, // 27: meridian.v1.Meridian.LogLookup:output_type -> meridian.v1.LogLookupResponse
+	19, // [19:28] is the sub-list for method output_type
+	10, // [10:19] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_meridian_v1_meridian_proto_init() }
@@ -1039,8 +1992,8 @@ func file_meridian_v1_meridian_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_meridian_v1_meridian_proto_rawDesc), len(file_meridian_v1_meridian_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   14,
+			NumEnums:      2,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

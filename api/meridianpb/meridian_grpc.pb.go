@@ -1,6 +1,7 @@
 // Meridian's client-facing API: one service a node serves to clients in its datacenter. The
 // RPCs mirror the protocol requests of package protocol (Get, Commit, ReadSnapshot, Operation)
-// plus Register, which allocates the client id that names the caller's transactions.
+// plus Register, which allocates the client id that names the caller's transactions, and the
+// shared logs' operations, typed (LogAppend, LogHead, LogRead, LogLookup).
 //
 // Keys are bytes, not strings: Meridian keys are arbitrary byte strings, and proto3 strings
 // must be valid UTF-8. Versions are transaction ids (package txn): the writer's client id in the
@@ -35,6 +36,10 @@ const (
 	Meridian_Commit_FullMethodName       = "/meridian.v1.Meridian/Commit"
 	Meridian_ReadSnapshot_FullMethodName = "/meridian.v1.Meridian/ReadSnapshot"
 	Meridian_Operate_FullMethodName      = "/meridian.v1.Meridian/Operate"
+	Meridian_LogAppend_FullMethodName    = "/meridian.v1.Meridian/LogAppend"
+	Meridian_LogHead_FullMethodName      = "/meridian.v1.Meridian/LogHead"
+	Meridian_LogRead_FullMethodName      = "/meridian.v1.Meridian/LogRead"
+	Meridian_LogLookup_FullMethodName    = "/meridian.v1.Meridian/LogLookup"
 )
 
 // MeridianClient is the client API for Meridian service.
@@ -76,6 +81,30 @@ type MeridianClient interface {
 	// protocols deduplicate by id themselves, since their clients resend an operation with the
 	// same id after a timeout.
 	Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*OperateResponse, error)
+	// The shared logs (flstore, chariots): each RPC is one operation at the node called, typed
+	// (Operate carries the same operations in the protocol's own encoding, which is what the Go
+	// client, server/logclient, uses). The caller routes them as that client does: appends to a
+	// batcher of its datacenter (Chariots; with the id that node allocated, since the maintainer
+	// that persists the record answers through it) or to any maintainer (FLStore), LogHead to any
+	// maintainer, LogRead to the maintainers owning the positions (by the journal LogHead
+	// returns), LogLookup to the tag's indexer. A node of another protocol fails them with
+	// UNIMPLEMENTED or FAILED_PRECONDITION (a protocol with operations of its own); a node of the
+	// log that does not take the operation (a read at a batcher) with UNAVAILABLE and the stage's
+	// refusal; a request beyond a wire limit with INVALID_ARGUMENT.
+	//
+	// LogAppend appends a record and answers once it is durable at its maintainer, with its
+	// position in the datacenter's log. Like Commit, a failed call may still have taken effect:
+	// a client that resends an append gives it the same append_seq, and a Chariots filter drops
+	// the copy (a client's append_seq must increase from one append to the next).
+	LogAppend(ctx context.Context, in *LogAppendRequest, opts ...grpc.CallOption) (*LogAppendResponse, error)
+	// LogHead returns the maintainer's head of the log (every position up to it is filled) and
+	// its epoch journal.
+	LogHead(ctx context.Context, in *LogHeadRequest, opts ...grpc.CallOption) (*LogHeadResponse, error)
+	// LogRead returns the records at positions [from, to] the maintainer owns, up to the larger
+	// of its head of the log and hl (no-op fillers included, marked).
+	LogRead(ctx context.Context, in *LogReadRequest, opts ...grpc.CallOption) (*LogReadResponse, error)
+	// LogLookup returns the positions of the records with a tag, from the tag's indexer.
+	LogLookup(ctx context.Context, in *LogLookupRequest, opts ...grpc.CallOption) (*LogLookupResponse, error)
 }
 
 type meridianClient struct {
@@ -136,6 +165,46 @@ func (c *meridianClient) Operate(ctx context.Context, in *OperateRequest, opts .
 	return out, nil
 }
 
+func (c *meridianClient) LogAppend(ctx context.Context, in *LogAppendRequest, opts ...grpc.CallOption) (*LogAppendResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogAppendResponse)
+	err := c.cc.Invoke(ctx, Meridian_LogAppend_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *meridianClient) LogHead(ctx context.Context, in *LogHeadRequest, opts ...grpc.CallOption) (*LogHeadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogHeadResponse)
+	err := c.cc.Invoke(ctx, Meridian_LogHead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *meridianClient) LogRead(ctx context.Context, in *LogReadRequest, opts ...grpc.CallOption) (*LogReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogReadResponse)
+	err := c.cc.Invoke(ctx, Meridian_LogRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *meridianClient) LogLookup(ctx context.Context, in *LogLookupRequest, opts ...grpc.CallOption) (*LogLookupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogLookupResponse)
+	err := c.cc.Invoke(ctx, Meridian_LogLookup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MeridianServer is the server API for Meridian service.
 // All implementations must embed UnimplementedMeridianServer
 // for forward compatibility.
@@ -175,6 +244,30 @@ type MeridianServer interface {
 	// protocols deduplicate by id themselves, since their clients resend an operation with the
 	// same id after a timeout.
 	Operate(context.Context, *OperateRequest) (*OperateResponse, error)
+	// The shared logs (flstore, chariots): each RPC is one operation at the node called, typed
+	// (Operate carries the same operations in the protocol's own encoding, which is what the Go
+	// client, server/logclient, uses). The caller routes them as that client does: appends to a
+	// batcher of its datacenter (Chariots; with the id that node allocated, since the maintainer
+	// that persists the record answers through it) or to any maintainer (FLStore), LogHead to any
+	// maintainer, LogRead to the maintainers owning the positions (by the journal LogHead
+	// returns), LogLookup to the tag's indexer. A node of another protocol fails them with
+	// UNIMPLEMENTED or FAILED_PRECONDITION (a protocol with operations of its own); a node of the
+	// log that does not take the operation (a read at a batcher) with UNAVAILABLE and the stage's
+	// refusal; a request beyond a wire limit with INVALID_ARGUMENT.
+	//
+	// LogAppend appends a record and answers once it is durable at its maintainer, with its
+	// position in the datacenter's log. Like Commit, a failed call may still have taken effect:
+	// a client that resends an append gives it the same append_seq, and a Chariots filter drops
+	// the copy (a client's append_seq must increase from one append to the next).
+	LogAppend(context.Context, *LogAppendRequest) (*LogAppendResponse, error)
+	// LogHead returns the maintainer's head of the log (every position up to it is filled) and
+	// its epoch journal.
+	LogHead(context.Context, *LogHeadRequest) (*LogHeadResponse, error)
+	// LogRead returns the records at positions [from, to] the maintainer owns, up to the larger
+	// of its head of the log and hl (no-op fillers included, marked).
+	LogRead(context.Context, *LogReadRequest) (*LogReadResponse, error)
+	// LogLookup returns the positions of the records with a tag, from the tag's indexer.
+	LogLookup(context.Context, *LogLookupRequest) (*LogLookupResponse, error)
 	mustEmbedUnimplementedMeridianServer()
 }
 
@@ -199,6 +292,18 @@ func (UnimplementedMeridianServer) ReadSnapshot(context.Context, *ReadSnapshotRe
 }
 func (UnimplementedMeridianServer) Operate(context.Context, *OperateRequest) (*OperateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Operate not implemented")
+}
+func (UnimplementedMeridianServer) LogAppend(context.Context, *LogAppendRequest) (*LogAppendResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LogAppend not implemented")
+}
+func (UnimplementedMeridianServer) LogHead(context.Context, *LogHeadRequest) (*LogHeadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LogHead not implemented")
+}
+func (UnimplementedMeridianServer) LogRead(context.Context, *LogReadRequest) (*LogReadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LogRead not implemented")
+}
+func (UnimplementedMeridianServer) LogLookup(context.Context, *LogLookupRequest) (*LogLookupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LogLookup not implemented")
 }
 func (UnimplementedMeridianServer) mustEmbedUnimplementedMeridianServer() {}
 func (UnimplementedMeridianServer) testEmbeddedByValue()                  {}
@@ -311,6 +416,78 @@ func _Meridian_Operate_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Meridian_LogAppend_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogAppendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MeridianServer).LogAppend(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Meridian_LogAppend_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MeridianServer).LogAppend(ctx, req.(*LogAppendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Meridian_LogHead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogHeadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MeridianServer).LogHead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Meridian_LogHead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MeridianServer).LogHead(ctx, req.(*LogHeadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Meridian_LogRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MeridianServer).LogRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Meridian_LogRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MeridianServer).LogRead(ctx, req.(*LogReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Meridian_LogLookup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogLookupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MeridianServer).LogLookup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Meridian_LogLookup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MeridianServer).LogLookup(ctx, req.(*LogLookupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Meridian_ServiceDesc is the grpc.ServiceDesc for Meridian service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -337,6 +514,22 @@ var Meridian_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Operate",
 			Handler:    _Meridian_Operate_Handler,
+		},
+		{
+			MethodName: "LogAppend",
+			Handler:    _Meridian_LogAppend_Handler,
+		},
+		{
+			MethodName: "LogHead",
+			Handler:    _Meridian_LogHead_Handler,
+		},
+		{
+			MethodName: "LogRead",
+			Handler:    _Meridian_LogRead_Handler,
+		},
+		{
+			MethodName: "LogLookup",
+			Handler:    _Meridian_LogLookup_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -388,6 +388,9 @@ func pickWorkload(fs *pflag.FlagSet, name string, protocols []string) (string, e
 		}
 		family = e.Family
 	}
+	if family == registry.Log {
+		return "", usagef("bench: %s is a shared log: bench it with --workload log in the simulator (chariots), or with `meridian log bench --cluster FILE` on a real cluster", protocols[0])
+	}
 	w, err := workload.ForFamily(family)
 	if err != nil {
 		return "", usagef("bench: %v", err)

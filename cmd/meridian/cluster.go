@@ -188,6 +188,12 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	switch {
 	case placement != nil:
 		cfg = cluster.GeneratePlaced(topo, o.topology, o.protocol, o.dir, o.basePort, placement)
+	case readOnlyNodes != nil && entry.Roles != nil: // stage machines with roles (the shared logs)
+		roles, err := entry.Roles(p, topo.N())
+		if err != nil {
+			return usageError{err}
+		}
+		cfg = cluster.GenerateNamed(topo, o.topology, o.protocol, o.dir, o.basePort, readOnlyNodes, roles)
 	case readOnlyNodes != nil:
 		cfg = cluster.GenerateNodes(topo, o.topology, o.protocol, o.dir, o.basePort, readOnlyNodes)
 	}

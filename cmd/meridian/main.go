@@ -119,6 +119,7 @@ line on stderr and exit with status 2; a failure at run time exits with status 1
 		newSwarmCmd(stdout, stderr),
 		newNemesisCmd(stdout, stderr),
 		newDashboardCmd(stdout),
+		newLogCmd(stdin, stdout),
 	)
 	// Cobra's help and completion commands (completion bash, zsh, fish, powershell), added now
 	// rather than when the root runs, so that an unknown command to help, or a missing or unknown

@@ -134,18 +134,28 @@ func runSwarm(cmd *cobra.Command, f swarmFlags, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// swarmProtocols parses --protocol: a comma-separated list of registered protocols, or all.
+// swarmProtocols parses --protocol: a comma-separated list of registered transactional
+// protocols, or all of them (the shared logs have their own swarm).
 func swarmProtocols(list string) ([]string, error) {
 	if list == "" {
 		return nil, usagef("swarm: --protocol is required (one or more of %s, or all)", strings.Join(registry.Names(), ", "))
 	}
-	if list == "all" {
-		return registry.Names(), nil
-	}
 	var out []string
+	if list == "all" {
+		for _, p := range registry.Names() {
+			if e, _ := registry.Lookup(p); e.Family.Transactional() {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
 	for _, p := range strings.Split(list, ",") {
-		if _, err := registry.Lookup(p); err != nil {
+		e, err := registry.Lookup(p)
+		if err != nil {
 			return nil, usagef("swarm: %v", err)
+		}
+		if !e.Family.Transactional() {
+			return nil, usagef("swarm: %s is a shared log, not a transactional protocol: its swarm is `go test ./protocols/log/logsim` (MERIDIAN_LONG=1 for 200 seeds)", p)
 		}
 		out = append(out, p)
 	}

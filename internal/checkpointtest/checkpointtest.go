@@ -96,9 +96,11 @@ func register(proto string, h *harness) string {
 
 // harness collects one run's first difference.
 type harness struct {
-	entry    registry.Entry
-	err      error
-	restored int // checkpoints restored
+	entry registry.Entry
+	// allowPlain runs replicas that write no checkpoints unshadowed instead of failing (Shadow).
+	allowPlain bool
+	err        error
+	restored   int // checkpoints restored
 }
 
 func (h *harness) fail(format string, args ...any) {
@@ -115,6 +117,10 @@ func (h *harness) factory(cfg protocol.Config, env protocol.Env) (protocol.Repli
 		return nil, err
 	}
 	if !protocol.Checkpoints(orig) {
+		if h.allowPlain {
+			// Not shadowed: it runs on the simulator's Env as it is.
+			return h.entry.New(cfg, env)
+		}
 		return nil, fmt.Errorf("%s: %T does not write checkpoints (protocol.Checkpoints)", h.entry.Name, orig)
 	}
 	return &twin{h: h, cfg: cfg, env: te, orig: orig}, nil

@@ -18,6 +18,10 @@ const (
 	KindHello byte = 1
 	// KindMessage carries one protocol message, encoded by the protocol's protocol.Codec.
 	KindMessage byte = 2
+	// KindReply carries a client reply from the node whose replica made it to the node holding
+	// the client's request (registry.Entry.RepliesElsewhere: a Chariots maintainer answers the
+	// append a batcher took); the payload is the server's encoding of the reply.
+	KindReply byte = 3
 )
 
 // DefaultMaxFrameBytes is a frame size limit (kind byte plus payload) for ReadFrame callers with

@@ -10,6 +10,8 @@ import (
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/helios"
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/mf"
 	_ "github.com/meridian-kv/meridian/protocols/fullrep/ogre"
+	_ "github.com/meridian-kv/meridian/protocols/log/chariots"
+	_ "github.com/meridian-kv/meridian/protocols/log/flstore"
 	_ "github.com/meridian-kv/meridian/protocols/partitioned/sdur"
 	_ "github.com/meridian-kv/meridian/protocols/smr/alvin"
 	_ "github.com/meridian-kv/meridian/protocols/smr/epaxos"

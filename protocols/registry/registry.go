@@ -42,6 +42,13 @@ const (
 	// a store split into partitions, each replicated on a few servers placed over the
 	// datacenters (partitioned.Placement): S-DUR.
 	PartitionedReadWrite Family = "partitioned-read-write"
+	// Log protocols are shared logs (FLStore, Chariots: spec chariots-flstore.md): a pipeline of
+	// stage machines placed by the protocol's own layout (Entry.Nodes), serving appends, reads,
+	// tag lookups and the head of the log as protocol.Operation requests through their own
+	// client library (flstore.Client), with replies that may come from a node other than the one
+	// the request went to (Entry.RepliesElsewhere). No transactional workload, swarm or checker
+	// runs them: `meridian bench --workload log` and the log family's tests (protocols/log) do.
+	Log Family = "log"
 )
 
 // Partitioned reports whether the family's protocols split the key space over several nodes
@@ -103,8 +110,13 @@ type Entry struct {
 	// datacenter with parameters p on dcs datacenters (nil nodes, or Nodes unset: one replica per
 	// datacenter). The node of partition 0 of each datacenter is its replica and serves the
 	// read-write clients; the nodes of higher partitions serve the datacenter's read-only
-	// clients (a workload's extra clients), round robin: Ogre's RoT units (rot_units).
+	// clients (a workload's extra clients), round robin: Ogre's RoT units (rot_units). A Log
+	// protocol must set it: its stage machines in layout order, each node's Partition its index
+	// within its datacenter.
 	Nodes func(p protocol.Params, dcs int) ([]protocol.Node, error)
+	// Roles, if set, names what each node Nodes places does ("maintainer0", "batcher0", …, per
+	// datacenter), for the node names `meridian cluster up` writes (DC-ROLE).
+	Roles func(p protocol.Params, dcs int) ([]string, error)
 	// DeployParams are parameters `meridian cluster up` gives the protocol unless --set gives
 	// them: what a real deployment runs with where the simulator's default differs (Ogre: one
 	// RoT unit node per datacenter, rot_units=1).
@@ -112,6 +124,11 @@ type Entry struct {
 	// ToleratesOutages is how many datacenter outages the protocol keeps committing through
 	// (Helios-1: 1, Helios-2: 2); 0 for the others.
 	ToleratesOutages int
+	// RepliesElsewhere is set for the protocols where a node may answer a request another node
+	// took (a Chariots maintainer answers the append a batcher took): a real node relays a
+	// reply it has no waiting request for to the node that allocated the client's id, where the
+	// client library sends such requests (see server.Node).
+	RepliesElsewhere bool
 	// SpansDatacenters is set for the Causal protocols that keep a partitioned replica in every
 	// datacenter and replicate between them (fastccs-geo); the others of the family serve one
 	// datacenter, as in the FastCCS thesis. The swarms draw several datacenters for them.
@@ -145,14 +162,26 @@ func Register(name string, e Entry) {
 	switch {
 	case taken || e.New == nil || name == "":
 		panic("registry: cannot register protocol " + strconv.Quote(name))
-	case e.Family != ReadWrite && e.Family != Causal && e.Family != PartitionedReadWrite:
+	case e.Family != ReadWrite && e.Family != Causal && e.Family != PartitionedReadWrite && e.Family != Log:
 		panic(fmt.Sprintf("registry: protocol %q has no family", name))
 	case (e.Family == Causal) != (e.NewClient != nil):
 		panic(fmt.Sprintf("registry: protocol %q: exactly the causal protocols have a client library", name))
 	case (e.Family == PartitionedReadWrite) != (e.NewPartitionedClient != nil):
 		panic(fmt.Sprintf("registry: protocol %q: exactly the partitioned read-write protocols have a partitioned client library", name))
+	case e.Family == Log && e.Nodes == nil:
+		panic(fmt.Sprintf("registry: log protocol %q places no nodes (Entry.Nodes)", name))
 	}
 	entries[name] = e
+}
+
+// Transactional reports whether the family serves transactions: every family but Log. The
+// transactional tools (swarms, `bench` workloads other than log, the checker) run only these.
+func (f Family) Transactional() bool { return f != Log }
+
+// ServesOperations reports whether a real node of e takes protocol.Operation requests (the
+// Operate RPC, encoded by e.Codec): the protocols with a client library of their own.
+func (e Entry) ServesOperations() bool {
+	return e.NewClient != nil || e.NewPartitionedClient != nil || e.Family == Log
 }
 
 // Lookup returns the protocol called name.

@@ -399,6 +399,10 @@ func checkLayout(c *Config) error {
 			return err
 		}
 		if want != nil {
+			if !slices.Equal(c.Placements(), want) && entry.Roles != nil {
+				return fmt.Errorf("protocol %s with parameters %v places %d nodes: its stage machines in layout order, each datacenter's in turn, each node's partition its index within its datacenter (`meridian cluster up` writes them)",
+					c.Protocol, c.Params, len(want))
+			}
 			if !slices.Equal(c.Placements(), want) {
 				return fmt.Errorf("protocol %s with parameters %v places %d nodes: each datacenter's replica (partition 0), in datacenter order, then its read-only nodes, partition by partition (dc and partition of each, in that order; `meridian cluster up` writes them)",
 					c.Protocol, c.Params, len(want))

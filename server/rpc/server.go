@@ -421,7 +421,20 @@ func (s *service) Operate(ctx context.Context, in *meridianpb.OperateRequest) (*
 	if err != nil {
 		return nil, invalid("operation does not decode: %v", err)
 	}
-	req := protocol.Request{Client: txn.ClientID(in.GetClientId()), Seq: in.GetSeq(), Kind: protocol.Operation, Op: op}
+	answer, err := s.operate(ctx, cs, in.GetClientId(), in.GetSeq(), op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := codec.Append(nil, answer)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "cannot encode the node's answer %T: %v", answer, err)
+	}
+	return &meridianpb.OperateResponse{Op: out}, nil
+}
+
+// operate submits operation op of client (whose state is cs) and returns the node's answer.
+func (s *service) operate(ctx context.Context, cs *clientState, client uint32, seq uint64, op protocol.Message) (protocol.Message, error) {
+	req := protocol.Request{Client: txn.ClientID(client), Seq: seq, Kind: protocol.Operation, Op: op}
 	r, err := s.submit(ctx, cs, req)
 	if err != nil {
 		return nil, err
@@ -429,11 +442,7 @@ func (s *service) Operate(ctx context.Context, in *meridianpb.OperateRequest) (*
 	if r.Op == nil {
 		return nil, status.Errorf(codes.Internal, "node answered operation %T without one", op)
 	}
-	out, err := codec.Append(nil, r.Op)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "cannot encode the node's answer %T: %v", r.Op, err)
-	}
-	return &meridianpb.OperateResponse{Op: out}, nil
+	return r.Op, nil
 }
 
 // decodeOp decodes an operation from the network. A codec must never panic on malformed input;

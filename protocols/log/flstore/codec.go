@@ -293,9 +293,7 @@ func ReadRecords(r *wire.Reader) []*Record {
 func writeEntries(w *wire.Writer, es []IndexEntry) {
 	w.Count("entry count", len(es), MaxRecords)
 	for _, e := range es {
-		w.String("tag", e.Tag, wire.MaxKeyLen)
-		w.Bytes("value", e.Value, wire.MaxValueLen)
-		w.Uvarint(e.LId)
+		writeEntry(w, e)
 	}
 }
 
@@ -306,7 +304,17 @@ func readEntries(r *wire.Reader) []IndexEntry {
 	}
 	es := make([]IndexEntry, n)
 	for i := range es {
-		es[i] = IndexEntry{Tag: r.String("tag", wire.MaxKeyLen), Value: r.Bytes("value", wire.MaxValueLen), LId: r.Uvarint("lid")}
+		es[i] = readEntry(r)
 	}
 	return es
+}
+
+func writeEntry(w *wire.Writer, e IndexEntry) {
+	w.String("tag", e.Tag, wire.MaxKeyLen)
+	w.Bytes("value", e.Value, wire.MaxValueLen)
+	w.Uvarint(e.LId)
+}
+
+func readEntry(r *wire.Reader) IndexEntry {
+	return IndexEntry{Tag: r.String("tag", wire.MaxKeyLen), Value: r.Bytes("value", wire.MaxValueLen), LId: r.Uvarint("lid")}
 }

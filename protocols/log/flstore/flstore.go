@@ -20,10 +20,10 @@
 //
 // The two protocols, `flstore` (this package: one datacenter, standalone appends) and
 // `chariots` (package chariots: the geo-replicated pipeline, whose maintainers are this
-// package's maintainers in Chariots mode), are not registered in protocols/registry yet: its
-// families are transactional, and the bench, swarm and cluster tools deploy every registered
-// protocol by family. They join it with the log family's driver (protocols/log/logsim holds the
-// simulator side today).
+// package's maintainers in Chariots mode), are registered in protocols/registry as the Log
+// family (register.go), which the transactional tools (swarms, checker, transactional
+// workloads) skip: the simulator side is protocols/log/logsim, and real nodes (server/, `cluster
+// up`) run the stages from the entry's Nodes, the Operate RPC carrying the operations.
 //
 // Choices where the spec leaves room: a standalone client sends each append to one maintainer
 // over the driver's request channel, which delivers requests (the simulator defers, never drops,
@@ -42,6 +42,9 @@ const DefaultB = 1000
 
 // Roles are the roles of a standalone FLStore deployment.
 var Roles = []Role{Maintainer, Indexer}
+
+// standaloneCounts are the active nodes of each role of a standalone deployment by default.
+var standaloneCounts = map[Role]int{Maintainer: 3, Indexer: 1}
 
 // params are the standalone protocol's parameters besides the layout's.
 var params = []string{"b", "hl", "gossip", "noop_after"}
@@ -66,7 +69,7 @@ func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if err := p.CheckKnown(append(LayoutParams(Roles), params...), nil); err != nil {
 		return nil, err
 	}
-	l, err := LayoutFromParams(1, Roles, p, map[Role]int{Maintainer: 3, Indexer: 1})
+	l, err := LayoutFromParams(1, Roles, p, standaloneCounts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/meridian-kv/meridian/internal/checkpointtest"
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
+	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/topology"
 )
@@ -18,14 +20,37 @@ import (
 // append is at its position exactly once, explicit orders hold (CH-I8), the head of the log
 // reaches the last filled position (no-op fill), and a read of the whole log returns exactly
 // the appends.
-func TestStandaloneInSimulator(t *testing.T) {
+func TestStandaloneInSimulator(t *testing.T) { runStandalone(t, flstore.Factory) }
+
+// TestCheckpointRoundTrip is TestStandaloneInSimulator with every maintainer and the indexer
+// shadowed by a replica restored from its checkpoint every few inputs (internal/checkpointtest):
+// the restored stage must re-encode to the same checkpoint and answer every later input exactly
+// as the original.
+func TestCheckpointRoundTrip(t *testing.T) {
+	e, err := registry.Lookup("flstore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory, result := checkpointtest.Shadow(e)
+	runStandalone(t, factory)
+	restored, err := result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restored < 10 {
+		t.Fatalf("only %d checkpoints restored", restored)
+	}
+	t.Logf("%d checkpoints restored and followed", restored)
+}
+
+func runStandalone(t *testing.T, factory protocol.Factory) {
 	params := protocol.Params{"b": "20", "noop_after": "20ms"}
 	l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 3, flstore.Indexer: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	topo := &topology.Topology{Name: "one", DCs: []string{"X"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
-	s, err := sim.New(sim.Config{Topology: topo, Nodes: l.Nodes, Factory: flstore.Factory, Params: params, Seed: 3,
+	s, err := sim.New(sim.Config{Topology: topo, Nodes: l.Nodes, Factory: factory, Params: params, Seed: 3,
 		ClientHopUs: 500, IntraDCUs: 250, Faults: []sim.Fault{{Kind: sim.NodeCrash, Node: 2, StartUs: 100_000, EndUs: 300_000}}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +105,7 @@ func TestStandaloneInSimulator(t *testing.T) {
 	filled := func() map[uint64]*flstore.Record {
 		all := map[uint64]*flstore.Record{}
 		for _, m := range ms {
-			for lid, r := range s.Replica(m).(*flstore.LogMaintainer).State().Filled {
+			for lid, r := range protocol.Innermost(s.Replica(m)).(*flstore.LogMaintainer).State().Filled {
 				if all[lid] != nil {
 					t.Fatalf("position %d held twice", lid)
 				}
@@ -93,7 +118,7 @@ func TestStandaloneInSimulator(t *testing.T) {
 		s.RunUntil(now)
 		all := filled()
 		for _, m := range ms {
-			hl := s.Replica(m).(*flstore.LogMaintainer).State().HL
+			hl := protocol.Innermost(s.Replica(m)).(*flstore.LogMaintainer).State().HL
 			if hl < prevHL[m] {
 				t.Fatalf("maintainer %d's head of log fell from %d to %d", m, prevHL[m], hl)
 			}
@@ -125,7 +150,7 @@ func TestStandaloneInSimulator(t *testing.T) {
 		maxFilled = max(maxFilled, lid)
 	}
 	for _, m := range ms {
-		if hl := s.Replica(m).(*flstore.LogMaintainer).State().HL; hl != maxFilled {
+		if hl := protocol.Innermost(s.Replica(m)).(*flstore.LogMaintainer).State().HL; hl != maxFilled {
 			t.Fatalf("maintainer %d: head of log %d, last filled position %d", m, hl, maxFilled)
 		}
 	}

@@ -81,6 +81,9 @@ type Options struct {
 	SampleEveryUs int64
 	// Service is the simulator's CPU cost model (the zero value: free compute).
 	Service sim.Service
+	// Factory builds the stage machines (nil: chariots.Factory); a test may wrap it
+	// (checkpointtest.Shadow).
+	Factory protocol.Factory
 }
 
 // String renders every parameter, for failure messages and replays.
@@ -164,7 +167,11 @@ func Run(o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: chariots.Factory, Params: o.Params,
+	factory := o.Factory
+	if factory == nil {
+		factory = chariots.Factory
+	}
+	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: factory, Params: o.Params,
 		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos,
 		Service: o.Service})
 	if err != nil {
@@ -256,7 +263,7 @@ func (r *run) sample() {
 		r.lastCount = make([]uint64, len(l.Nodes))
 	} else {
 		for id := range l.Nodes {
-			n := r.s.Replica(protocol.NodeID(id)).(flstore.Counted).Handled()
+			n := r.replica(protocol.NodeID(id)).(flstore.Counted).Handled()
 			r.res.Stages[id].Records = append(r.res.Stages[id].Records, n-r.lastCount[id])
 			r.lastCount[id] = n
 		}
@@ -275,7 +282,7 @@ func maxRTT(t *topology.Topology) float64 {
 }
 
 func (r *run) snapshot() chariots.Snapshot {
-	return chariots.Take(r.cfg, r.s.Replica)
+	return chariots.Take(r.cfg, r.replica)
 }
 
 func (r *run) check() {
@@ -526,4 +533,9 @@ func (r *run) checkClients(s chariots.Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// replica returns the stage machine node id runs, under any wrapper (Options.Factory).
+func (r *run) replica(id protocol.NodeID) protocol.Replica {
+	return protocol.Innermost(r.s.Replica(id))
 }

@@ -1,0 +1,373 @@
+package chariots
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocol/wire"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+)
+
+// Checkpoints (protocol.Checkpointer) of the pipeline stages; the maintainers' and indexers'
+// are package flstore's. Maps go in key order; what the configuration fixes (the layout, the
+// maintainers a sender fetches from, its receivers) is rebuilt by the factory and not written.
+
+// writeFilterMap writes a filter map: the local filters, then per host its epochs.
+func writeFilterMap(w *wire.Writer, fm *FilterMap) {
+	flstore.WriteNodes(w, fm.Local)
+	w.Count("hosts", len(fm.Hosts), flstore.MaxDCs)
+	for _, eps := range fm.Hosts {
+		w.Count("filter epochs", len(eps), wire.MaxCheckpointCount)
+		for _, e := range eps {
+			w.Uvarint(e.FromTOId)
+			flstore.WriteNodes(w, e.Filters)
+		}
+	}
+}
+
+// readFilterMap reads what writeFilterMap wrote, checking it has hosts datacenters, each with a
+// first epoch, and names filters of filters only.
+func readFilterMap(r *wire.Reader, hosts int, filters []protocol.NodeID) *FilterMap {
+	fm := &FilterMap{Local: flstore.ReadNodes(r)}
+	for range r.Count("hosts", flstore.MaxDCs, 1) {
+		var eps []FilterEpoch
+		for range r.Count("filter epochs", wire.MaxCheckpointCount, 2) {
+			e := FilterEpoch{FromTOId: r.Uvarint("from toid"), Filters: flstore.ReadNodes(r)}
+			if r.Err() == nil && (len(e.Filters) == 0 || !within(e.Filters, filters)) {
+				r.Fail("filter epoch", "names no filter, or a node that is not a filter of the datacenter")
+			}
+			eps = append(eps, e)
+		}
+		if r.Err() == nil && len(eps) == 0 {
+			r.Fail("filter epochs", "a host without an epoch")
+		}
+		fm.Hosts = append(fm.Hosts, eps)
+	}
+	if r.Err() == nil && (len(fm.Hosts) != hosts || len(fm.Local) == 0 || !within(fm.Local, filters)) {
+		r.Fail("filter map", "%d hosts (want %d), or local filters that are not the datacenter's", len(fm.Hosts), hosts)
+	}
+	return fm
+}
+
+// writeRecordList writes a list of records of any length (a checkpoint's).
+func writeRecordList(w *wire.Writer, what string, rs []*Record) {
+	w.Count(what, len(rs), wire.MaxCheckpointCount)
+	for _, rec := range rs {
+		flstore.WriteRecord(w, rec)
+	}
+}
+
+// readRecordList reads what writeRecordList wrote; an empty list is nil.
+func readRecordList(r *wire.Reader, what string) []*Record {
+	var rs []*Record
+	for range r.Count(what, wire.MaxCheckpointCount, 13) {
+		rs = append(rs, flstore.ReadRecord(r))
+	}
+	return rs
+}
+
+// writeToken writes a token or its absence.
+func writeToken(w *wire.Writer, tk *Token) {
+	w.Bool(tk != nil)
+	if tk != nil {
+		write(w, tk)
+	}
+}
+
+// readToken reads what writeToken wrote.
+func readToken(r *wire.Reader) *Token {
+	if !r.Bool("token present") {
+		return nil
+	}
+	tk, ok := read(r).(*Token)
+	if !ok && r.Err() == nil {
+		r.Fail("token", "not a token")
+	}
+	return tk
+}
+
+// checkVec fails r unless v has n entries.
+func checkVec(r *wire.Reader, what string, v []uint64, n int) {
+	if r.Err() == nil && len(v) != n {
+		r.Fail(what, "%d entries, want %d", len(v), n)
+	}
+}
+
+// AppendCheckpoint implements protocol.Checkpointer: the filter map, the buffers (by filter)
+// and the records taken.
+func (b *Batcher) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
+	w := wire.NewWriter(dst)
+	writeFilterMap(w, b.fmap)
+	fs := slices.Sorted(maps.Keys(b.bufs))
+	w.Count("buffers", len(fs), flstore.MaxNodes)
+	for _, f := range fs {
+		flstore.WriteNode(w, f)
+		writeRecordList(w, "buffered records", b.bufs[f])
+	}
+	w.Uvarint(b.n)
+	return w.Finish()
+}
+
+// RestoreCheckpoint implements protocol.Checkpointer.
+func (b *Batcher) RestoreCheckpoint(data []byte, _ protocol.Codec) error {
+	r := wire.NewReader(data)
+	b.fmap = readFilterMap(r, b.cfg.DCs, b.cfg.Layout.All(b.dc, flstore.Filter))
+	b.bufs = map[protocol.NodeID][]*Record{}
+	for range r.Count("buffers", flstore.MaxNodes, 2) {
+		f := flstore.ReadNode(r)
+		b.bufs[f] = readRecordList(r, "buffered records")
+	}
+	b.n = r.Uvarint("records taken")
+	return r.Done()
+}
+
+// AppendCheckpoint implements protocol.Checkpointer: the filter map, per host the next TOId
+// expected and the early arrivals (by TOId), the highest append forwarded per client, the
+// queues and the round-robin position, the last batch number and the unacknowledged batches (by
+// number: queue, records, when sent), and the counts forwarded.
+func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
+	w := wire.NewWriter(dst)
+	writeFilterMap(w, f.fmap)
+	flstore.WriteVec(w, "next", f.next, flstore.MaxDCs)
+	for _, p := range f.pending {
+		ts := slices.Sorted(maps.Keys(p))
+		w.Count("early records", len(ts), wire.MaxCheckpointCount)
+		for _, t := range ts {
+			flstore.WriteRecord(w, p[t])
+		}
+	}
+	clients := slices.Sorted(maps.Keys(f.lastSeq))
+	w.Count("clients", len(clients), wire.MaxCheckpointCount)
+	for _, c := range clients {
+		w.Uvarint(uint64(c))
+		w.Uvarint(f.lastSeq[c])
+	}
+	flstore.WriteNodes(w, f.queues)
+	w.Int("round robin", f.rr, int(^uint(0)>>1))
+	w.Uvarint(f.seq)
+	seqs := slices.Sorted(maps.Keys(f.unacked))
+	w.Count("unacknowledged batches", len(seqs), wire.MaxCheckpointCount)
+	for _, s := range seqs {
+		p := f.unacked[s]
+		w.Uvarint(s)
+		flstore.WriteNode(w, p.to)
+		writeRecordList(w, "batch records", p.batch.Records)
+		w.Varint(p.sentAtUs)
+	}
+	flstore.WriteVec(w, "forwarded", f.forwarded, flstore.MaxDCs)
+	w.Uvarint(f.n)
+	return w.Finish()
+}
+
+// RestoreCheckpoint implements protocol.Checkpointer.
+func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
+	r := wire.NewReader(b)
+	dcs := f.cfg.DCs
+	f.fmap = readFilterMap(r, dcs, f.cfg.Layout.All(f.dc, flstore.Filter))
+	f.next = flstore.ReadVec(r, "next", flstore.MaxDCs)
+	checkVec(r, "next", f.next, dcs)
+	f.pending = make([]map[uint64]*Record, dcs)
+	for h := range dcs {
+		f.pending[h] = map[uint64]*Record{}
+		for range r.Count("early records", wire.MaxCheckpointCount, 13) {
+			rec := flstore.ReadRecord(r)
+			f.pending[h][rec.TOId] = rec
+		}
+	}
+	f.lastSeq = map[txn.ClientID]uint64{}
+	for range r.Count("clients", wire.MaxCheckpointCount, 2) {
+		c := r.Uvarint("client")
+		if c > uint64(^txn.ClientID(0)) {
+			r.Fail("client", "client id %d out of range", c)
+		}
+		f.lastSeq[txn.ClientID(c)] = r.Uvarint("append seq")
+	}
+	f.queues = flstore.ReadNodes(r)
+	if r.Err() == nil && (len(f.queues) == 0 || !within(f.queues, f.cfg.Layout.All(f.dc, flstore.Queue))) {
+		r.Fail("queues", "none, or nodes that are not queues of the datacenter")
+	}
+	f.rr = r.Int("round robin", int(^uint(0)>>1))
+	f.seq = r.Uvarint("batch number")
+	f.unacked = map[uint64]*pendingBatch{}
+	for range r.Count("unacknowledged batches", wire.MaxCheckpointCount, 4) {
+		s := r.Uvarint("batch number")
+		p := &pendingBatch{to: flstore.ReadNode(r)}
+		p.batch = &RecordBatch{Seq: s, Records: readRecordList(r, "batch records")}
+		p.sentAtUs = r.Varint("sent at")
+		f.unacked[s] = p
+	}
+	f.forwarded = flstore.ReadVec(r, "forwarded", flstore.MaxDCs)
+	checkVec(r, "forwarded", f.forwarded, dcs)
+	f.n = r.Uvarint("records forwarded")
+	return r.Done()
+}
+
+// AppendCheckpoint implements protocol.Checkpointer: the records held, the batches taken per
+// filter (by filter: the contiguous prefix and the numbers above it), the token held, the last
+// hop taken, the token as last held, the token passed on and its successor, the unacknowledged
+// assignments (by position: record, maintainer, when sent), the elasticity events waiting and
+// the records assigned.
+func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
+	w := wire.NewWriter(dst)
+	writeRecordList(w, "held records", q.held)
+	fs := slices.Sorted(maps.Keys(q.seen))
+	w.Count("filters seen", len(fs), flstore.MaxNodes)
+	for _, f := range fs {
+		s := q.seen[f]
+		flstore.WriteNode(w, f)
+		w.Uvarint(s.upTo)
+		flstore.WriteVec(w, "batches above", slices.Sorted(maps.Keys(s.above)), wire.MaxCheckpointCount)
+	}
+	writeToken(w, q.tok)
+	w.Uvarint(q.lastHop)
+	writeToken(w, q.lastTok)
+	writeToken(w, q.outTok)
+	flstore.WriteNode(w, q.outTo)
+	lids := slices.Sorted(maps.Keys(q.unacked))
+	w.Count("unacknowledged assignments", len(lids), wire.MaxCheckpointCount)
+	for _, l := range lids {
+		p := q.unacked[l]
+		flstore.WriteRecord(w, p.rec)
+		flstore.WriteNode(w, p.to)
+		w.Varint(p.sentAtUs)
+	}
+	flstore.WriteNodes(w, q.addRing)
+	flstore.WriteNodes(w, q.addMaint)
+	w.Uvarint(q.n)
+	return w.Finish()
+}
+
+// RestoreCheckpoint implements protocol.Checkpointer.
+func (q *Queue) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
+	r := wire.NewReader(b)
+	q.held = readRecordList(r, "held records")
+	q.seen = map[protocol.NodeID]*seqSet{}
+	for range r.Count("filters seen", flstore.MaxNodes, 3) {
+		f := flstore.ReadNode(r)
+		s := &seqSet{upTo: r.Uvarint("batches up to")}
+		for _, n := range flstore.ReadVec(r, "batches above", wire.MaxCheckpointCount) {
+			if s.above == nil {
+				s.above = map[uint64]bool{}
+			}
+			s.above[n] = true
+		}
+		q.seen[f] = s
+	}
+	q.tok = readToken(r)
+	q.lastHop = r.Uvarint("last hop")
+	q.lastTok = readToken(r)
+	q.outTok = readToken(r)
+	q.outTo = flstore.ReadNode(r)
+	for _, tk := range []*Token{q.tok, q.lastTok, q.outTok} {
+		if tk != nil && r.Err() == nil && !q.validToken(tk) {
+			r.Fail("token", "not a token of this datacenter")
+		}
+	}
+	q.unacked = map[uint64]*pendingAssign{}
+	for range r.Count("unacknowledged assignments", wire.MaxCheckpointCount, 15) {
+		p := &pendingAssign{rec: flstore.ReadRecord(r), to: flstore.ReadNode(r), sentAtUs: r.Varint("sent at")}
+		q.unacked[p.rec.LId] = p
+	}
+	q.addRing = flstore.ReadNodes(r)
+	q.addMaint = flstore.ReadNodes(r)
+	q.n = r.Uvarint("records assigned")
+	return r.Done()
+}
+
+// AppendCheckpoint implements protocol.Checkpointer: the highest TOId fetched per maintainer,
+// the cached own records (by TOId), the ATable, per destination its shipped TOIds, known row
+// entry and last move, and the records shipped.
+func (s *Sender) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
+	w := wire.NewWriter(dst)
+	ms := slices.Sorted(maps.Keys(s.fetched))
+	w.Count("maintainers fetched", len(ms), flstore.MaxNodes)
+	for _, m := range ms {
+		flstore.WriteNode(w, m)
+		w.Uvarint(s.fetched[m])
+	}
+	ts := slices.Sorted(maps.Keys(s.cache))
+	w.Count("cached records", len(ts), wire.MaxCheckpointCount)
+	for _, t := range ts {
+		flstore.WriteRecord(w, s.cache[t])
+	}
+	writeTable(w, s.table)
+	for _, d := range s.dests {
+		w.Bool(d != nil)
+		if d != nil {
+			flstore.WriteVec(w, "shipped", slices.Sorted(maps.Keys(d.shipped)), wire.MaxCheckpointCount)
+			w.Uvarint(d.known)
+			w.Varint(d.lastMoveUs)
+		}
+	}
+	w.Uvarint(s.n)
+	return w.Finish()
+}
+
+// RestoreCheckpoint implements protocol.Checkpointer.
+func (s *Sender) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
+	r := wire.NewReader(b)
+	s.fetched = map[protocol.NodeID]uint64{}
+	for range r.Count("maintainers fetched", flstore.MaxNodes, 2) {
+		m := flstore.ReadNode(r)
+		s.fetched[m] = r.Uvarint("fetched")
+	}
+	s.cache = map[uint64]*Record{}
+	for range r.Count("cached records", wire.MaxCheckpointCount, 13) {
+		rec := flstore.ReadRecord(r)
+		s.cache[rec.TOId] = rec
+	}
+	s.table = readTable(r)
+	if r.Err() == nil && len(s.table) != s.cfg.DCs {
+		r.Fail("table", "%d rows, want %d", len(s.table), s.cfg.DCs)
+	}
+	for i := range s.table {
+		checkVec(r, "table row", s.table[i], s.cfg.DCs)
+	}
+	for _, d := range s.dests { // the factory built the destinations the configuration fixes
+		if present := r.Bool("destination"); r.Err() == nil && present != (d != nil) {
+			r.Fail("destination", "present in the checkpoint and not in the configuration, or the reverse")
+		}
+		if d == nil || r.Err() != nil {
+			continue
+		}
+		d.shipped = map[uint64]bool{}
+		for _, t := range flstore.ReadVec(r, "shipped", wire.MaxCheckpointCount) {
+			d.shipped[t] = true
+		}
+		d.known, d.lastMoveUs = r.Uvarint("known"), r.Varint("last move")
+	}
+	s.n = r.Uvarint("records shipped")
+	return r.Done()
+}
+
+// AppendCheckpoint implements protocol.Checkpointer: the batchers, the round-robin position
+// and the records received.
+func (r *Receiver) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
+	w := wire.NewWriter(dst)
+	flstore.WriteNodes(w, r.batchers)
+	w.Int("round robin", r.rr, int(^uint(0)>>1))
+	w.Uvarint(r.n)
+	return w.Finish()
+}
+
+// RestoreCheckpoint implements protocol.Checkpointer.
+func (r *Receiver) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
+	rd := wire.NewReader(b)
+	r.batchers = flstore.ReadNodes(rd)
+	if rd.Err() == nil && (len(r.batchers) == 0 || !within(r.batchers, r.cfg.Layout.All(r.dc, flstore.Batcher))) {
+		rd.Fail("batchers", "none, or nodes that are not batchers of the datacenter")
+	}
+	r.rr = rd.Int("round robin", int(^uint(0)>>1))
+	r.n = rd.Uvarint("records received")
+	return rd.Done()
+}
+
+var (
+	_ protocol.Checkpointer = (*Batcher)(nil)
+	_ protocol.Checkpointer = (*Filter)(nil)
+	_ protocol.Checkpointer = (*Queue)(nil)
+	_ protocol.Checkpointer = (*Sender)(nil)
+	_ protocol.Checkpointer = (*Receiver)(nil)
+)

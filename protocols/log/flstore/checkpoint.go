@@ -1,0 +1,148 @@
+package flstore
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/wire"
+)
+
+// Checkpoints (protocol.Checkpointer) of the two FLStore stages. A maintainer's checkpoint
+// holds its whole share of the log (the records are its state: a real node keeps no other copy),
+// so it grows with the log; the server writes one after at least as much input as the last
+// one's size, which keeps the cost per record appended constant.
+
+// AppendCheckpoint implements protocol.Checkpointer: the journal, the filled positions with
+// their records (by position), the progress (next, contig) and head of the log, the peers'
+// progress (by node), the explicit-order appends waiting, the index entries not yet
+// acknowledged (by indexer), the no-op fill's lag start, the positions of the records exposed to
+// senders (Chariots, by TOId), the garbage-collection horizon and the last collection's time.
+func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
+	w := wire.NewWriter(dst)
+	WriteJournal(w, m.cfg.Journal)
+	lids := slices.Sorted(maps.Keys(m.filled))
+	w.Count("filled positions", len(lids), wire.MaxCheckpointCount)
+	for _, l := range lids {
+		WriteRecord(w, m.filled[l])
+	}
+	w.Uvarint(m.next)
+	w.Uvarint(m.contig)
+	w.Uvarint(m.hl)
+	peers := slices.Sorted(maps.Keys(m.peers))
+	w.Count("peers", len(peers), MaxNodes)
+	for _, p := range peers {
+		pr := m.peers[p]
+		WriteNode(w, p)
+		w.Uvarint(pr.next)
+		w.Uvarint(pr.contig)
+		w.Int("epochs", pr.epochs, MaxEpochs)
+	}
+	w.Count("waiting appends", len(m.waiting), wire.MaxCheckpointCount)
+	for _, r := range m.waiting {
+		WriteRecord(w, r)
+	}
+	ixs := slices.Sorted(maps.Keys(m.unindexed))
+	w.Count("indexers", len(ixs), MaxNodes)
+	for _, ix := range ixs {
+		WriteNode(w, ix)
+		w.Count("unindexed entries", len(m.unindexed[ix]), wire.MaxCheckpointCount)
+		for _, e := range m.unindexed[ix] {
+			writeEntry(w, e)
+		}
+	}
+	w.Varint(m.lagSinceUs)
+	w.Count("local records", len(m.local), wire.MaxCheckpointCount)
+	for _, r := range m.local {
+		w.Uvarint(r.LId)
+	}
+	WriteVec(w, "horizon", m.horizon, MaxDCs)
+	w.Varint(m.lastGCUs)
+	return w.Finish()
+}
+
+// RestoreCheckpoint implements protocol.Checkpointer.
+func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
+	r := wire.NewReader(b)
+	m.cfg.Journal = ReadJournal(r)
+	if r.Err() == nil && (!m.cfg.Journal.Valid() || !m.cfg.Journal.Within(m.cfg.Peers)) {
+		r.Fail("journal", "invalid, or names a node that is not a maintainer of the datacenter")
+	}
+	m.filled = map[uint64]*Record{}
+	for range r.Count("filled positions", wire.MaxCheckpointCount, 13) {
+		rec := ReadRecord(r)
+		m.filled[rec.LId] = rec
+	}
+	m.next, m.contig, m.hl = r.Uvarint("next"), r.Uvarint("contig"), r.Uvarint("head of log")
+	m.peers = map[protocol.NodeID]progress{}
+	for range r.Count("peers", MaxNodes, 4) {
+		p := ReadNode(r)
+		m.peers[p] = progress{next: r.Uvarint("peer next"), contig: r.Uvarint("peer contig"), epochs: r.Int("epochs", MaxEpochs)}
+	}
+	m.waiting = nil
+	for range r.Count("waiting appends", wire.MaxCheckpointCount, 13) {
+		m.waiting = append(m.waiting, ReadRecord(r))
+	}
+	m.unindexed = map[protocol.NodeID][]IndexEntry{}
+	for range r.Count("indexers", MaxNodes, 2) {
+		ix := ReadNode(r)
+		var es []IndexEntry
+		for range r.Count("unindexed entries", wire.MaxCheckpointCount, 3) {
+			es = append(es, readEntry(r))
+		}
+		m.unindexed[ix] = es
+	}
+	m.lagSinceUs = r.Varint("lag start")
+	m.local = nil
+	for range r.Count("local records", wire.MaxCheckpointCount, 1) {
+		l := r.Uvarint("local position")
+		rec := m.filled[l]
+		if rec == nil && r.Err() == nil {
+			r.Fail("local records", "position %d is not filled", l)
+		}
+		m.local = append(m.local, rec)
+	}
+	m.horizon = ReadVec(r, "horizon", MaxDCs)
+	m.lastGCUs = r.Varint("last collection")
+	return r.Done()
+}
+
+// AppendCheckpoint implements protocol.Checkpointer: the posting lists (by tag: position and
+// value each) and the count of entries indexed.
+func (x *LogIndexer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
+	w := wire.NewWriter(dst)
+	tags := slices.Sorted(maps.Keys(x.postings))
+	w.Count("tags", len(tags), wire.MaxCheckpointCount)
+	for _, t := range tags {
+		w.String("tag", t, wire.MaxKeyLen)
+		ps := x.postings[t]
+		w.Count("postings", len(ps), wire.MaxCheckpointCount)
+		for _, p := range ps {
+			w.Uvarint(p.lid)
+			w.Bytes("value", p.value, wire.MaxValueLen)
+		}
+	}
+	w.Uvarint(x.n)
+	return w.Finish()
+}
+
+// RestoreCheckpoint implements protocol.Checkpointer.
+func (x *LogIndexer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
+	r := wire.NewReader(b)
+	x.postings = map[string][]posting{}
+	for range r.Count("tags", wire.MaxCheckpointCount, 2) {
+		t := r.String("tag", wire.MaxKeyLen)
+		var ps []posting
+		for range r.Count("postings", wire.MaxCheckpointCount, 2) {
+			ps = append(ps, posting{lid: r.Uvarint("position"), value: r.Bytes("value", wire.MaxValueLen)})
+		}
+		x.postings[t] = ps
+	}
+	x.n = r.Uvarint("entries indexed")
+	return r.Done()
+}
+
+var (
+	_ protocol.Checkpointer = (*LogMaintainer)(nil)
+	_ protocol.Checkpointer = (*LogIndexer)(nil)
+)

@@ -1,0 +1,55 @@
+package flstore_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/store"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+	"github.com/meridian-kv/meridian/topology"
+)
+
+// discardEnv is a protocol.Env that keeps nothing: the stage's outputs are dropped.
+type discardEnv struct {
+	nowUs int64
+	rand  *rand.Rand
+	store *store.Store
+}
+
+func (e *discardEnv) NowUs() int64                           { return e.nowUs }
+func (e *discardEnv) Rand() *rand.Rand                       { return e.rand }
+func (e *discardEnv) Store() *store.Store                    { return e.store }
+func (e *discardEnv) Send(protocol.NodeID, protocol.Message) {}
+func (e *discardEnv) SetTimer(int64, protocol.TimerID)       {}
+func (e *discardEnv) Reply(protocol.Reply)                   {}
+
+// BenchmarkMaintainerAppend is the stage code of one standalone maintainer (no indexer) taking
+// 512-byte appends with one tag: the CPU per record of FLStore's maintainer without the network
+// runtime (compare `meridian log bench` on a real maintainer, docs/BENCHMARKS.md).
+//
+//	go test ./protocols/log/flstore -run '^$' -bench MaintainerAppend
+func BenchmarkMaintainerAppend(b *testing.B) {
+	params := protocol.Params{"maintainers": "1"}
+	l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 1, flstore.Indexer: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	topo := &topology.Topology{Name: "one", DCs: []string{"X"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
+	env := &discardEnv{rand: rand.New(rand.NewPCG(1, 2)), store: store.New()}
+	r, err := flstore.Factory(protocol.Config{Self: 0, Nodes: l.Nodes, Topology: topo, Params: params}, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.Start()
+	body := make([]byte, 512)
+	tags := []flstore.Tag{{Name: "k", Value: []byte("v")}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		env.nowUs += 10
+		r.HandleRequest(protocol.Request{Client: txn.ClientID(1 + i%64), Seq: uint64(i + 1), Kind: protocol.Operation,
+			Op: &flstore.AppendOp{Record: &flstore.Record{Body: body, Tags: tags, AppendSeq: uint64(i + 1)}}})
+	}
+}

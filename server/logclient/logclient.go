@@ -1,0 +1,184 @@
+// Package logclient is the Go client of a shared log (the registry's Log family: flstore,
+// chariots) running on real nodes: the log's client library (flstore.Client) in this process,
+// talking to one datacenter's stage machines over the Operate RPC (rpc.NodeConns), with
+// blocking calls: Append, Read (a range of positions), ReadTag and Head.
+//
+// The client registers with one node of its datacenter, its home: a Chariots batcher, where it
+// sends every append (the maintainer that persists a record answers, and its node relays the
+// answer to the home node, see server/relay.go), or a standalone FLStore maintainer. Reads go
+// to the maintainers owning the positions, head-of-log queries to any active maintainer, and
+// tag lookups to the tag's indexer.
+package logclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/log/chariots"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+	"github.com/meridian-kv/meridian/protocols/registry"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/rpc"
+)
+
+// layouts compute a log protocol's layout from its parameters and the number of datacenters.
+var layouts = map[string]func(protocol.Params, int) (*flstore.Layout, error){
+	"flstore":  flstore.StandaloneLayout,
+	"chariots": chariots.LayoutOf,
+}
+
+// Client is one log client of one datacenter. Its methods may be called from several
+// goroutines; appends are serialized (the library has one append in flight).
+type Client struct {
+	conns *rpc.NodeConns
+	tr    *rpc.TCCTransport
+	lib   *flstore.Client
+	dcs   int           // datacenters of the cluster: the length of a dependency vector
+	appMu chan struct{} // a one-slot semaphore: one append at a time
+}
+
+// Dial connects a client to datacenter dc (a name of the cluster's topology; "" is the
+// first) of the log cluster cfg, registering with its home node within ctx. opts must name the
+// transport security, as for rpc.Dial.
+func Dial(ctx context.Context, cfg *cluster.Config, dc string, opts ...grpc.DialOption) (*Client, error) {
+	entry, err := registry.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	layoutOf, ok := layouts[cfg.Protocol]
+	if !ok || entry.Family != registry.Log {
+		return nil, fmt.Errorf("cluster %s runs %s, not a shared log (flstore, chariots)", cfg.Path, cfg.Protocol)
+	}
+	dcIndex := 0
+	if dc != "" {
+		if dcIndex = slices.Index(cfg.Topology.DCs, dc); dcIndex < 0 {
+			return nil, fmt.Errorf("cluster %s has no datacenter %q (it has %s)", cfg.Path, dc, strings.Join(cfg.Topology.DCs, ", "))
+		}
+	}
+	l, err := layoutOf(cfg.Params, cfg.Topology.N())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	if err := l.Check(cfg.Placements()); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	lc := flstore.ClientConfig{Maintainers: l.Active(dcIndex, flstore.Maintainer), Indexers: l.Active(dcIndex, flstore.Indexer)}
+	var home protocol.NodeID
+	if batchers := l.Active(dcIndex, flstore.Batcher); len(batchers) > 0 {
+		home = batchers[0]
+		lc.AppendTo = []protocol.NodeID{home} // its answer is relayed to the home node
+	} else {
+		home = lc.Maintainers[0]
+		lc.AppendTo = lc.Maintainers
+	}
+	addrs := map[protocol.NodeID]string{}
+	for i, n := range l.Nodes {
+		if n.DC == dcIndex {
+			addrs[protocol.NodeID(i)] = cfg.Nodes[i].ClientAddr
+		}
+	}
+	conns, err := rpc.DialNodes(addrs, entry.Codec, opts...)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := conns.NewTransport(ctx, home)
+	if err != nil {
+		conns.Close()
+		return nil, fmt.Errorf("cannot register with %s of datacenter %s: %w", cfg.Nodes[home].Name, cfg.Topology.DCs[dcIndex], err)
+	}
+	lc.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(tr.ClientID())))
+	return &Client{conns: conns, tr: tr, lib: flstore.NewClient(lc, tr), dcs: cfg.Topology.N(), appMu: make(chan struct{}, 1)}, nil
+}
+
+// SetCallTimeout bounds every RPC the client makes (see rpc.NodeConns.SetCallTimeout).
+func (c *Client) SetCallTimeout(d time.Duration) { c.conns.SetCallTimeout(d) }
+
+// Close closes the connections.
+func (c *Client) Close() error { return c.conns.Close() }
+
+// ErrTimeout is returned when ctx ends before the answer: the operation may still take effect
+// (an append then stays in the log, unacknowledged).
+var ErrTimeout = errors.New("logclient: no answer in time; the operation may still take effect")
+
+// await runs start on the library's event loop (the transport's callback goroutine) and waits
+// for its result or the end of ctx.
+func await[R any](ctx context.Context, c *Client, start func(done func(R, error))) (R, error) {
+	type result struct {
+		r   R
+		err error
+	}
+	ch := make(chan result, 1)
+	c.tr.After(0, func() { start(func(r R, err error) { ch <- result{r, err} }) })
+	select {
+	case res := <-ch:
+		return res.r, res.err
+	case <-ctx.Done():
+		var zero R
+		return zero, fmt.Errorf("%w (%v)", ErrTimeout, ctx.Err())
+	}
+}
+
+// Append appends a record with body and tags after the records deps names (nil: none; else
+// one TOId per datacenter, Chariots only) and returns its TOId and position in this
+// datacenter's log, once the record is durable at its maintainer.
+func (c *Client) Append(ctx context.Context, body []byte, tags []flstore.Tag, deps []uint64) (flstore.AppendResult, error) {
+	if deps != nil && len(deps) != c.dcs {
+		return flstore.AppendResult{}, fmt.Errorf("logclient: a dependency vector has one TOId per datacenter (%d), not %d", c.dcs, len(deps))
+	}
+	select {
+	case c.appMu <- struct{}{}:
+	case <-ctx.Done():
+		return flstore.AppendResult{}, fmt.Errorf("%w (%v)", ErrTimeout, ctx.Err())
+	}
+	res, err := await(ctx, c, func(done func(flstore.AppendResult, error)) {
+		c.lib.Append(body, tags, deps, func(r flstore.AppendResult, err error) {
+			<-c.appMu // released when the library is free again, even after ctx ended
+			done(r, err)
+		})
+	})
+	return res, err
+}
+
+// Head returns the head of the log (every position up to it is filled) and the epoch journal.
+func (c *Client) Head(ctx context.Context) (flstore.HLResult, error) {
+	return await(ctx, c, c.lib.Head)
+}
+
+// readChunk is how many positions one read asks for: an answer stays well within gRPC's 4 MiB
+// message limit for records of up to a few kilobytes.
+const readChunk = 1000
+
+// Read returns the records at positions [from, to] up to the head of the log, in position
+// order, without no-op fillers. A long range is read readChunk positions at a time.
+func (c *Client) Read(ctx context.Context, from, to uint64) ([]*flstore.Record, error) {
+	h, err := c.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*flstore.Record
+	for lo := max(from, 1); lo <= min(to, h.HL); lo += readChunk {
+		hi := min(to, h.HL, lo+readChunk-1)
+		recs, err := await(ctx, c, func(done func([]*flstore.Record, error)) { c.lib.Read(lo, hi, done) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+// ReadTag returns the records tagged name whose value satisfies (op, value), up to the head of
+// the log, at most limit (0: all), the most recent first if asked.
+func (c *Client) ReadTag(ctx context.Context, name string, op flstore.Compare, value []byte, limit int, mostRecentFirst bool) ([]*flstore.Record, error) {
+	return await(ctx, c, func(done func([]*flstore.Record, error)) {
+		c.lib.ReadTag(name, op, value, limit, mostRecentFirst, done)
+	})
+}

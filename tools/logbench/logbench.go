@@ -1,0 +1,201 @@
+// Package logbench measures a shared log (flstore, chariots) running as real processes: closed-
+// loop clients append records of a given size for a while, and the run reports appends per
+// second, append latency and, for a local cluster (`meridian cluster up`, whose pid files it
+// reads), every node's CPU time over the run divided by the appends: the per-record CPU cost of
+// each stage machine as a whole process (event loop, Pebble input log, peer transport, gRPC).
+// `meridian log bench` runs it.
+package logbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/logclient"
+)
+
+// Options describe one run.
+type Options struct {
+	Cluster *cluster.Config
+	// DCs are the datacenters whose clients append (every datacenter if empty); Clients per
+	// datacenter, each with one append in flight.
+	DCs     []string
+	Clients int
+	// Duration of the appends; BodyBytes per record; Tags on each record (named t0, t1, …).
+	Duration  time.Duration
+	BodyBytes int
+	Tags      int
+	// Timeout bounds each append (0: 10 s).
+	Timeout  time.Duration
+	DialOpts []grpc.DialOption
+}
+
+// NodeCPU is one node's CPU time over the run.
+type NodeCPU struct {
+	Name string `json:"name"`
+	// CPUSeconds is user plus system time; UsPerAppend that divided by the appends acknowledged.
+	CPUSeconds  float64 `json:"cpu_s"`
+	UsPerAppend float64 `json:"cpu_us_per_append"`
+}
+
+// Result is what a run measured.
+type Result struct {
+	Appends       int       `json:"appends"`
+	Errors        int       `json:"errors"`
+	Seconds       float64   `json:"seconds"`
+	AppendsPerSec float64   `json:"appends_per_s"`
+	P50Ms         float64   `json:"latency_p50_ms"`
+	P99Ms         float64   `json:"latency_p99_ms"`
+	Nodes         []NodeCPU `json:"nodes,omitempty"` // empty unless the cluster's pid files are readable
+}
+
+// Run runs o.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if o.Clients < 1 || o.Duration <= 0 || o.BodyBytes < 0 || o.Tags < 0 || o.Tags > flstore.MaxTags {
+		return Result{}, fmt.Errorf("logbench: want at least one client, a positive duration, a body size of 0 or more and 0 to %d tags", flstore.MaxTags)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	dcs := o.DCs
+	if len(dcs) == 0 {
+		dcs = o.Cluster.Topology.DCs
+	}
+	var clients []*logclient.Client
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for _, dc := range dcs {
+		for range o.Clients {
+			dialCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+			c, err := logclient.Dial(dialCtx, o.Cluster, dc, o.DialOpts...)
+			cancel()
+			if err != nil {
+				return Result{}, err
+			}
+			c.SetCallTimeout(o.Timeout)
+			clients = append(clients, c)
+		}
+	}
+	var tags []flstore.Tag
+	for i := range o.Tags {
+		tags = append(tags, flstore.Tag{Name: "t" + strconv.Itoa(i), Value: []byte("v")})
+	}
+	body := make([]byte, o.BodyBytes)
+	for i := range body {
+		body[i] = byte('a' + i%26)
+	}
+	before := cpuTimes(o.Cluster)
+	var mu sync.Mutex
+	var latencies []time.Duration
+	errs := 0
+	start := time.Now()
+	end := start.Add(o.Duration)
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			bad := 0
+			for ctx.Err() == nil && time.Now().Before(end) {
+				callCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+				t0 := time.Now()
+				_, err := c.Append(callCtx, body, tags, nil)
+				cancel()
+				if err != nil {
+					bad++
+					continue
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			latencies, errs = append(latencies, mine...), errs+bad
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	after := cpuTimes(o.Cluster)
+	res := Result{Appends: len(latencies), Errors: errs, Seconds: elapsed, AppendsPerSec: float64(len(latencies)) / elapsed}
+	if len(latencies) > 0 {
+		slices.Sort(latencies)
+		pct := func(p float64) float64 {
+			return float64(latencies[min(len(latencies)-1, int(p*float64(len(latencies))))].Microseconds()) / 1000
+		}
+		res.P50Ms, res.P99Ms = pct(0.50), pct(0.99)
+	}
+	for _, n := range o.Cluster.Nodes {
+		b, okB := before[n.Name]
+		a, okA := after[n.Name]
+		if !okA || !okB {
+			continue
+		}
+		nc := NodeCPU{Name: n.Name, CPUSeconds: a - b}
+		if res.Appends > 0 {
+			nc.UsPerAppend = nc.CPUSeconds * 1e6 / float64(res.Appends)
+		}
+		res.Nodes = append(res.Nodes, nc)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// clockTicksPerSec is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on Linux).
+const clockTicksPerSec = 100
+
+// cpuTimes reads every node's CPU seconds (user plus system) from /proc, for the nodes of a
+// local cluster whose pid files it can read; the others are left out.
+func cpuTimes(cfg *cluster.Config) map[string]float64 {
+	out := map[string]float64{}
+	dir := filepath.Dir(cfg.Path)
+	for _, n := range cfg.Nodes {
+		pid, err := cluster.NodePid(dir, n.Name)
+		if err != nil {
+			continue
+		}
+		if s, err := processCPUSeconds(pid); err == nil {
+			out[n.Name] = s
+		}
+	}
+	return out
+}
+
+// processCPUSeconds reads a process's user plus system CPU time from /proc/PID/stat.
+func processCPUSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: fields count from the
+	// last ')'.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, errors.New("logbench: malformed /proc stat")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("logbench: malformed /proc stat")
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseUint(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("logbench: malformed /proc stat")
+	}
+	return float64(utime+stime) / clockTicksPerSec, nil
+}
