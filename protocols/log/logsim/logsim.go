@@ -81,6 +81,18 @@ type Options struct {
 	SampleEveryUs int64
 	// Service is the simulator's CPU cost model (the zero value: free compute).
 	Service sim.Service
+	// Capacity, if set, adds each stage machine's CPU cost by role to Service and gives every
+	// machine a network interface (Capacity).
+	Capacity *Capacity
+	// MachinesPerDC client machines per datacenter, besides the clients, append records of
+	// BodyBytes open loop at MachineRatePerSec each, without waiting for answers (the source's
+	// record generators, spec 9.3): machine i of a datacenter sends every record to its
+	// batcher i mod batchers, so that a client's appends reach the filter in order.
+	MachinesPerDC     int
+	MachineRatePerSec float64
+	// SampleUntilDrained keeps sampling the stages after DurationUs until every append is
+	// answered (the tail of the source's Fig. 7.10).
+	SampleUntilDrained bool
 }
 
 // String renders every parameter, for failure messages and replays.
@@ -102,9 +114,16 @@ func (o Options) String() string {
 	for _, e := range o.Events {
 		es = append(es, e.String())
 	}
-	return fmt.Sprintf("seed=%d topology=%s jitter=%.2f clients/dc=%d duration=%dus think=%dus retry=%dus read=%.2f params=[%s] faults=[%s] chaos=%+v events=[%s]",
+	out := fmt.Sprintf("seed=%d topology=%s jitter=%.2f clients/dc=%d duration=%dus think=%dus retry=%dus read=%.2f params=[%s] faults=[%s] chaos=%+v events=[%s]",
 		o.Seed, strings.Join(o.Topology.DCs, ","), o.Jitter, o.ClientsPerDC, o.DurationUs, o.ThinkUs, o.RetryUs, o.ReadProb,
 		strings.Join(ps, " "), strings.Join(fs, " "), o.Chaos, strings.Join(es, " "))
+	if o.MachinesPerDC > 0 {
+		out += fmt.Sprintf(" machines/dc=%d machine-rate=%.0f/s", o.MachinesPerDC, o.MachineRatePerSec)
+	}
+	if o.Capacity != nil {
+		out += fmt.Sprintf(" capacity=%+v", *o.Capacity)
+	}
+	return out
 }
 
 // Result is what a run did.
@@ -122,7 +141,9 @@ type Result struct {
 	Stages []StageSeries
 }
 
-// StageSeries is one stage machine's records handled per sampling period (flstore.Counted).
+// StageSeries is one stage machine's records handled per sampling period (flstore.Counted),
+// or a client machine's appends answered per period (Role "client", Node −1 − its index in
+// the run).
 type StageSeries struct {
 	DC      int             `json:"dc"`
 	Role    string          `json:"role"`
@@ -156,6 +177,10 @@ type run struct {
 	clients [][]*flstore.Client // per datacenter
 	// lastCount is every node's records handled at the last sample.
 	lastCount []uint64
+	// machines are the client machines' series, machineAcks their appends answered so far.
+	machines    []StageSeries
+	machineAcks []uint64
+	lastMachine []uint64
 }
 
 // Run runs o and returns an error describing the first violation or liveness failure.
@@ -164,9 +189,14 @@ func Run(o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	svc, lan := o.Service, sim.LAN{}
+	if o.Capacity != nil {
+		perInput, nic := o.Capacity.service(cfg.Layout.Role, false)
+		svc.PerInput, lan = perInput.PerInput, nic
+	}
 	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: chariots.Factory, Params: o.Params,
 		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos,
-		Service: o.Service})
+		Service: svc, LAN: lan})
 	if err != nil {
 		return Result{}, err
 	}
@@ -183,6 +213,18 @@ func Run(o Options) (Result, error) {
 				return Result{}, err
 			}
 			r.startClient(c, id, dc)
+			id++
+		}
+	}
+	body := make([]byte, o.BodyBytes) // shared by the machines' records: bodies are never modified
+	for dc := range o.Topology.N() {
+		bs := cfg.Layout.Active(dc, flstore.Batcher)
+		for i := range o.MachinesPerDC {
+			c, err := s.Connect(id, bs[i%len(bs)])
+			if err != nil {
+				return Result{}, err
+			}
+			r.startMachine(c, id, dc, bs[i%len(bs)], body)
 			id++
 		}
 	}
@@ -234,6 +276,7 @@ func Run(o Options) (Result, error) {
 	}
 	snap := r.snapshot()
 	r.res.Snapshot, r.res.EndUs, r.res.Sim = snap, s.NowUs(), s.Stats()
+	r.res.Stages = append(r.res.Stages, r.machines...)
 	for _, cs := range r.clients {
 		for _, cl := range cs {
 			r.res.Retries += cl.Retries()
@@ -254,16 +297,71 @@ func (r *run) sample() {
 			r.res.Stages = append(r.res.Stages, StageSeries{DC: n.DC, Role: l.Role[id].String(), Node: n.ID, Spare: l.Spare[id]})
 		}
 		r.lastCount = make([]uint64, len(l.Nodes))
+		r.lastMachine = make([]uint64, len(r.machines))
 	} else {
 		for id := range l.Nodes {
 			n := r.s.Replica(protocol.NodeID(id)).(flstore.Counted).Handled()
 			r.res.Stages[id].Records = append(r.res.Stages[id].Records, n-r.lastCount[id])
 			r.lastCount[id] = n
 		}
+		for i := range r.machines {
+			r.machines[i].Records = append(r.machines[i].Records, r.machineAcks[i]-r.lastMachine[i])
+			r.lastMachine[i] = r.machineAcks[i]
+		}
 	}
-	if r.s.NowUs()+r.o.SampleEveryUs <= r.o.DurationUs {
+	if r.s.NowUs()+r.o.SampleEveryUs <= r.o.DurationUs || (r.o.SampleUntilDrained && r.open > 0) {
 		r.s.After(-1, r.o.SampleEveryUs, r.sample)
 	}
+}
+
+// startMachine runs client machine id (connection c) of datacenter dc: open-loop appends to
+// batcher to at the machine rate, each answered append checked like a client's.
+func (r *run) startMachine(c *sim.Conn, id txn.ClientID, dc int, to protocol.NodeID, body []byte) {
+	idx := len(r.machines)
+	r.machines = append(r.machines, StageSeries{DC: dc, Role: "client", Node: protocol.NodeID(-1 - idx)})
+	r.machineAcks = append(r.machineAcks, 0)
+	openLoop(c, to, r.o.MachineRatePerSec, r.o.DurationUs, body, func(seq uint64, sentUs int64) {
+		r.open++
+	}, func(seq uint64, sentUs int64, rep protocol.Reply) {
+		res, ok := rep.Op.(*flstore.AppendResult)
+		if rep.Err != "" || !ok {
+			r.fail(fmt.Errorf("client machine %d's append %d: %q", id, seq, rep.Err))
+			return
+		}
+		r.open--
+		r.machineAcks[idx]++
+		r.acks = append(r.acks, ack{dc: dc, client: id, seq: seq, toid: res.TOId, lid: res.LId})
+		r.res.Appends++
+		r.res.LatencyUs = append(r.res.LatencyUs, c.NowUs()-sentUs)
+	})
+}
+
+// machineTickUs is how often an open-loop client machine sends the appends that fell due.
+const machineTickUs = 100
+
+// openLoop appends records of body to node to over c at ratePerSec until endUs, whatever the
+// answers: sent runs as each append leaves, answered on its reply.
+func openLoop(c *sim.Conn, to protocol.NodeID, ratePerSec float64, endUs int64, body []byte,
+	sent func(seq uint64, sentUs int64), answered func(seq uint64, sentUs int64, rep protocol.Reply)) {
+	startUs := c.NowUs()
+	var seq uint64
+	var tick func()
+	tick = func() {
+		now := c.NowUs()
+		if now >= endUs {
+			return
+		}
+		due := uint64(float64(now-startUs+machineTickUs) * ratePerSec / 1e6)
+		for seq < due {
+			seq++
+			n := seq
+			sent(n, now)
+			op := &flstore.AppendOp{Record: &flstore.Record{Body: body, AppendSeq: n}}
+			c.CallNode(to, protocol.Request{Kind: protocol.Operation, Op: op}, func(rep protocol.Reply) { answered(n, now, rep) })
+		}
+		c.After(machineTickUs, tick)
+	}
+	c.After(0, tick)
 }
 
 func maxRTT(t *topology.Topology) float64 {
