@@ -32,9 +32,9 @@ type costEnv struct {
 	st      *store.Store
 }
 
-func (e *costEnv) NowUs() int64        { return 0 }
-func (e *costEnv) Rand() *rand.Rand    { return e.rng }
-func (e *costEnv) Store() *store.Store { return e.st }
+func (e *costEnv) NowUs() int64                     { return 0 }
+func (e *costEnv) Rand() *rand.Rand                 { return e.rng }
+func (e *costEnv) Store() *store.Store              { return e.st }
 func (e *costEnv) SetTimer(int64, protocol.TimerID) {}
 func (e *costEnv) Send(_ protocol.NodeID, m protocol.Message) {
 	e.buf, _ = Codec.Append(e.buf[:0], m)
