@@ -90,6 +90,9 @@ type Options struct {
 	// batcher i mod batchers, so that a client's appends reach the filter in order.
 	MachinesPerDC     int
 	MachineRatePerSec float64
+	// Hyksos, if set, makes the clients Hyksos clients (puts, gets and GET_TXNs, CH-I9
+	// checked at the end) instead of appenders.
+	Hyksos *HyksosWorkload
 	// SampleUntilDrained keeps sampling the stages after DurationUs until every append is
 	// answered (the tail of the source's Fig. 7.10).
 	SampleUntilDrained bool
@@ -160,6 +163,9 @@ type ack struct {
 	toid, lid   uint64
 	readBefore  []flstore.Key
 	readRecords []*flstore.Record
+	// readLIds are positions in dc's log read before the append (Hyksos), resolved to
+	// records at the end.
+	readLIds []uint64
 }
 
 // run is one simulated run's driver state.
@@ -178,6 +184,8 @@ type run struct {
 	// lastCount is every node's records handled at the last sample.
 	lastCount []uint64
 	// machines are the client machines' series, machineAcks their appends answered so far.
+	// hreads are the Hyksos clients' gets and GET_TXNs.
+	hreads      []hyksosRead
 	machines    []StageSeries
 	machineAcks []uint64
 	lastMachine []uint64
@@ -275,6 +283,12 @@ func Run(o Options) (Result, error) {
 		return r.res, err
 	}
 	snap := r.snapshot()
+	if r.o.Hyksos != nil {
+		if err := checkHyksos(snap, r.hreads); err != nil {
+			r.res.Snapshot = snap
+			return r.res, err
+		}
+	}
 	r.res.Snapshot, r.res.EndUs, r.res.Sim = snap, s.NowUs(), s.Stats()
 	r.res.Stages = append(r.res.Stages, r.machines...)
 	for _, cs := range r.clients {
@@ -392,6 +406,10 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 		Maintainers: l.Active(dc, flstore.Maintainer), Indexers: l.Active(dc, flstore.Indexer), RetryUs: r.o.RetryUs,
 		Rand: rand.New(rand.NewPCG(r.o.Seed, uint64(id)))}, c)
 	r.clients[dc] = append(r.clients[dc], cl)
+	if r.o.Hyksos != nil {
+		r.startHyksosClient(c, cl, id, dc)
+		return
+	}
 	var seq uint64
 	var next func()
 	var dueUs int64 // paced clients: when the next append is due
@@ -412,13 +430,13 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 		seq++
 		a := &ack{dc: dc, client: id, seq: seq}
 		if r.rng.Float64() >= r.o.ReadProb {
-			r.appendRecord(c, cl, a, next)
+			r.appendRecord(c, cl, a, nil, nil, next)
 			return
 		}
 		// Read a random record of the log up to the head, then append after it.
 		cl.Head(func(h flstore.HLResult, err error) {
 			if err != nil || h.HL == 0 {
-				r.appendRecord(c, cl, a, next)
+				r.appendRecord(c, cl, a, nil, nil, next)
 				return
 			}
 			l := 1 + r.rng.Uint64N(h.HL)
@@ -434,7 +452,7 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 					a.readRecords = append(a.readRecords, rec)
 					r.res.Reads++
 				}
-				r.appendRecord(c, cl, a, next)
+				r.appendRecord(c, cl, a, nil, nil, next)
 			})
 		})
 	}
@@ -452,13 +470,16 @@ func (r *run) fail(err error) {
 	}
 }
 
-// appendRecord appends a's record, tagged with its client and append number, then thinks and
-// runs then.
-func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, then func()) {
+// appendRecord appends a's record, then thinks and runs then. A nil body is BodyBytes of zeros,
+// tagged with its client and append number.
+func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, body []byte, tags []flstore.Tag, then func()) {
 	r.open++
 	startUs := c.NowUs()
-	tag := flstore.Tag{Name: ClientTag(a.client), Value: binary.BigEndian.AppendUint64(nil, a.seq)}
-	cl.Append(make([]byte, r.o.BodyBytes), []flstore.Tag{tag}, nil, func(res flstore.AppendResult, err error) {
+	if body == nil {
+		body = make([]byte, r.o.BodyBytes)
+		tags = []flstore.Tag{{Name: ClientTag(a.client), Value: binary.BigEndian.AppendUint64(nil, a.seq)}}
+	}
+	cl.Append(body, tags, nil, func(res flstore.AppendResult, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -564,7 +585,7 @@ func (r *run) readBack() error {
 			errs = append(errs, err)
 		})
 		other := r.clients[(dc+1)%len(r.clients)]
-		if len(other) == 0 {
+		if len(other) == 0 || r.o.Hyksos != nil { // Hyksos puts carry their key's tag only
 			continue
 		}
 		id := txn.ClientID(1 + ((dc+1)%len(r.clients))*r.o.ClientsPerDC)
@@ -601,6 +622,11 @@ func (r *run) checkClients(s chariots.Snapshot) error {
 		}
 	}
 	for _, a := range r.acks {
+		for _, l := range a.readLIds {
+			if rd := s.Logs[a.dc][l]; rd != nil {
+				a.readBefore = append(a.readBefore, rd.Key())
+			}
+		}
 		rec := s.Logs[a.dc][a.lid]
 		if rec == nil || rec.Client != a.client || rec.AppendSeq != a.seq || rec.TOId != a.toid || rec.Host != a.dc {
 			return fmt.Errorf("client %d's append %d was answered (TOId %d, position %d), which holds %+v", a.client, a.seq, a.toid, a.lid, rec)
