@@ -123,7 +123,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.topology, "topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (tcc: one datacenter)")
 	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
-	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions), tcc (read-only and write-only transactions on a partitioned store), tpcc or bank (interactive read-write transactions, retried until they commit), log (512-byte appends to the Chariots shared log; --set its stage counts); default: the one the protocols' family runs")
+	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions), tcc (read-only and write-only transactions on a partitioned store), tpcc or bank (interactive read-write transactions, retried until they commit), log (512-byte appends to the Chariots shared log; --set its stage counts), hyksos (puts, gets and GET_TXNs of the Hyksos key-value store on the log: --keys, --read-ratio, --ops keys per GET_TXN); default: the one the protocols' family runs")
 	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
 	fs.IntVar(&f.nodesPerDC, "nodes-per-dc", 1, "full-replication protocols in the simulator: full replicas per site of --topology, 0.5 ms apart (site S's node k is datacenter S_k; ALVIN spec's 1 or 3)")
 	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter; micro: partitions (2)")
@@ -181,7 +181,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 
 // runBench builds the run's options from the flags, runs every protocol and reports.
 func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
-	if f.workload == logWorkload {
+	if f.workload == logWorkload || f.workload == hyksosWorkload {
 		return runLogBench(fs, f, stdout, stderr)
 	}
 	var cfg *cluster.Config

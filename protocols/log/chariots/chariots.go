@@ -69,6 +69,8 @@ const (
 	UnsafeFilterNoDedupe = protocol.UnsafeParamPrefix + "filter_no_dedupe"
 	// UnsafeQueueIgnoreDeps makes queues log a record without waiting for its dependencies.
 	UnsafeQueueIgnoreDeps = protocol.UnsafeParamPrefix + "queue_ignore_deps"
+	// UnsafeQueueIgnoreMinLId makes queues log a record without waiting for its MinLId.
+	UnsafeQueueIgnoreMinLId = protocol.UnsafeParamPrefix + "queue_ignore_min_lid"
 )
 
 // Config is a Chariots node's configuration, parsed from protocol.Params.
@@ -93,12 +95,12 @@ type Config struct {
 	RowEveryUs int64
 	// GC turns garbage collection at maintainers on.
 	GC bool
-	// FilterNoDedupe and QueueIgnoreDeps are the broken variants.
-	FilterNoDedupe, QueueIgnoreDeps bool
+	// FilterNoDedupe, QueueIgnoreDeps and QueueIgnoreMinLId are the broken variants.
+	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId bool
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "gc", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps}
+	"carry_max", "row_every", "gc", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -143,7 +145,8 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 	for _, d := range []struct {
 		name string
 		dst  *bool
-	}{{"gc", &c.GC}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps}} {
+	}{{"gc", &c.GC}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
+		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}} {
 		if *d.dst, err = p.Bool(d.name, false); err != nil {
 			return Config{}, err
 		}

@@ -8,7 +8,9 @@ import (
 )
 
 // Queue holds filtered records until the token visits and then gives every eligible one the
-// next position (spec 5.5): a local record gets its TOId and dependency vector there (A1, A3);
+// next position (spec 5.5): a local record gets its TOId and dependency vector there (A1, A3),
+// once its client's dependencies (WantDeps) are logged and the position passed its MinLId
+// (explicit order, spec 3.6, CH-I8: it then gets a position above MinLId);
 // another datacenter's record is eligible when it is its host's next TOId and its dependencies
 // are logged. Assignments go to the owner maintainer and are resent until persisted.
 type Queue struct {
@@ -191,7 +193,7 @@ func (q *Queue) process() {
 		rest := cand[:0]
 		for _, r := range cand {
 			switch {
-			case r.TOId == 0 && (r.WantDeps == nil || q.depsMet(r.WantDeps, -1)):
+			case r.TOId == 0 && (q.cfg.QueueIgnoreMinLId || r.MinLId <= tk.LastLId) && (r.WantDeps == nil || q.depsMet(r.WantDeps, -1)):
 				c := r.Clone()
 				c.Deps = append([]uint64(nil), tk.MaxTOId...)
 				c.TOId = tk.MaxTOId[q.dc] + 1

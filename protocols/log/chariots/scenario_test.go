@@ -367,3 +367,42 @@ func TestElasticityUnderLoad(t *testing.T) {
 		t.Fatal("the new queue never held the token")
 	}
 }
+
+// explicitOrder appends, at datacenter A, a record asking for a position above 3 (MinLId) and
+// then, 10 ms later, three more; it returns the explicit record's position once converged.
+func explicitOrder(t *testing.T, params protocol.Params, violation *string) uint64 {
+	w := newWorld(t, 2, params)
+	w.violation = violation
+	w.seqs[1]++
+	w.Request(1, 1, w.node(dcA, flstore.Batcher, 0), &flstore.AppendOp{Record: &Record{AppendSeq: 1, MinLId: 3, Body: []byte("after 3")}})
+	w.RunUntil(10_000)
+	for i := range 3 {
+		w.appendAt(dcA, txn.ClientID(2+i), "filler")
+	}
+	w.RunUntil(1_000_000)
+	for l, r := range w.snapshot().Logs[dcA] {
+		if r.Client == 1 {
+			return l
+		}
+	}
+	return 0
+}
+
+// TestCHI8ExplicitOrder: an append with MinLId 3 waits at the queue while the log is shorter,
+// and is logged above position 3 once three other appends passed it (spec 3.6 in Chariots,
+// CH-I8 checked after every event in the host's log).
+func TestCHI8ExplicitOrder(t *testing.T) {
+	if l := explicitOrder(t, protocol.Params{}, nil); l != 4 {
+		t.Fatalf("the explicit-order append is at position %d, want 4", l)
+	}
+}
+
+// TestBrokenQueueMinLIdCaught is CH-I8's negative control: a queue that ignores MinLId logs
+// the record at position 1, and the checker says so.
+func TestBrokenQueueMinLIdCaught(t *testing.T) {
+	var v string
+	explicitOrder(t, protocol.Params{UnsafeQueueIgnoreMinLId: "true"}, &v)
+	if !strings.Contains(v, "CH-I8") {
+		t.Fatalf("the checker did not catch the broken queue (violation %q)", v)
+	}
+}

@@ -126,6 +126,9 @@ func (o Options) String() string {
 	if o.Capacity != nil {
 		out += fmt.Sprintf(" capacity=%+v", *o.Capacity)
 	}
+	if o.Hyksos != nil {
+		out += fmt.Sprintf(" hyksos=%+v", *o.Hyksos)
+	}
 	return out
 }
 
@@ -166,6 +169,8 @@ type ack struct {
 	// readLIds are positions in dc's log read before the append (Hyksos), resolved to
 	// records at the end.
 	readLIds []uint64
+	// minLId asks for a position above it (explicit order; 0: none).
+	minLId uint64
 }
 
 // run is one simulated run's driver state.
@@ -450,6 +455,7 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 					}
 					a.readBefore = append(a.readBefore, rec.Key())
 					a.readRecords = append(a.readRecords, rec)
+					a.minLId = rec.LId // explicit order too (CH-I8): above what it read
 					r.res.Reads++
 				}
 				r.appendRecord(c, cl, a, nil, nil, next)
@@ -479,7 +485,7 @@ func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, body []byte,
 		body = make([]byte, r.o.BodyBytes)
 		tags = []flstore.Tag{{Name: ClientTag(a.client), Value: binary.BigEndian.AppendUint64(nil, a.seq)}}
 	}
-	cl.Append(body, tags, nil, func(res flstore.AppendResult, err error) {
+	done := func(res flstore.AppendResult, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -490,7 +496,12 @@ func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, body []byte,
 		r.res.Appends++
 		r.res.LatencyUs = append(r.res.LatencyUs, c.NowUs()-startUs)
 		c.After(r.rng.Int64N(r.o.ThinkUs+1), then)
-	})
+	}
+	if a.minLId > 0 {
+		cl.AppendAfter(a.minLId, body, tags, done)
+		return
+	}
+	cl.Append(body, tags, nil, done)
 }
 
 // ClientTag is the tag every append of client id carries (its value: the append number, 8
