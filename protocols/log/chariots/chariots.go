@@ -33,8 +33,28 @@
 // (spec A4). A queue also refuses a record whose TOId its host already has in the log, so a
 // late copy can never be logged twice; local records have no TOId before the token, so their
 // uniqueness rests on the filter alone. Crashed stages in the simulator keep their state (a
-// fail-stop crash with durable state); a lost token is not rebuilt (the ring waits for the
-// holder to return), and stages restarting empty are not handled yet.
+// fail-stop crash with durable state); stages restarting empty are not handled yet.
+//
+// # Token loss (spec 5.13; our choice)
+//
+// The network never loses the token: the holder keeps each pass until the next queue
+// acknowledges its hop, resending it every retry period, and a queue takes each hop once, so
+// lost, duplicated and late passes are harmless (TestTokenPassLost). A queue that crashes
+// holding the token keeps it, and the ring waits for it to return. A queue whose state is gone
+// (restarted empty) loses the token with the positions and TOIds it assigned since its last
+// pass; that token is not rebuilt. The design we chose, not implemented: the surviving queue
+// with the newest copy (LastToken) freezes the ring, asks every maintainer for its positions
+// above that copy's LastLId, sets LastLId to the highest filled one and fills the unfilled ones
+// below it with no-ops, and sets MaxTOId[h] to the highest TOId of host h persisted. What
+// stopped us: a local record whose TOId was assigned but not persisted, while a later one was,
+// leaves a hole in its host's TOIds (CH-I1), and its client's retry is dropped by the filter's
+// deduplication; closing it needs a no-op carrying that TOId in every datacenter and the
+// filter forgetting that client's append number.
+//
+// # Explicit order
+//
+// A local record with MinLId (spec 3.6) waits at the queue until the log's last position
+// reaches MinLId, then gets a position above it (CH-I8, checked in the host's log).
 //
 // # Elasticity (spec 5.12)
 //
