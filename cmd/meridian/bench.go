@@ -58,6 +58,7 @@ type benchFlags struct {
 	cpuPerMessage, cpuPerRequest, cpuPerCommit  time.Duration
 	jsonFile, historyFile, cpuProfile           string
 	quiet                                       bool
+	logCapacity                                 bool
 	parallel                                    int
 	cluster, cert, key, nemesis                 string
 	faults, params                              []string
@@ -171,6 +172,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.cert, "cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
 	fs.StringVar(&f.key, "key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	fs.BoolVar(&f.logCapacity, "capacity", false, "log, hyksos: the calibrated capacity model: each stage machine's measured CPU cost per record, a 1 Gb/s interface per machine (logsim.Calibrated)")
 	addSMRFlags(fs, &f.smr)
 	_ = cmd.RegisterFlagCompletionFunc("protocols", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp

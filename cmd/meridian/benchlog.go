@@ -66,6 +66,9 @@ func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) err
 		DurationUs: f.duration.Microseconds(), RetryUs: 1_000_000, BodyBytes: 512, SettleUs: 30_000_000,
 		RatePerSec: f.rate * float64(f.clients*topo.N()),
 		Service:    sim.Service{PerMessageUs: f.cpuPerMessage.Microseconds(), PerRequestUs: f.cpuPerRequest.Microseconds()}}
+	if f.logCapacity {
+		o.Capacity = &logsim.Calibrated
+	}
 	if f.workload == hyksosWorkload {
 		w := &logsim.HyksosWorkload{Keys: hyksosKeys, TxnKeys: hyksosTxnKeys}
 		read := hyksosReadRatio

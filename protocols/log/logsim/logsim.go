@@ -614,7 +614,10 @@ func (r *run) readBack() error {
 			errs = append(errs, err)
 		})
 	}
-	r.s.RunUntil(r.s.NowUs() + 50_000)
+	// Whole logs take a while through a modelled network interface (Capacity).
+	for end := r.s.NowUs() + 10_000_000; len(errs) < want && r.s.NowUs() < end; {
+		r.s.RunUntil(r.s.NowUs() + 10_000)
+	}
 	if len(errs) != want {
 		return fmt.Errorf("%d of %d read-backs answered", len(errs), want)
 	}
