@@ -27,6 +27,7 @@ type Queue struct {
 	outTok  *Token                      // the token passed on, until acknowledged
 	outTo   protocol.NodeID
 	unacked map[uint64]*pendingAssign // by position
+	rto     backoff                   // their resend timeout
 	// elasticity events waiting for the token
 	addRing  []protocol.NodeID
 	addMaint []protocol.NodeID
@@ -40,6 +41,7 @@ type pendingAssign struct {
 	rec      *Record
 	to       protocol.NodeID
 	sentAtUs int64
+	resent   bool
 }
 
 func newQueue(c Config, self protocol.NodeID, dc int, env protocol.Env) *Queue {
@@ -136,6 +138,7 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	case *flstore.PersistAck:
 		for _, l := range m.LIds {
 			if p := q.unacked[l]; p != nil && p.to == from {
+				q.rto.acked(q.env.NowUs()-p.sentAtUs, !p.resent)
 				delete(q.unacked, l)
 			}
 		}
@@ -251,14 +254,15 @@ func (q *Queue) sendAssigns(resend bool) {
 		lids = append(lids, l)
 	}
 	sort.Slice(lids, func(i, j int) bool { return lids[i] < lids[j] })
-	now := q.env.NowUs()
+	now, timeout := q.env.NowUs(), q.rto.timeoutUs(q.cfg.RetryUs)
 	byOwner := map[protocol.NodeID]*flstore.Assign{}
 	var owners []protocol.NodeID
 	for _, l := range lids {
 		p := q.unacked[l]
-		if (resend && now-p.sentAtUs < q.cfg.RetryUs) || (!resend && p.sentAtUs != 0) {
+		if (resend && now-p.sentAtUs < timeout) || (!resend && p.sentAtUs != 0) {
 			continue
 		}
+		p.resent = p.sentAtUs != 0
 		p.sentAtUs = max(now, 1)
 		a := byOwner[p.to]
 		if a == nil {
@@ -270,6 +274,9 @@ func (q *Queue) sendAssigns(resend bool) {
 	}
 	for _, o := range owners {
 		q.env.Send(o, byOwner[o])
+	}
+	if resend && len(owners) > 0 {
+		q.rto.resent()
 	}
 }
 
