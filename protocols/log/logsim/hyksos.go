@@ -18,6 +18,8 @@ type HyksosWorkload struct {
 	Keys             int
 	PutProb, TxnProb float64
 	TxnKeys          int
+	// UnsafeIgnoreCoverage makes the clients read indexers that may lag (negative control).
+	UnsafeIgnoreCoverage bool
 }
 
 // hyksosRead is one get or GET_TXN as its client saw it: as of head of log HL in datacenter

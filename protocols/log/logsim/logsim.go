@@ -409,7 +409,7 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 	l := r.cfg.Layout
 	cl := flstore.NewClient(flstore.ClientConfig{AppendTo: r.cfg.Layout.Active(dc, flstore.Batcher),
 		Maintainers: l.Active(dc, flstore.Maintainer), Indexers: l.Active(dc, flstore.Indexer), RetryUs: r.o.RetryUs,
-		Rand: rand.New(rand.NewPCG(r.o.Seed, uint64(id)))}, c)
+		Rand: rand.New(rand.NewPCG(r.o.Seed, uint64(id))), UnsafeIgnoreCoverage: r.o.Hyksos != nil && r.o.Hyksos.UnsafeIgnoreCoverage}, c)
 	r.clients[dc] = append(r.clients[dc], cl)
 	if r.o.Hyksos != nil {
 		r.startHyksosClient(c, cl, id, dc)
