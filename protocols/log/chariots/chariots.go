@@ -11,7 +11,9 @@
 // (a local record: the filter of its client; a record from another datacenter: the filter of
 // its host and TOId under the filter map) and flushes on size or timer. The filter forwards
 // each record once and, for other datacenters' records, in TOId order per host; it numbers its
-// batches to a queue and resends each until acknowledged. The queue holding the token assigns
+// batches to a queue and resends each until acknowledged. The queue holding the token (passed on
+// at once after it assigned anything, so that it leaves ahead of the assignments on the
+// queue's interface, and held up to the hold time when idle, spec 5.5) assigns
 // a local record its TOId and dependency vector (spec A1, A3: the datacenter's knowledge vector)
 // and gives any eligible record (next TOId of its host, dependencies logged) the next position,
 // sending it to the owner maintainer (Assign, resent until PersistAck). The maintainer persists

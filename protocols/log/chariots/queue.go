@@ -76,22 +76,8 @@ func (q *Queue) HandleTimer(id protocol.TimerID) {
 			return
 		}
 		q.process()
-		tk := q.tok
-		i := 0
-		for j, n := range tk.Ring {
-			if n == q.self {
-				i = j
-			}
-		}
-		succ := tk.Ring[(i+1)%len(tk.Ring)]
-		if succ == q.self {
-			q.env.SetTimer(q.cfg.HoldUs, passTimer)
-			return
-		}
-		tk.Hop++
-		q.lastTok = tk.clone()
-		q.tok, q.outTok, q.outTo = nil, tk, succ
-		q.env.Send(succ, tk)
+		q.pass()
+		q.sendAssigns(false)
 	case retryTimer:
 		q.env.SetTimer(q.cfg.RetryUs, retryTimer)
 		if q.outTok != nil {
@@ -121,14 +107,19 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		q.env.Send(from, &BatchAck{Seq: m.Seq})
 		if q.tok != nil {
 			q.process()
+			q.sendAssigns(false)
 		}
 	case *Token:
 		if m.Hop > q.lastHop && q.validToken(m) {
 			q.lastHop = m.Hop
 			q.tok = m.clone()
 			q.lastTok = q.tok.clone()
-			q.process()
-			q.env.SetTimer(q.cfg.HoldUs, passTimer)
+			if q.process() > 0 {
+				q.pass() // busy: on at once, ahead of the assignments on the interface
+			} else {
+				q.env.SetTimer(q.cfg.HoldUs, passTimer) // idle: hold it a while (spec 5.5)
+			}
+			q.sendAssigns(false)
 		}
 		q.env.Send(from, &TokenAck{Hop: m.Hop})
 	case *TokenAck:
@@ -185,8 +176,31 @@ func (q *Queue) HandleRequest(req protocol.Request) {
 	q.env.Reply(reply)
 }
 
-// process runs the token over the held and deferred records (spec 5.5).
-func (q *Queue) process() {
+// pass sends the token to the next queue of the ring; a ring of one keeps it and processes
+// again after the hold time.
+func (q *Queue) pass() {
+	tk := q.tok
+	i := 0
+	for j, n := range tk.Ring {
+		if n == q.self {
+			i = j
+		}
+	}
+	succ := tk.Ring[(i+1)%len(tk.Ring)]
+	if succ == q.self {
+		q.env.SetTimer(q.cfg.HoldUs, passTimer)
+		return
+	}
+	tk.Hop++
+	q.lastTok = tk.clone()
+	q.tok, q.outTok, q.outTo = nil, tk, succ
+	q.env.Send(succ, tk)
+}
+
+// process runs the token over the held and deferred records (spec 5.5) and returns how many
+// it assigned; the caller sends the assignments (sendAssigns), after passing the token on.
+func (q *Queue) process() int {
+	assigned := q.n
 	tk := q.tok
 	q.applyElasticity()
 	cand := append(tk.Deferred, q.held...)
@@ -218,9 +232,9 @@ func (q *Queue) process() {
 	n := min(len(cand), q.cfg.CarryMax)
 	tk.Deferred = append([]*Record(nil), cand[:n]...)
 	q.held = append([]*Record(nil), cand[n:]...)
-	q.sendAssigns(false)
 	q.publishRow()
 	q.lastTok = tk.clone()
+	return int(q.n - assigned)
 }
 
 // depsMet reports whether every entry of deps but the host's is logged here.
