@@ -35,7 +35,13 @@
 // (spec A4). A queue also refuses a record whose TOId its host already has in the log, so a
 // late copy can never be logged twice; local records have no TOId before the token, so their
 // uniqueness rests on the filter alone. Crashed stages in the simulator keep their state (a
-// fail-stop crash with durable state); stages restarting empty are not handled yet.
+// fail-stop crash with durable state). A batcher or a receiver may restart empty (spec 5.13):
+// what it held or what reached it meanwhile is recovered by the clients' retries and the
+// senders' resends (TestStagesRestartEmpty, logtest.World.Restart). Other stages restarting
+// empty are not handled: a sender would start its ATable again from zeros (CH-I6 forbids an
+// entry to go back), a filter would forget which appends it forwarded, a queue its token
+// (below), a maintainer its records (its durable log is the real server's, per-stage
+// checkpoints).
 //
 // # Token loss (spec 5.13; our choice)
 //

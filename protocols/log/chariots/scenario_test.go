@@ -442,3 +442,44 @@ func TestTokenPassLost(t *testing.T) {
 		t.Fatalf("%d passes lost, A's log holds %d records, want 3 and 12", lost, len(s.Logs[dcA]))
 	}
 }
+
+// TestStagesRestartEmpty (spec 5.13: batchers and receivers restart empty; upstream retries,
+// filters deduplicate): datacenter A's batcher restarts with two appends in its buffer, which
+// are lost, and A's receiver restarts as B's first shipment of records reaches it, which is
+// lost too; the client sends its two appends again, B's sender ships again what A's table does
+// not show, and every record is logged once in both logs. A sender restarting empty is not
+// handled: its ATable would start again from zeros, below what it already published (CH-I6).
+func TestStagesRestartEmpty(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"resend": "100ms"})
+	recvA := w.node(dcA, flstore.Receiver, 0)
+	restarted := false
+	w.Drop = func(_, to protocol.NodeID, m protocol.Message) bool {
+		if b, ok := m.(*ShipBatch); ok && to == recvA && len(b.Records) > 0 && !restarted {
+			restarted = true
+			if err := w.Restart(recvA); err != nil {
+				t.Fatal(err)
+			}
+			return true
+		}
+		return false
+	}
+	w.appendAt(dcA, 1, "a1")
+	w.appendAt(dcA, 1, "a2")
+	w.appendAt(dcB, 2, "b1")
+	w.RunUntil(500) // the appends are in A's batcher's buffer, not yet flushed (2 ms)
+	if err := w.Restart(w.node(dcA, flstore.Batcher, 0)); err != nil {
+		t.Fatal(err)
+	}
+	w.RunUntil(300_000)
+	if n := len(w.snapshot().Logs[dcA]); !restarted || n != 1 {
+		t.Fatalf("receiver restarted: %v; A logged %d records before the client's retry, want 1 (B's, shipped again)", restarted, n)
+	}
+	w.appendSeq(dcA, 0, 1, 1, "a1") // the client's retries, after no answer
+	w.appendSeq(dcA, 0, 1, 2, "a2")
+	s := w.converged(2_000_000)
+	for dc := range 2 {
+		if n := len(s.Logs[dc]); n != 3 {
+			t.Fatalf("datacenter %d logged %d records, want 3", dc, n)
+		}
+	}
+}
