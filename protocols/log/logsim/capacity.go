@@ -69,10 +69,11 @@ func RecordsIn(m protocol.Message) int {
 	return 0
 }
 
-// service returns the simulator's cost model for nodes playing roles (by node id), standalone
-// FLStore maintainers if standalone: every input costs its role's StageCost, the nanoseconds
-// below a microsecond carried to the node's next input.
-func (c *Capacity) service(roles []flstore.Role, standalone bool) (sim.Service, sim.LAN) {
+// service returns the simulator's cost per input for nodes playing roles (by node id; FLStore
+// maintainers standalone if standalone), sim.Service.PerInput, and the network model: every
+// input costs its role's StageCost, the nanoseconds below a microsecond carried to the node's
+// next input.
+func (c *Capacity) service(roles []flstore.Role, standalone bool) (perInput func(protocol.NodeID, protocol.Message) int64, lan sim.LAN) {
 	carryNs := make([]int64, len(roles))
 	costs := make([]StageCost, len(roles))
 	for i, r := range roles {
@@ -81,13 +82,13 @@ func (c *Capacity) service(roles []flstore.Role, standalone bool) (sim.Service, 
 			costs[i] = c.Standalone
 		}
 	}
-	perInput := func(n protocol.NodeID, m protocol.Message) int64 {
+	perInput = func(n protocol.NodeID, m protocol.Message) int64 {
 		sc := costs[n]
 		ns := carryNs[n] + sc.PerMessageNs + sc.PerRecordNs*int64(RecordsIn(m))
 		carryNs[n] = ns % 1000
 		return ns / 1000
 	}
-	return sim.Service{PerInput: perInput}, sim.LAN{BandwidthBitsPerSec: c.NICBitsPerSec}
+	return perInput, sim.LAN{BandwidthBitsPerSec: c.NICBitsPerSec}
 }
 
 // RecordsPerSec is role r's CPU capacity in records per second with inputs of batch records.

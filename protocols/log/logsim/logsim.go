@@ -188,9 +188,10 @@ type run struct {
 	clients [][]*flstore.Client // per datacenter
 	// lastCount is every node's records handled at the last sample.
 	lastCount []uint64
-	// machines are the client machines' series, machineAcks their appends answered so far.
 	// hreads are the Hyksos clients' gets and GET_TXNs.
-	hreads      []hyksosRead
+	hreads []hyksosRead
+	// machines are the client machines' series, machineAcks their appends answered so far,
+	// lastMachine as of the last sample.
 	machines    []StageSeries
 	machineAcks []uint64
 	lastMachine []uint64
@@ -204,8 +205,7 @@ func Run(o Options) (Result, error) {
 	}
 	svc, lan := o.Service, sim.LAN{}
 	if o.Capacity != nil {
-		perInput, nic := o.Capacity.service(cfg.Layout.Role, false)
-		svc.PerInput, lan = perInput.PerInput, nic
+		svc.PerInput, lan = o.Capacity.service(cfg.Layout.Role, false)
 	}
 	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: chariots.Factory, Params: o.Params,
 		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos,
