@@ -114,7 +114,11 @@ func (c *Conn) DC() int { return c.dc }
 func (c *Conn) deliver(r protocol.Reply) {
 	for i, p := range c.pending {
 		if p.seq == r.Seq {
-			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			if i == 0 { // replies mostly come in order: an open-loop client may have thousands pending
+				c.pending = c.pending[1:]
+			} else {
+				c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			}
 			p.done(r)
 			return
 		}

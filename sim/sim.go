@@ -54,6 +54,11 @@ type Service struct {
 	PerKBUs      int64 // per KiB of received message (SizeBytes)
 	PerRequestUs int64 // per client request of any kind
 	PerCommitUs  int64 // extra per commit request
+	// PerInput, if set, adds the CPU time of one input at a node: m is the peer message, or
+	// the client request's Op (nil for requests without one). It lets a deployment whose nodes
+	// play different roles (the log family's stages) charge each role its own cost. It is
+	// called once per input, in event order, so it may keep state (a fractional carry).
+	PerInput func(node protocol.NodeID, m protocol.Message) int64
 }
 
 // Config describes one simulated run completely: replaying it needs nothing else.
@@ -464,12 +469,19 @@ func (s *Sim) cost(e *event) int64 {
 		if svc.PerKBUs > 0 { // SizeBytes walks the message: only when it matters
 			c += svc.PerKBUs * int64(e.msg.SizeBytes()) / 1024
 		}
+		if svc.PerInput != nil {
+			c += svc.PerInput(e.node, e.msg)
+		}
 		return c
 	case evRequest:
+		c := svc.PerRequestUs
 		if e.req.Kind == protocol.Commit {
-			return svc.PerRequestUs + svc.PerCommitUs
+			c += svc.PerCommitUs
 		}
-		return svc.PerRequestUs
+		if svc.PerInput != nil {
+			c += svc.PerInput(e.node, e.req.Op)
+		}
+		return c
 	}
 	return 0
 }

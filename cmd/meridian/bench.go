@@ -59,6 +59,7 @@ type benchFlags struct {
 	cpuPerMessage, cpuPerRequest, cpuPerCommit  time.Duration
 	jsonFile, historyFile, cpuProfile           string
 	quiet                                       bool
+	logCapacity                                 bool
 	parallel                                    int
 	cluster, cert, key, nemesis                 string
 	faults, params                              []string
@@ -124,7 +125,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.topology, "topology", "aws-helios", "topology preset ("+strings.Join(topology.PresetNames(), ", ")+") or YAML/JSON file (tcc: one datacenter)")
 	fs.StringVar(&f.protocols, "protocols", strings.Join(def.Protocols, ","), "comma-separated protocols ("+strings.Join(registry.Names(), ", ")+")")
-	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions), tcc (read-only and write-only transactions on a partitioned store), tpcc or bank (interactive read-write transactions, retried until they commit), log (512-byte appends to the Chariots shared log; --set its stage counts); default: the one the protocols' family runs")
+	fs.StringVar(&f.workload, "workload", "tycsb", "tycsb (read-write transactions), tcc (read-only and write-only transactions on a partitioned store), tpcc or bank (interactive read-write transactions, retried until they commit), log (512-byte appends to the Chariots shared log; --set its stage counts), hyksos (puts, gets and GET_TXNs of the Hyksos key-value store on the log: --keys, --read-ratio, --ops keys per GET_TXN); default: the one the protocols' family runs")
 	fs.IntVar(&f.clients, "clients-per-dc", def.ClientsPerDC, "clients per datacenter, one outstanding transaction each (tcc: 32)")
 	fs.IntVar(&f.nodesPerDC, "nodes-per-dc", 1, "full-replication protocols in the simulator: full replicas per site of --topology, 0.5 ms apart (site S's node k is datacenter S_k; ALVIN spec's 1 or 3)")
 	fs.IntVar(&f.partitions, "partitions", bench.TCCDefaults().Partitions, "tcc: partitions per datacenter; micro: partitions (2)")
@@ -173,6 +174,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.cert, "cert", "", "with --cluster on a TLS cluster: client certificate (PEM) signed by the cluster CA")
 	fs.StringVar(&f.key, "key", "", "with --cluster on a TLS cluster: the client certificate's key (PEM)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	fs.BoolVar(&f.logCapacity, "capacity", false, "log, hyksos: the calibrated capacity model: each stage machine's measured CPU cost per record, a 1 Gb/s interface per machine (logsim.Calibrated)")
 	addSMRFlags(fs, &f.smr)
 	_ = cmd.RegisterFlagCompletionFunc("protocols", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -183,7 +185,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 
 // runBench builds the run's options from the flags, runs every protocol and reports.
 func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
-	if f.workload == logWorkload {
+	if f.workload == logWorkload || f.workload == hyksosWorkload {
 		return runLogBench(fs, f, stdout, stderr)
 	}
 	var cfg *cluster.Config

@@ -18,15 +18,33 @@ import (
 // datacenter, closed loop or at --rate per client, with per-stage throughput.
 const logWorkload = "log"
 
+// hyksosWorkload is the --workload of Hyksos on the shared log: closed-loop clients put (a
+// unique value), get or GET_TXN keys drawn uniformly; every read is checked at the end (CH-I9).
+const hyksosWorkload = "hyksos"
+
+// Hyksos workload defaults: keys, the share of reads (half of them GET_TXNs) and the keys of
+// a GET_TXN.
+const (
+	hyksosKeys      = 1000
+	hyksosReadRatio = 0.5
+	hyksosTxnKeys   = 4
+)
+
 // runLogBench runs `meridian bench --workload log`: a Chariots deployment in the simulator
 // (stage counts and other parameters with --set, e.g. --set batchers=2), clients appending
 // 512-byte records closed loop (or --rate appends/s per client), and reports appends/s, append
 // latency and every stage's records per sampling period (per second for runs of 3 s or more,
 // per 100 ms below) in the JSON; --history writes every datacenter's log (logsim.HistoryLine).
 func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
-	for _, name := range []string{"cluster", "partitions", "keys", "ops", "read-ratio"} {
+	notFor := []string{"cluster", "partitions"}
+	if f.workload == logWorkload {
+		notFor = append(notFor, "keys", "ops", "read-ratio")
+	} else {
+		notFor = append(notFor, "rate") // Hyksos clients run closed loop
+	}
+	for _, name := range notFor {
 		if fs.Changed(name) {
-			return usagef("bench: --%s does not apply to --workload log", name)
+			return usagef("bench: --%s does not apply to --workload %s", name, f.workload)
 		}
 	}
 	if fs.Changed("protocols") && f.protocols != "chariots" {
@@ -48,6 +66,27 @@ func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) err
 		DurationUs: f.duration.Microseconds(), RetryUs: 1_000_000, BodyBytes: 512, SettleUs: 30_000_000,
 		RatePerSec: f.rate * float64(f.clients*topo.N()),
 		Service:    sim.Service{PerMessageUs: f.cpuPerMessage.Microseconds(), PerRequestUs: f.cpuPerRequest.Microseconds()}}
+	if f.logCapacity {
+		o.Capacity = &logsim.Calibrated
+	}
+	if f.workload == hyksosWorkload {
+		w := &logsim.HyksosWorkload{Keys: hyksosKeys, TxnKeys: hyksosTxnKeys}
+		read := hyksosReadRatio
+		if fs.Changed("keys") {
+			w.Keys = f.keys
+		}
+		if fs.Changed("ops") {
+			w.TxnKeys = f.ops
+		}
+		if fs.Changed("read-ratio") {
+			read = f.readRatio
+		}
+		if w.Keys < 1 || w.TxnKeys < 1 || read < 0 || read > 1 {
+			return usagef("bench: --workload hyksos needs --keys and --ops of at least 1 and --read-ratio in [0, 1]")
+		}
+		w.PutProb, w.TxnProb = 1-read, read/2
+		o.Hyksos = w
+	}
 	o.SampleEveryUs = 100_000
 	if o.DurationUs >= 3_000_000 {
 		o.SampleEveryUs = 1_000_000
@@ -66,6 +105,9 @@ func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) err
 	rep := logsim.NewReport(o, res)
 	fmt.Fprintf(stdout, "chariots on %s, %d clients/DC, %s: %d appends, %.0f appends/s, latency p50 %.2f ms p99 %.2f ms, %d retries; every log holds %v records, checks passed\n",
 		topo.Name, f.clients, f.duration, rep.Appends, rep.AppendsPerSec, rep.LatencyMsP50, rep.LatencyMsP99, rep.Retries, rep.RecordsPerDC)
+	if o.Hyksos != nil {
+		fmt.Fprintf(stdout, "hyksos: %d puts (the appends above), %d gets and GET_TXNs, every read the latest put up to its head of log (CH-I9)\n", rep.Appends, res.Reads)
+	}
 	printStages(stdout, rep)
 	if f.jsonFile != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")

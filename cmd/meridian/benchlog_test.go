@@ -50,3 +50,15 @@ func TestBenchLog(t *testing.T) {
 		t.Fatalf("--workload log on helios-1 exits %d, want 2", code)
 	}
 }
+
+// TestBenchHyksos runs `meridian bench --workload hyksos` briefly: puts, gets and GET_TXNs,
+// every read checked (CH-I9); --rate does not apply (closed loop).
+func TestBenchHyksos(t *testing.T) {
+	code, out, errOut := runCLI(t, "bench", "--workload", "hyksos", "--duration", "300ms", "--clients-per-dc", "2", "--keys", "20")
+	if code != 0 || !strings.Contains(out, "checks passed") || !strings.Contains(out, "CH-I9") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, _ := runCLI(t, "bench", "--workload", "hyksos", "--rate", "10"); code != 2 {
+		t.Fatalf("--workload hyksos --rate exits %d, want 2", code)
+	}
+}

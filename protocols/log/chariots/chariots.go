@@ -11,7 +11,9 @@
 // (a local record: the filter of its client; a record from another datacenter: the filter of
 // its host and TOId under the filter map) and flushes on size or timer. The filter forwards
 // each record once and, for other datacenters' records, in TOId order per host; it numbers its
-// batches to a queue and resends each until acknowledged. The queue holding the token assigns
+// batches to a queue and resends each until acknowledged. The queue holding the token (passed on
+// at once after it assigned anything, so that it leaves ahead of the assignments on the
+// queue's interface, and held up to the hold time when idle, spec 5.5) assigns
 // a local record its TOId and dependency vector (spec A1, A3: the datacenter's knowledge vector)
 // and gives any eligible record (next TOId of its host, dependencies logged) the next position,
 // sending it to the owner maintainer (Assign, resent until PersistAck). The maintainer persists
@@ -33,8 +35,34 @@
 // (spec A4). A queue also refuses a record whose TOId its host already has in the log, so a
 // late copy can never be logged twice; local records have no TOId before the token, so their
 // uniqueness rests on the filter alone. Crashed stages in the simulator keep their state (a
-// fail-stop crash with durable state); a lost token is not rebuilt (the ring waits for the
-// holder to return), and stages restarting empty are not handled yet.
+// fail-stop crash with durable state). A batcher or a receiver may restart empty (spec 5.13):
+// what it held or what reached it meanwhile is recovered by the clients' retries and the
+// senders' resends (TestStagesRestartEmpty, logtest.World.Restart). Other stages restarting
+// empty are not handled: a sender would start its ATable again from zeros (CH-I6 forbids an
+// entry to go back), a filter would forget which appends it forwarded, a queue its token
+// (below), a maintainer its records (its durable log is the real server's, per-stage
+// checkpoints).
+//
+// # Token loss (spec 5.13; our choice)
+//
+// The network never loses the token: the holder keeps each pass until the next queue
+// acknowledges its hop, resending it every retry period, and a queue takes each hop once, so
+// lost, duplicated and late passes are harmless (TestTokenPassLost). A queue that crashes
+// holding the token keeps it, and the ring waits for it to return. A queue whose state is gone
+// (restarted empty) loses the token with the positions and TOIds it assigned since its last
+// pass; that token is not rebuilt. The design we chose, not implemented: the surviving queue
+// with the newest copy (LastToken) freezes the ring, asks every maintainer for its positions
+// above that copy's LastLId, sets LastLId to the highest filled one and fills the unfilled ones
+// below it with no-ops, and sets MaxTOId[h] to the highest TOId of host h persisted. What
+// stopped us: a local record whose TOId was assigned but not persisted, while a later one was,
+// leaves a hole in its host's TOIds (CH-I1), and its client's retry is dropped by the filter's
+// deduplication; closing it needs a no-op carrying that TOId in every datacenter and the
+// filter forgetting that client's append number.
+//
+// # Explicit order
+//
+// A local record with MinLId (spec 3.6) waits at the queue until the log's last position
+// reaches MinLId, then gets a position above it (CH-I8, checked in the host's log).
 //
 // # Elasticity (spec 5.12)
 //
@@ -69,6 +97,8 @@ const (
 	UnsafeFilterNoDedupe = protocol.UnsafeParamPrefix + "filter_no_dedupe"
 	// UnsafeQueueIgnoreDeps makes queues log a record without waiting for its dependencies.
 	UnsafeQueueIgnoreDeps = protocol.UnsafeParamPrefix + "queue_ignore_deps"
+	// UnsafeQueueIgnoreMinLId makes queues log a record without waiting for its MinLId.
+	UnsafeQueueIgnoreMinLId = protocol.UnsafeParamPrefix + "queue_ignore_min_lid"
 )
 
 // Config is a Chariots node's configuration, parsed from protocol.Params.
@@ -93,12 +123,12 @@ type Config struct {
 	RowEveryUs int64
 	// GC turns garbage collection at maintainers on.
 	GC bool
-	// FilterNoDedupe and QueueIgnoreDeps are the broken variants.
-	FilterNoDedupe, QueueIgnoreDeps bool
+	// FilterNoDedupe, QueueIgnoreDeps and QueueIgnoreMinLId are the broken variants.
+	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId bool
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "gc", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps}
+	"carry_max", "row_every", "gc", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -143,7 +173,8 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 	for _, d := range []struct {
 		name string
 		dst  *bool
-	}{{"gc", &c.GC}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps}} {
+	}{{"gc", &c.GC}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
+		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}} {
 		if *d.dst, err = p.Bool(d.name, false); err != nil {
 			return Config{}, err
 		}

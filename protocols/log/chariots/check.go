@@ -87,8 +87,10 @@ func (s *Snapshot) sortedLIds(dc int) []uint64 {
 	return lids
 }
 
-// Checker checks the invariants CH-I1 to CH-I7 on successive snapshots of one run (CH-I10:
+// Checker checks the invariants CH-I1 to CH-I8 on successive snapshots of one run (CH-I10:
 // the same invariants through elasticity events); it remembers what must never decrease.
+// CH-I8 (explicit order) holds in the host's log: MinLId is a position of the log its client
+// appended to, meaningless in the other datacenters' logs.
 type Checker struct {
 	prevHL    map[protocol.NodeID]uint64
 	prevTable map[protocol.NodeID][][]uint64
@@ -157,6 +159,10 @@ func (c *Checker) checkDC(s *Snapshot, dc int) error {
 			if r.TOId != inPrefix[r.Host] {
 				return fmt.Errorf("CH-I1: host %d's TOId %d at position %d is its record number %d of the prefix", r.Host, r.TOId, l, inPrefix[r.Host])
 			}
+		}
+		// CH-I8: a record appended after position MinLId of its host's log is above it there.
+		if r.MinLId > 0 && r.Host == dc && l <= r.MinLId {
+			return fmt.Errorf("CH-I8: record %v at position %d, asked to follow position %d", k, l, r.MinLId)
 		}
 		// CH-I6 (own row): nothing logged beyond the token's MaxTOId.
 		if r.TOId > s.Truth[dc][r.Host] {

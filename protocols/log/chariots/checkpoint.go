@@ -88,6 +88,17 @@ func readToken(r *wire.Reader) *Token {
 	return tk
 }
 
+// writeBackoff writes a resend timeout's estimator: smoothed delay, its deviation, doublings.
+func writeBackoff(w *wire.Writer, b backoff) {
+	w.Varint(b.srttUs)
+	w.Varint(b.rttvarUs)
+	w.Int("backoff doublings", int(b.shift), maxBackoffShift)
+}
+
+func readBackoff(r *wire.Reader) backoff {
+	return backoff{srttUs: r.Varint("smoothed delay"), rttvarUs: r.Varint("delay deviation"), shift: uint(r.Int("backoff doublings", maxBackoffShift))}
+}
+
 // checkVec fails r unless v has n entries.
 func checkVec(r *wire.Reader, what string, v []uint64, n int) {
 	if r.Err() == nil && len(v) != n {
@@ -126,7 +137,8 @@ func (b *Batcher) RestoreCheckpoint(data []byte, _ protocol.Codec) error {
 // AppendCheckpoint implements protocol.Checkpointer: the filter map, per host the next TOId
 // expected and the early arrivals (by TOId), the highest append forwarded per client, the
 // queues and the round-robin position, the last batch number and the unacknowledged batches (by
-// number: queue, records, when sent), and the counts forwarded.
+// number: queue, records, when sent, whether resent) with their resend timeout's estimator, and
+// the counts forwarded.
 func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	writeFilterMap(w, f.fmap)
@@ -155,7 +167,9 @@ func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) 
 		flstore.WriteNode(w, p.to)
 		writeRecordList(w, "batch records", p.batch.Records)
 		w.Varint(p.sentAtUs)
+		w.Bool(p.resent)
 	}
+	writeBackoff(w, f.rto)
 	flstore.WriteVec(w, "forwarded", f.forwarded, flstore.MaxDCs)
 	w.Uvarint(f.n)
 	return w.Finish()
@@ -196,8 +210,10 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 		p := &pendingBatch{to: flstore.ReadNode(r)}
 		p.batch = &RecordBatch{Seq: s, Records: readRecordList(r, "batch records")}
 		p.sentAtUs = r.Varint("sent at")
+		p.resent = r.Bool("resent")
 		f.unacked[s] = p
 	}
+	f.rto = readBackoff(r)
 	f.forwarded = flstore.ReadVec(r, "forwarded", flstore.MaxDCs)
 	checkVec(r, "forwarded", f.forwarded, dcs)
 	f.n = r.Uvarint("records forwarded")
@@ -207,8 +223,8 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 // AppendCheckpoint implements protocol.Checkpointer: the records held, the batches taken per
 // filter (by filter: the contiguous prefix and the numbers above it), the token held, the last
 // hop taken, the token as last held, the token passed on and its successor, the unacknowledged
-// assignments (by position: record, maintainer, when sent), the elasticity events waiting and
-// the records assigned.
+// assignments (by position: record, maintainer, when sent, whether resent) with their resend
+// timeout's estimator, the elasticity events waiting and the records assigned.
 func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	writeRecordList(w, "held records", q.held)
@@ -232,7 +248,9 @@ func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 		flstore.WriteRecord(w, p.rec)
 		flstore.WriteNode(w, p.to)
 		w.Varint(p.sentAtUs)
+		w.Bool(p.resent)
 	}
+	writeBackoff(w, q.rto)
 	flstore.WriteNodes(w, q.addRing)
 	flstore.WriteNodes(w, q.addMaint)
 	w.Uvarint(q.n)
@@ -267,9 +285,10 @@ func (q *Queue) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	}
 	q.unacked = map[uint64]*pendingAssign{}
 	for range r.Count("unacknowledged assignments", wire.MaxCheckpointCount, 15) {
-		p := &pendingAssign{rec: flstore.ReadRecord(r), to: flstore.ReadNode(r), sentAtUs: r.Varint("sent at")}
+		p := &pendingAssign{rec: flstore.ReadRecord(r), to: flstore.ReadNode(r), sentAtUs: r.Varint("sent at"), resent: r.Bool("resent")}
 		q.unacked[p.rec.LId] = p
 	}
+	q.rto = readBackoff(r)
 	q.addRing = flstore.ReadNodes(r)
 	q.addMaint = flstore.ReadNodes(r)
 	q.n = r.Uvarint("records assigned")

@@ -25,6 +25,7 @@ type Filter struct {
 	rr      int                      // round-robin position
 	seq     uint64                   // last batch number
 	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
+	rto     backoff                  // their resend timeout
 	// forwarded counts, per host, the other datacenters' records forwarded.
 	forwarded []uint64
 	n         uint64 // every record forwarded
@@ -40,6 +41,7 @@ type pendingBatch struct {
 	to       protocol.NodeID
 	batch    *RecordBatch
 	sentAtUs int64
+	resent   bool
 }
 
 func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter {
@@ -67,12 +69,15 @@ func (f *Filter) HandleTimer(id protocol.TimerID) {
 		seqs = append(seqs, s)
 	}
 	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
-	now := f.env.NowUs()
+	now, timeout, resent := f.env.NowUs(), f.rto.timeoutUs(f.cfg.RetryUs), false
 	for _, s := range seqs {
-		if p := f.unacked[s]; now-p.sentAtUs >= f.cfg.RetryUs {
-			p.sentAtUs = now
+		if p := f.unacked[s]; now-p.sentAtUs >= timeout {
+			p.sentAtUs, p.resent, resent = now, true, true
 			f.env.Send(p.to, p.batch) // to the same queue: queues deduplicate per filter
 		}
+	}
+	if resent {
+		f.rto.resent()
 	}
 }
 
@@ -80,7 +85,10 @@ func (f *Filter) HandleTimer(id protocol.TimerID) {
 func (f *Filter) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	switch m := m.(type) {
 	case *BatchAck:
-		delete(f.unacked, m.Seq)
+		if p := f.unacked[m.Seq]; p != nil {
+			f.rto.acked(f.env.NowUs()-p.sentAtUs, !p.resent)
+			delete(f.unacked, m.Seq)
+		}
 	case *RowUpdate:
 		if containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), from) {
 			f.skipLogged(m.Row)

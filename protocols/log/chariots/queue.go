@@ -8,7 +8,9 @@ import (
 )
 
 // Queue holds filtered records until the token visits and then gives every eligible one the
-// next position (spec 5.5): a local record gets its TOId and dependency vector there (A1, A3);
+// next position (spec 5.5): a local record gets its TOId and dependency vector there (A1, A3),
+// once its client's dependencies (WantDeps) are logged and the position passed its MinLId
+// (explicit order, spec 3.6, CH-I8: it then gets a position above MinLId);
 // another datacenter's record is eligible when it is its host's next TOId and its dependencies
 // are logged. Assignments go to the owner maintainer and are resent until persisted.
 type Queue struct {
@@ -25,6 +27,7 @@ type Queue struct {
 	outTok  *Token                      // the token passed on, until acknowledged
 	outTo   protocol.NodeID
 	unacked map[uint64]*pendingAssign // by position
+	rto     backoff                   // their resend timeout
 	// elasticity events waiting for the token
 	addRing  []protocol.NodeID
 	addMaint []protocol.NodeID
@@ -38,6 +41,7 @@ type pendingAssign struct {
 	rec      *Record
 	to       protocol.NodeID
 	sentAtUs int64
+	resent   bool
 }
 
 func newQueue(c Config, self protocol.NodeID, dc int, env protocol.Env) *Queue {
@@ -72,22 +76,8 @@ func (q *Queue) HandleTimer(id protocol.TimerID) {
 			return
 		}
 		q.process()
-		tk := q.tok
-		i := 0
-		for j, n := range tk.Ring {
-			if n == q.self {
-				i = j
-			}
-		}
-		succ := tk.Ring[(i+1)%len(tk.Ring)]
-		if succ == q.self {
-			q.env.SetTimer(q.cfg.HoldUs, passTimer)
-			return
-		}
-		tk.Hop++
-		q.lastTok = tk.clone()
-		q.tok, q.outTok, q.outTo = nil, tk, succ
-		q.env.Send(succ, tk)
+		q.pass()
+		q.sendAssigns(false)
 	case retryTimer:
 		q.env.SetTimer(q.cfg.RetryUs, retryTimer)
 		if q.outTok != nil {
@@ -117,14 +107,19 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		q.env.Send(from, &BatchAck{Seq: m.Seq})
 		if q.tok != nil {
 			q.process()
+			q.sendAssigns(false)
 		}
 	case *Token:
 		if m.Hop > q.lastHop && q.validToken(m) {
 			q.lastHop = m.Hop
 			q.tok = m.clone()
 			q.lastTok = q.tok.clone()
-			q.process()
-			q.env.SetTimer(q.cfg.HoldUs, passTimer)
+			if q.process() > 0 {
+				q.pass() // busy: on at once, ahead of the assignments on the interface
+			} else {
+				q.env.SetTimer(q.cfg.HoldUs, passTimer) // idle: hold it a while (spec 5.5)
+			}
+			q.sendAssigns(false)
 		}
 		q.env.Send(from, &TokenAck{Hop: m.Hop})
 	case *TokenAck:
@@ -134,6 +129,7 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	case *flstore.PersistAck:
 		for _, l := range m.LIds {
 			if p := q.unacked[l]; p != nil && p.to == from {
+				q.rto.acked(q.env.NowUs()-p.sentAtUs, !p.resent)
 				delete(q.unacked, l)
 			}
 		}
@@ -180,8 +176,31 @@ func (q *Queue) HandleRequest(req protocol.Request) {
 	q.env.Reply(reply)
 }
 
-// process runs the token over the held and deferred records (spec 5.5).
-func (q *Queue) process() {
+// pass sends the token to the next queue of the ring; a ring of one keeps it and processes
+// again after the hold time.
+func (q *Queue) pass() {
+	tk := q.tok
+	i := 0
+	for j, n := range tk.Ring {
+		if n == q.self {
+			i = j
+		}
+	}
+	succ := tk.Ring[(i+1)%len(tk.Ring)]
+	if succ == q.self {
+		q.env.SetTimer(q.cfg.HoldUs, passTimer)
+		return
+	}
+	tk.Hop++
+	q.lastTok = tk.clone()
+	q.tok, q.outTok, q.outTo = nil, tk, succ
+	q.env.Send(succ, tk)
+}
+
+// process runs the token over the held and deferred records (spec 5.5) and returns how many
+// it assigned; the caller sends the assignments (sendAssigns), after passing the token on.
+func (q *Queue) process() int {
+	assigned := q.n
 	tk := q.tok
 	q.applyElasticity()
 	cand := append(tk.Deferred, q.held...)
@@ -191,7 +210,7 @@ func (q *Queue) process() {
 		rest := cand[:0]
 		for _, r := range cand {
 			switch {
-			case r.TOId == 0 && (r.WantDeps == nil || q.depsMet(r.WantDeps, -1)):
+			case r.TOId == 0 && (q.cfg.QueueIgnoreMinLId || r.MinLId <= tk.LastLId) && (r.WantDeps == nil || q.depsMet(r.WantDeps, -1)):
 				c := r.Clone()
 				c.Deps = append([]uint64(nil), tk.MaxTOId...)
 				c.TOId = tk.MaxTOId[q.dc] + 1
@@ -213,9 +232,9 @@ func (q *Queue) process() {
 	n := min(len(cand), q.cfg.CarryMax)
 	tk.Deferred = append([]*Record(nil), cand[:n]...)
 	q.held = append([]*Record(nil), cand[n:]...)
-	q.sendAssigns(false)
 	q.publishRow()
 	q.lastTok = tk.clone()
+	return int(q.n - assigned)
 }
 
 // depsMet reports whether every entry of deps but the host's is logged here.
@@ -249,14 +268,15 @@ func (q *Queue) sendAssigns(resend bool) {
 		lids = append(lids, l)
 	}
 	sort.Slice(lids, func(i, j int) bool { return lids[i] < lids[j] })
-	now := q.env.NowUs()
+	now, timeout := q.env.NowUs(), q.rto.timeoutUs(q.cfg.RetryUs)
 	byOwner := map[protocol.NodeID]*flstore.Assign{}
 	var owners []protocol.NodeID
 	for _, l := range lids {
 		p := q.unacked[l]
-		if (resend && now-p.sentAtUs < q.cfg.RetryUs) || (!resend && p.sentAtUs != 0) {
+		if (resend && now-p.sentAtUs < timeout) || (!resend && p.sentAtUs != 0) {
 			continue
 		}
+		p.resent = p.sentAtUs != 0
 		p.sentAtUs = max(now, 1)
 		a := byOwner[p.to]
 		if a == nil {
@@ -268,6 +288,9 @@ func (q *Queue) sendAssigns(resend bool) {
 	}
 	for _, o := range owners {
 		q.env.Send(o, byOwner[o])
+	}
+	if resend && len(owners) > 0 {
+		q.rto.resent()
 	}
 }
 

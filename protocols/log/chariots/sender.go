@@ -76,6 +76,9 @@ func (s *Sender) HandleTimer(id protocol.TimerID) {
 		return
 	}
 	s.env.SetTimer(s.cfg.ShipUs, shipTimer)
+	if s.cfg.DCs == 1 {
+		return // one datacenter: nothing to ship, so nothing to fetch
+	}
 	low := s.lowWater()
 	for t := range s.cache {
 		if t <= low {

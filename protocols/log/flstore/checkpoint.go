@@ -51,6 +51,7 @@ func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, 
 			writeEntry(w, e)
 		}
 	}
+	writeClaims(w, m.claimed)
 	w.Varint(m.lagSinceUs)
 	w.Count("local records", len(m.local), wire.MaxCheckpointCount)
 	for _, r := range m.local {
@@ -92,6 +93,7 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 		}
 		m.unindexed[ix] = es
 	}
+	m.claimed = readClaims(r)
 	m.lagSinceUs = r.Varint("lag start")
 	m.local = nil
 	for range r.Count("local records", wire.MaxCheckpointCount, 1) {
@@ -108,7 +110,7 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 }
 
 // AppendCheckpoint implements protocol.Checkpointer: the posting lists (by tag: position and
-// value each) and the count of entries indexed.
+// value each), the count of entries indexed and the maintainers' index claims.
 func (x *LogIndexer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	tags := slices.Sorted(maps.Keys(x.postings))
@@ -123,6 +125,7 @@ func (x *LogIndexer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, err
 		}
 	}
 	w.Uvarint(x.n)
+	writeClaims(w, x.claims)
 	return w.Finish()
 }
 
@@ -139,7 +142,27 @@ func (x *LogIndexer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 		x.postings[t] = ps
 	}
 	x.n = r.Uvarint("entries indexed")
+	x.claims = readClaims(r)
 	return r.Done()
+}
+
+// writeClaims writes index claims by maintainer (a maintainer's acknowledged ones, an indexer's
+// received ones): the position claimed through and the journal's epochs then.
+func writeClaims(w *wire.Writer, claims map[protocol.NodeID]indexClaim) {
+	for _, n := range wire.SortedKeys(w, "index claims", claims) {
+		WriteNode(w, n)
+		w.Uvarint(claims[n].through)
+		w.Int("claim epochs", claims[n].epochs, MaxEpochs)
+	}
+}
+
+func readClaims(r *wire.Reader) map[protocol.NodeID]indexClaim {
+	claims := map[protocol.NodeID]indexClaim{}
+	for range r.Count("index claims", wire.MaxCheckpointCount, 3) {
+		n := ReadNode(r)
+		claims[n] = indexClaim{through: r.Uvarint("claimed through"), epochs: r.Int("claim epochs", MaxEpochs)}
+	}
+	return claims
 }
 
 var (

@@ -22,6 +22,9 @@ type ClientConfig struct {
 	// (0: never). Chariots filters drop the copies; standalone maintainers get every request.
 	RetryUs int64
 	Rand    *rand.Rand
+	// UnsafeIgnoreCoverage takes an indexer's first answer even if it is not covered up to the
+	// head of log (a negative control for CH-I9 only).
+	UnsafeIgnoreCoverage bool
 }
 
 // Client is the log's client library (spec 2.2): Append, Read by position range, ReadTag, and
@@ -199,6 +202,31 @@ func (c *Client) ReadTag(name string, op Compare, value []byte, limit int, mostR
 	})
 }
 
+// lookupTries bounds the lookups of one ReadTagAt, lookupRetryUs apart, while the indexer is
+// not yet covered up to the head of log (its maintainers send their entries every gossip
+// period).
+const (
+	lookupTries   = 1000
+	lookupRetryUs = 1000
+)
+
+// lookup asks op's indexer until its answer is covered up to op.MaxLId, at most tries times.
+func (c *Client) lookup(op *LookupOp, tries int, done func(*LookupResult, error)) {
+	c.tr.CallNode(IndexerOf(op.Tag, c.cfg.Indexers), protocol.Request{Kind: protocol.Operation, Op: op}, func(rep protocol.Reply) {
+		res, ok := rep.Op.(*LookupResult)
+		switch {
+		case !ok:
+			done(nil, fmt.Errorf("flstore: lookup: %s", rep.Err))
+		case res.Covered || c.cfg.UnsafeIgnoreCoverage:
+			done(res, nil)
+		case tries <= 1:
+			done(nil, fmt.Errorf("flstore: lookup of %q: the indexer is not covered up to position %d", op.Tag, op.MaxLId))
+		default:
+			c.tr.After(lookupRetryUs, func() { c.lookup(op, tries-1, done) })
+		}
+	})
+}
+
 // ReadTagAt is ReadTag as of head of log h (h.HL at most a head of log some maintainer
 // reported, h.Journal its journal): positions above h.HL are not returned.
 func (c *Client) ReadTagAt(h HLResult, name string, op Compare, value []byte, limit int, mostRecentFirst bool, done func([]*Record, error)) {
@@ -206,11 +234,10 @@ func (c *Client) ReadTagAt(h HLResult, name string, op Compare, value []byte, li
 		done(nil, errors.New("flstore: no indexer"))
 		return
 	}
-	look := &LookupOp{Tag: name, Op: op, Value: value, MaxLId: h.HL, Limit: limit, MostRecentFirst: mostRecentFirst}
-	c.tr.CallNode(IndexerOf(name, c.cfg.Indexers), protocol.Request{Kind: protocol.Operation, Op: look}, func(rep protocol.Reply) {
-		res, ok := rep.Op.(*LookupResult)
-		if !ok {
-			done(nil, fmt.Errorf("flstore: lookup: %s", rep.Err))
+	look := &LookupOp{Tag: name, Op: op, Value: value, MaxLId: h.HL, Limit: limit, MostRecentFirst: mostRecentFirst, Journal: h.Journal}
+	c.lookup(look, lookupTries, func(res *LookupResult, err error) {
+		if err != nil {
+			done(nil, err)
 			return
 		}
 		if len(res.LIds) == 0 {

@@ -76,9 +76,11 @@ func WriteMessage(w *wire.Writer, m protocol.Message) bool {
 		w.Uvarint(m.MaxLId)
 		w.Int("limit", m.Limit, MaxRecords)
 		w.Bool(m.MostRecentFirst)
+		WriteJournal(w, m.Journal)
 	case *LookupResult:
 		w.Byte(tagLookupResult)
 		WriteVec(w, "positions", m.LIds, MaxRecords)
+		w.Bool(m.Covered)
 	case *HLGossip:
 		w.Byte(tagHLGossip)
 		w.Uvarint(m.Next)
@@ -87,9 +89,13 @@ func WriteMessage(w *wire.Writer, m protocol.Message) bool {
 	case *IndexAdd:
 		w.Byte(tagIndexAdd)
 		writeEntries(w, m.Entries)
+		w.Uvarint(m.Through)
+		w.Int("epochs", m.Epochs, MaxEpochs)
 	case *IndexAck:
 		w.Byte(tagIndexAck)
 		writeEntries(w, m.Entries)
+		w.Uvarint(m.Through)
+		w.Int("epochs", m.Epochs, MaxEpochs)
 	case *Assign:
 		w.Byte(tagAssign)
 		WriteRecords(w, m.Records)
@@ -129,15 +135,15 @@ func ReadMessage(r *wire.Reader, tag byte) protocol.Message {
 	case tagLookupOp:
 		return &LookupOp{Tag: r.String("tag", wire.MaxKeyLen), Op: Compare(r.Int("predicate", int(Ge))),
 			Value: r.Bytes("value", wire.MaxValueLen), MaxLId: r.Uvarint("max lid"), Limit: r.Int("limit", MaxRecords),
-			MostRecentFirst: r.Bool("most recent first")}
+			MostRecentFirst: r.Bool("most recent first"), Journal: ReadJournal(r)}
 	case tagLookupResult:
-		return &LookupResult{LIds: ReadVec(r, "positions", MaxRecords)}
+		return &LookupResult{LIds: ReadVec(r, "positions", MaxRecords), Covered: r.Bool("covered")}
 	case tagHLGossip:
 		return &HLGossip{Next: r.Uvarint("next"), Contig: r.Uvarint("contig"), Journal: ReadJournal(r)}
 	case tagIndexAdd:
-		return &IndexAdd{Entries: readEntries(r)}
+		return &IndexAdd{Entries: readEntries(r), Through: r.Uvarint("through"), Epochs: r.Int("epochs", MaxEpochs)}
 	case tagIndexAck:
-		return &IndexAck{Entries: readEntries(r)}
+		return &IndexAck{Entries: readEntries(r), Through: r.Uvarint("through"), Epochs: r.Int("epochs", MaxEpochs)}
 	case tagAssign:
 		return &Assign{Records: ReadRecords(r), Journal: ReadJournal(r)}
 	case tagPersistAck:

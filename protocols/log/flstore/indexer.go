@@ -14,11 +14,22 @@ type posting struct {
 }
 
 // LogIndexer maps tags to positions (spec 3.5): a posting list per tag, sorted by position.
-// Maintainers send it the tags of the records they persist (IndexAdd, resent until acked).
+// Maintainers send it the tags of the records they persist (IndexAdd, resent until acked),
+// with a claim of how far they have sent them all (claims), so that a lookup can tell whether
+// an entry up to its head of log may still be on its way (LookupResult.Covered; CH-I9: a
+// Hyksos GET_TXN must see the latest put up to its head of log).
 type LogIndexer struct {
 	env      protocol.Env
 	postings map[string][]posting
+	claims   map[protocol.NodeID]indexClaim
 	n        uint64 // entries indexed
+}
+
+// indexClaim is a maintainer's newest IndexAdd claim: its entries up to through, under the
+// first epochs epochs of the journal, are all here.
+type indexClaim struct {
+	through uint64
+	epochs  int
 }
 
 // Handled counts the tag entries indexed.
@@ -26,7 +37,7 @@ func (x *LogIndexer) Handled() uint64 { return x.n }
 
 // NewIndexer builds an indexer.
 func NewIndexer(env protocol.Env) *LogIndexer {
-	return &LogIndexer{env: env, postings: map[string][]posting{}}
+	return &LogIndexer{env: env, postings: map[string][]posting{}, claims: map[protocol.NodeID]indexClaim{}}
 }
 
 // Start does nothing: an indexer only answers.
@@ -53,7 +64,40 @@ func (x *LogIndexer) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		x.n++
 		x.postings[e.Tag] = ps
 	}
-	x.env.Send(from, &IndexAck{Entries: add.Entries})
+	if add.Through > 0 && add.Epochs > 0 {
+		c := x.claims[from]
+		if add.Epochs > c.epochs || (add.Epochs == c.epochs && add.Through > c.through) {
+			x.claims[from] = indexClaim{through: add.Through, epochs: add.Epochs}
+		}
+	}
+	x.env.Send(from, &IndexAck{Entries: add.Entries, Through: add.Through, Epochs: add.Epochs})
+}
+
+// covered reports whether every maintainer of journal j has claimed its entries up to maxLId.
+// A claim made under fewer epochs than j has covers only the positions before the first epoch
+// it did not know: later positions were not yet assigned when it was made.
+func (x *LogIndexer) covered(j Journal, maxLId uint64) bool {
+	if !j.Valid() {
+		return false
+	}
+	seen := map[protocol.NodeID]bool{}
+	for _, e := range j {
+		for _, m := range e.Maintainers {
+			if seen[m] {
+				continue
+			}
+			seen[m] = true
+			c := x.claims[m]
+			through := c.through
+			if c.epochs < len(j) {
+				through = min(through, j[c.epochs].StartLId-1)
+			}
+			if through < maxLId {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // HandleRequest answers a lookup.
@@ -65,7 +109,7 @@ func (x *LogIndexer) HandleRequest(req protocol.Request) {
 		x.env.Reply(reply)
 		return
 	}
-	res := &LookupResult{}
+	res := &LookupResult{Covered: x.covered(op.Journal, op.MaxLId)}
 	ps := x.postings[op.Tag]
 	end := sort.Search(len(ps), func(i int) bool { return ps[i].lid > op.MaxLId })
 	take := func(p posting) bool {

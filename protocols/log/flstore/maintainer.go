@@ -70,8 +70,10 @@ type LogMaintainer struct {
 	peers  map[protocol.NodeID]progress
 	hl     uint64
 	// waiting holds standalone appends with MinLId ≥ next, in arrival order (spec 3.6).
-	waiting    []*Record
-	unindexed  map[protocol.NodeID][]IndexEntry
+	waiting   []*Record
+	unindexed map[protocol.NodeID][]IndexEntry
+	// claimed is, per indexer, the last claim it acknowledged (IndexAdd.Through).
+	claimed    map[protocol.NodeID]indexClaim
 	lagSinceUs int64
 	// local holds Chariots records hosted by this datacenter, sorted by TOId, for senders.
 	local    []*Record
@@ -87,7 +89,7 @@ const (
 // NewMaintainer builds a maintainer.
 func NewMaintainer(cfg MaintainerConfig, env protocol.Env) *LogMaintainer {
 	m := &LogMaintainer{env: env, cfg: cfg, filled: map[uint64]*Record{}, peers: map[protocol.NodeID]progress{},
-		unindexed: map[protocol.NodeID][]IndexEntry{}}
+		unindexed: map[protocol.NodeID][]IndexEntry{}, claimed: map[protocol.NodeID]indexClaim{}}
 	m.next = cfg.Journal.NextOwned(cfg.Self, 0)
 	return m
 }
@@ -123,11 +125,7 @@ func (m *LogMaintainer) HandleTimer(id protocol.TimerID) {
 			m.env.Send(p, g)
 		}
 	}
-	for _, ix := range m.cfg.Indexers {
-		if es := m.unindexed[ix]; len(es) > 0 {
-			m.env.Send(ix, &IndexAdd{Entries: append([]IndexEntry(nil), es[:min(len(es), maxIndexBatch)]...)}) // a copy: es changes
-		}
-	}
+	m.sendIndex()
 	m.fillIdle()
 	if m.cfg.GCEveryUs > 0 && m.env.NowUs()-m.lastGCUs >= m.cfg.GCEveryUs {
 		m.lastGCUs = m.env.NowUs()
@@ -138,6 +136,26 @@ func (m *LogMaintainer) HandleTimer(id protocol.TimerID) {
 
 // maxIndexBatch bounds the entries of one IndexAdd.
 const maxIndexBatch = 1000
+
+// sendIndex sends every indexer its unacknowledged entries and, when they all fit, the claim
+// that it has every entry of this maintainer's positions below its next free one; it sends
+// while entries are unacknowledged or the claim moved past the acknowledged one.
+func (m *LogMaintainer) sendIndex() {
+	through := m.next - 1 // every own position up to it is filled, its entries queued
+	if m.next == None {
+		through = None
+	}
+	for _, ix := range m.cfg.Indexers {
+		es := m.unindexed[ix]
+		add := &IndexAdd{Entries: append([]IndexEntry(nil), es[:min(len(es), maxIndexBatch)]...)} // a copy: es changes
+		if len(es) <= maxIndexBatch && through > 0 {
+			add.Through, add.Epochs = through, len(m.cfg.Journal)
+		}
+		if c := m.claimed[ix]; len(es) > 0 || add.Epochs > c.epochs || (add.Epochs == c.epochs && add.Through > c.through) {
+			m.env.Send(ix, add)
+		}
+	}
+}
 
 // maintainers lists every maintainer of the journal, sorted.
 func (m *LogMaintainer) maintainers() []protocol.NodeID {
@@ -170,6 +188,9 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 		m.updateHL()
 	case *IndexAck:
 		m.unindexed[from] = removeEntries(m.unindexed[from], msg.Entries)
+		if c := m.claimed[from]; msg.Epochs > c.epochs || (msg.Epochs == c.epochs && msg.Through > c.through) {
+			m.claimed[from] = indexClaim{through: msg.Through, epochs: msg.Epochs}
+		}
 	case *Assign:
 		if !m.cfg.Chariots || !contains(m.cfg.Queues, from) {
 			return

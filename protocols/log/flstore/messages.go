@@ -54,10 +54,19 @@ type LookupOp struct {
 	MaxLId          uint64
 	Limit           int
 	MostRecentFirst bool
+	// Journal is the journal of the client's head of log: its maintainers are the ones whose
+	// coverage the answer reports.
+	Journal Journal
 }
 
-// LookupResult lists the positions found, in the order asked.
-type LookupResult struct{ LIds []uint64 }
+// LookupResult lists the positions found, in the order asked. Covered says whether the
+// indexer holds every entry of every record at a position up to MaxLId (each maintainer of
+// the lookup's journal vouched for its share, IndexAdd.Through); if not, an entry may be
+// missing and the client asks again.
+type LookupResult struct {
+	LIds    []uint64
+	Covered bool
+}
 
 // Peer messages.
 
@@ -77,10 +86,21 @@ type IndexEntry struct {
 }
 
 // IndexAdd carries entries from a maintainer to the indexer of their tags; resent until acked.
-type IndexAdd struct{ Entries []IndexEntry }
+// Through, if not 0, is the maintainer's claim that every entry of its records at positions up
+// to Through, under the first Epochs epochs of the journal, is in this message or was
+// acknowledged before (every position it owns below its next free one is filled).
+type IndexAdd struct {
+	Entries []IndexEntry
+	Through uint64
+	Epochs  int
+}
 
-// IndexAck acknowledges the entries of an IndexAdd by position and tag.
-type IndexAck struct{ Entries []IndexEntry }
+// IndexAck acknowledges the entries of an IndexAdd by position and tag, and its claim.
+type IndexAck struct {
+	Entries []IndexEntry
+	Through uint64
+	Epochs  int
+}
 
 // Assign carries records with their positions from a Chariots queue to their owner maintainer,
 // with the epoch journal they were assigned under; resent until acknowledged.
@@ -126,19 +146,21 @@ func (m *ReadOp) SizeBytes() int { return headerBytes + 16 }
 func (m *ReadResult) SizeBytes() int { return headerBytes + 8 + recordsBytes(m.Records) }
 
 // SizeBytes estimates the encoded size.
-func (m *LookupOp) SizeBytes() int { return headerBytes + len(m.Tag) + len(m.Value) + 24 }
+func (m *LookupOp) SizeBytes() int {
+	return headerBytes + len(m.Tag) + len(m.Value) + 24 + journalBytes(m.Journal)
+}
 
 // SizeBytes estimates the encoded size.
-func (m *LookupResult) SizeBytes() int { return headerBytes + 8*len(m.LIds) }
+func (m *LookupResult) SizeBytes() int { return headerBytes + 1 + 8*len(m.LIds) }
 
 // SizeBytes estimates the encoded size.
 func (m *HLGossip) SizeBytes() int { return headerBytes + 16 + journalBytes(m.Journal) }
 
 // SizeBytes estimates the encoded size.
-func (m *IndexAdd) SizeBytes() int { return headerBytes + entriesBytes(m.Entries) }
+func (m *IndexAdd) SizeBytes() int { return headerBytes + 12 + entriesBytes(m.Entries) }
 
 // SizeBytes estimates the encoded size.
-func (m *IndexAck) SizeBytes() int { return headerBytes + entriesBytes(m.Entries) }
+func (m *IndexAck) SizeBytes() int { return headerBytes + 12 + entriesBytes(m.Entries) }
 
 // SizeBytes estimates the encoded size.
 func (m *Assign) SizeBytes() int {

@@ -8,8 +8,13 @@
 // resolver of spec A17 is not implemented).
 //
 // Hyksos is a client library over flstore.Client: it runs wherever the log's client does (the
-// simulator today). Garbage collection (the log's gc parameter) drops record bodies, values
-// included: run Hyksos with it off.
+// simulator today; `meridian bench --workload hyksos`, every read checked against the final
+// logs, CH-I9). A lookup by tag asks the indexer again until the indexer is covered up to the
+// head of log (flstore.LookupResult.Covered): indexers learn tags asynchronously, and without
+// that wait a GET_TXN missed a put persisted at a position below its head of log. Garbage
+// collection (the log's gc parameter) drops record bodies and tags, values included: run
+// Hyksos with it off (keeping each key's latest put would need a retention rule across
+// maintainers, which the log does not have).
 package hyksos
 
 import (

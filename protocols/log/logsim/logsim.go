@@ -84,6 +84,21 @@ type Options struct {
 	// Factory builds the stage machines (nil: chariots.Factory); a test may wrap it
 	// (checkpointtest.Shadow).
 	Factory protocol.Factory
+	// Capacity, if set, adds each stage machine's CPU cost by role to Service and gives every
+	// machine a network interface (Capacity).
+	Capacity *Capacity
+	// MachinesPerDC client machines per datacenter, besides the clients, append records of
+	// BodyBytes open loop at MachineRatePerSec each, without waiting for answers (the source's
+	// record generators, spec 9.3): machine i of a datacenter sends every record to its
+	// batcher i mod batchers, so that a client's appends reach the filter in order.
+	MachinesPerDC     int
+	MachineRatePerSec float64
+	// Hyksos, if set, makes the clients Hyksos clients (puts, gets and GET_TXNs, CH-I9
+	// checked at the end) instead of appenders.
+	Hyksos *HyksosWorkload
+	// SampleUntilDrained keeps sampling the stages after DurationUs until every append is
+	// answered (the tail of the source's Fig. 7.10).
+	SampleUntilDrained bool
 }
 
 // String renders every parameter, for failure messages and replays.
@@ -105,9 +120,19 @@ func (o Options) String() string {
 	for _, e := range o.Events {
 		es = append(es, e.String())
 	}
-	return fmt.Sprintf("seed=%d topology=%s jitter=%.2f clients/dc=%d duration=%dus think=%dus retry=%dus read=%.2f params=[%s] faults=[%s] chaos=%+v events=[%s]",
+	out := fmt.Sprintf("seed=%d topology=%s jitter=%.2f clients/dc=%d duration=%dus think=%dus retry=%dus read=%.2f params=[%s] faults=[%s] chaos=%+v events=[%s]",
 		o.Seed, strings.Join(o.Topology.DCs, ","), o.Jitter, o.ClientsPerDC, o.DurationUs, o.ThinkUs, o.RetryUs, o.ReadProb,
 		strings.Join(ps, " "), strings.Join(fs, " "), o.Chaos, strings.Join(es, " "))
+	if o.MachinesPerDC > 0 {
+		out += fmt.Sprintf(" machines/dc=%d machine-rate=%.0f/s", o.MachinesPerDC, o.MachineRatePerSec)
+	}
+	if o.Capacity != nil {
+		out += fmt.Sprintf(" capacity=%+v", *o.Capacity)
+	}
+	if o.Hyksos != nil {
+		out += fmt.Sprintf(" hyksos=%+v", *o.Hyksos)
+	}
+	return out
 }
 
 // Result is what a run did.
@@ -125,7 +150,9 @@ type Result struct {
 	Stages []StageSeries
 }
 
-// StageSeries is one stage machine's records handled per sampling period (flstore.Counted).
+// StageSeries is one stage machine's records handled per sampling period (flstore.Counted),
+// or a client machine's appends answered per period (Role "client", Node −1 − its index in
+// the run).
 type StageSeries struct {
 	DC      int             `json:"dc"`
 	Role    string          `json:"role"`
@@ -142,6 +169,11 @@ type ack struct {
 	toid, lid   uint64
 	readBefore  []flstore.Key
 	readRecords []*flstore.Record
+	// readLIds are positions in dc's log read before the append (Hyksos), resolved to
+	// records at the end.
+	readLIds []uint64
+	// minLId asks for a position above it (explicit order; 0: none).
+	minLId uint64
 }
 
 // run is one simulated run's driver state.
@@ -159,6 +191,13 @@ type run struct {
 	clients [][]*flstore.Client // per datacenter
 	// lastCount is every node's records handled at the last sample.
 	lastCount []uint64
+	// hreads are the Hyksos clients' gets and GET_TXNs.
+	hreads []hyksosRead
+	// machines are the client machines' series, machineAcks their appends answered so far,
+	// lastMachine as of the last sample.
+	machines    []StageSeries
+	machineAcks []uint64
+	lastMachine []uint64
 }
 
 // Run runs o and returns an error describing the first violation or liveness failure.
@@ -171,9 +210,13 @@ func Run(o Options) (Result, error) {
 	if factory == nil {
 		factory = chariots.Factory
 	}
+	svc, lan := o.Service, sim.LAN{}
+	if o.Capacity != nil {
+		svc.PerInput, lan = o.Capacity.service(cfg.Layout.Role, false)
+	}
 	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: factory, Params: o.Params,
 		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos,
-		Service: o.Service})
+		Service: svc, LAN: lan})
 	if err != nil {
 		return Result{}, err
 	}
@@ -190,6 +233,18 @@ func Run(o Options) (Result, error) {
 				return Result{}, err
 			}
 			r.startClient(c, id, dc)
+			id++
+		}
+	}
+	body := make([]byte, o.BodyBytes) // shared by the machines' records: bodies are never modified
+	for dc := range o.Topology.N() {
+		bs := cfg.Layout.Active(dc, flstore.Batcher)
+		for i := range o.MachinesPerDC {
+			c, err := s.Connect(id, bs[i%len(bs)])
+			if err != nil {
+				return Result{}, err
+			}
+			r.startMachine(c, id, dc, bs[i%len(bs)], body)
 			id++
 		}
 	}
@@ -240,7 +295,14 @@ func Run(o Options) (Result, error) {
 		return r.res, err
 	}
 	snap := r.snapshot()
+	if r.o.Hyksos != nil {
+		if err := checkHyksos(snap, r.hreads); err != nil {
+			r.res.Snapshot = snap
+			return r.res, err
+		}
+	}
 	r.res.Snapshot, r.res.EndUs, r.res.Sim = snap, s.NowUs(), s.Stats()
+	r.res.Stages = append(r.res.Stages, r.machines...)
 	for _, cs := range r.clients {
 		for _, cl := range cs {
 			r.res.Retries += cl.Retries()
@@ -261,16 +323,71 @@ func (r *run) sample() {
 			r.res.Stages = append(r.res.Stages, StageSeries{DC: n.DC, Role: l.Role[id].String(), Node: n.ID, Spare: l.Spare[id]})
 		}
 		r.lastCount = make([]uint64, len(l.Nodes))
+		r.lastMachine = make([]uint64, len(r.machines))
 	} else {
 		for id := range l.Nodes {
 			n := r.replica(protocol.NodeID(id)).(flstore.Counted).Handled()
 			r.res.Stages[id].Records = append(r.res.Stages[id].Records, n-r.lastCount[id])
 			r.lastCount[id] = n
 		}
+		for i := range r.machines {
+			r.machines[i].Records = append(r.machines[i].Records, r.machineAcks[i]-r.lastMachine[i])
+			r.lastMachine[i] = r.machineAcks[i]
+		}
 	}
-	if r.s.NowUs()+r.o.SampleEveryUs <= r.o.DurationUs {
+	if r.s.NowUs()+r.o.SampleEveryUs <= r.o.DurationUs || (r.o.SampleUntilDrained && r.open > 0) {
 		r.s.After(-1, r.o.SampleEveryUs, r.sample)
 	}
+}
+
+// startMachine runs client machine id (connection c) of datacenter dc: open-loop appends to
+// batcher to at the machine rate, each answered append checked like a client's.
+func (r *run) startMachine(c *sim.Conn, id txn.ClientID, dc int, to protocol.NodeID, body []byte) {
+	idx := len(r.machines)
+	r.machines = append(r.machines, StageSeries{DC: dc, Role: "client", Node: protocol.NodeID(-1 - idx)})
+	r.machineAcks = append(r.machineAcks, 0)
+	openLoop(c, to, r.o.MachineRatePerSec, r.o.DurationUs, body, func(seq uint64, sentUs int64) {
+		r.open++
+	}, func(seq uint64, sentUs int64, rep protocol.Reply) {
+		res, ok := rep.Op.(*flstore.AppendResult)
+		if rep.Err != "" || !ok {
+			r.fail(fmt.Errorf("client machine %d's append %d: %q", id, seq, rep.Err))
+			return
+		}
+		r.open--
+		r.machineAcks[idx]++
+		r.acks = append(r.acks, ack{dc: dc, client: id, seq: seq, toid: res.TOId, lid: res.LId})
+		r.res.Appends++
+		r.res.LatencyUs = append(r.res.LatencyUs, c.NowUs()-sentUs)
+	})
+}
+
+// machineTickUs is how often an open-loop client machine sends the appends that fell due.
+const machineTickUs = 100
+
+// openLoop appends records of body to node to over c at ratePerSec until endUs, whatever the
+// answers: sent runs as each append leaves, answered on its reply.
+func openLoop(c *sim.Conn, to protocol.NodeID, ratePerSec float64, endUs int64, body []byte,
+	sent func(seq uint64, sentUs int64), answered func(seq uint64, sentUs int64, rep protocol.Reply)) {
+	startUs := c.NowUs()
+	var seq uint64
+	var tick func()
+	tick = func() {
+		now := c.NowUs()
+		if now >= endUs {
+			return
+		}
+		due := uint64(float64(now-startUs+machineTickUs) * ratePerSec / 1e6)
+		for seq < due {
+			seq++
+			n := seq
+			sent(n, now)
+			op := &flstore.AppendOp{Record: &flstore.Record{Body: body, AppendSeq: n}}
+			c.CallNode(to, protocol.Request{Kind: protocol.Operation, Op: op}, func(rep protocol.Reply) { answered(n, now, rep) })
+		}
+		c.After(machineTickUs, tick)
+	}
+	c.After(0, tick)
 }
 
 func maxRTT(t *topology.Topology) float64 {
@@ -299,8 +416,12 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 	l := r.cfg.Layout
 	cl := flstore.NewClient(flstore.ClientConfig{AppendTo: r.cfg.Layout.Active(dc, flstore.Batcher),
 		Maintainers: l.Active(dc, flstore.Maintainer), Indexers: l.Active(dc, flstore.Indexer), RetryUs: r.o.RetryUs,
-		Rand: rand.New(rand.NewPCG(r.o.Seed, uint64(id)))}, c)
+		Rand: rand.New(rand.NewPCG(r.o.Seed, uint64(id))), UnsafeIgnoreCoverage: r.o.Hyksos != nil && r.o.Hyksos.UnsafeIgnoreCoverage}, c)
 	r.clients[dc] = append(r.clients[dc], cl)
+	if r.o.Hyksos != nil {
+		r.startHyksosClient(c, cl, id, dc)
+		return
+	}
 	var seq uint64
 	var next func()
 	var dueUs int64 // paced clients: when the next append is due
@@ -321,13 +442,13 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 		seq++
 		a := &ack{dc: dc, client: id, seq: seq}
 		if r.rng.Float64() >= r.o.ReadProb {
-			r.appendRecord(c, cl, a, next)
+			r.appendRecord(c, cl, a, nil, nil, next)
 			return
 		}
 		// Read a random record of the log up to the head, then append after it.
 		cl.Head(func(h flstore.HLResult, err error) {
 			if err != nil || h.HL == 0 {
-				r.appendRecord(c, cl, a, next)
+				r.appendRecord(c, cl, a, nil, nil, next)
 				return
 			}
 			l := 1 + r.rng.Uint64N(h.HL)
@@ -341,9 +462,10 @@ func (r *run) startClient(c *sim.Conn, id txn.ClientID, dc int) {
 					}
 					a.readBefore = append(a.readBefore, rec.Key())
 					a.readRecords = append(a.readRecords, rec)
+					a.minLId = rec.LId // explicit order too (CH-I8): above what it read
 					r.res.Reads++
 				}
-				r.appendRecord(c, cl, a, next)
+				r.appendRecord(c, cl, a, nil, nil, next)
 			})
 		})
 	}
@@ -361,13 +483,16 @@ func (r *run) fail(err error) {
 	}
 }
 
-// appendRecord appends a's record, tagged with its client and append number, then thinks and
-// runs then.
-func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, then func()) {
+// appendRecord appends a's record, then thinks and runs then. A nil body is BodyBytes of zeros,
+// tagged with its client and append number.
+func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, body []byte, tags []flstore.Tag, then func()) {
 	r.open++
 	startUs := c.NowUs()
-	tag := flstore.Tag{Name: ClientTag(a.client), Value: binary.BigEndian.AppendUint64(nil, a.seq)}
-	cl.Append(make([]byte, r.o.BodyBytes), []flstore.Tag{tag}, nil, func(res flstore.AppendResult, err error) {
+	if body == nil {
+		body = make([]byte, r.o.BodyBytes)
+		tags = []flstore.Tag{{Name: ClientTag(a.client), Value: binary.BigEndian.AppendUint64(nil, a.seq)}}
+	}
+	done := func(res flstore.AppendResult, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -378,7 +503,12 @@ func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, then func())
 		r.res.Appends++
 		r.res.LatencyUs = append(r.res.LatencyUs, c.NowUs()-startUs)
 		c.After(r.rng.Int64N(r.o.ThinkUs+1), then)
-	})
+	}
+	if a.minLId > 0 {
+		cl.AppendAfter(a.minLId, body, tags, done)
+		return
+	}
+	cl.Append(body, tags, nil, done)
 }
 
 // ClientTag is the tag every append of client id carries (its value: the append number, 8
@@ -473,7 +603,7 @@ func (r *run) readBack() error {
 			errs = append(errs, err)
 		})
 		other := r.clients[(dc+1)%len(r.clients)]
-		if len(other) == 0 {
+		if len(other) == 0 || r.o.Hyksos != nil { // Hyksos puts carry their key's tag only
 			continue
 		}
 		id := txn.ClientID(1 + ((dc+1)%len(r.clients))*r.o.ClientsPerDC)
@@ -491,7 +621,10 @@ func (r *run) readBack() error {
 			errs = append(errs, err)
 		})
 	}
-	r.s.RunUntil(r.s.NowUs() + 50_000)
+	// Whole logs take a while through a modelled network interface (Capacity).
+	for end := r.s.NowUs() + 10_000_000; len(errs) < want && r.s.NowUs() < end; {
+		r.s.RunUntil(r.s.NowUs() + 10_000)
+	}
 	if len(errs) != want {
 		return fmt.Errorf("%d of %d read-backs answered", len(errs), want)
 	}
@@ -510,6 +643,11 @@ func (r *run) checkClients(s chariots.Snapshot) error {
 		}
 	}
 	for _, a := range r.acks {
+		for _, l := range a.readLIds {
+			if rd := s.Logs[a.dc][l]; rd != nil {
+				a.readBefore = append(a.readBefore, rd.Key())
+			}
+		}
 		rec := s.Logs[a.dc][a.lid]
 		if rec == nil || rec.Client != a.client || rec.AppendSeq != a.seq || rec.TOId != a.toid || rec.Host != a.dc {
 			return fmt.Errorf("client %d's append %d was answered (TOId %d, position %d), which holds %+v", a.client, a.seq, a.toid, a.lid, rec)

@@ -33,8 +33,8 @@ func TestGeoDeployment(t *testing.T) {
 
 // Draw draws seed's swarm run: two or three datacenters with jitter, random stage counts with a
 // spare of each role, range sizes, token carrying, garbage collection, clients, node crashes of
-// any stage, datacenter outages, partitions between datacenters, duplication, loss, reordering, and elasticity
-// events.
+// any stage, datacenter outages, partitions between datacenters, duplication, loss, reordering, elasticity
+// events, and in some runs Hyksos clients (puts, gets, GET_TXNs) instead of appenders.
 func Draw(seed uint64) Options {
 	r := rand.New(rand.NewPCG(seed, 0x737761726d))
 	topo, _ := topology.Preset("table4.1")
@@ -80,6 +80,10 @@ func Draw(seed uint64) Options {
 		e := Event{Kind: EventKind(1 + r.IntN(4)), DC: r.IntN(topo.N()), AtUs: int64(50_000 + r.IntN(500_000))}
 		e.Host = (e.DC + 1) % topo.N()
 		o.Events = append(o.Events, e)
+	}
+	// A quarter of the runs without garbage collection (which drops values) run Hyksos clients.
+	if r.IntN(4) == 0 && p["gc"] == "false" {
+		o.Hyksos = &HyksosWorkload{Keys: 10, PutProb: 0.5, TxnProb: 0.3, TxnKeys: 3}
 	}
 	return o
 }

@@ -21,9 +21,14 @@ type World struct {
 	Topo  *topology.Topology
 	Nodes []protocol.Node
 	Reps  []protocol.Replica
-	nowUs int64
-	seq   uint64
-	queue []*event
+	// factory and params build the replicas (Restart builds them again); gen counts each
+	// node's restarts, so that a restarted node's old timers do not reach its new replica.
+	factory protocol.Factory
+	params  protocol.Params
+	gen     []int
+	nowUs   int64
+	seq     uint64
+	queue   []*event
 	// IntraDCUs is the delay between two nodes of a datacenter, and of a client's request or
 	// reply; between datacenters a message takes RTT/2.
 	IntraDCUs int64
@@ -45,15 +50,15 @@ type event struct {
 	req      *protocol.Request
 	timer    protocol.TimerID
 	isTimer  bool
+	gen      int // the node's restarts when the timer was armed
 	reply    *protocol.Reply
 }
 
 // New builds every node with factory and params, and starts them at time 0.
 func New(topo *topology.Topology, nodes []protocol.Node, factory protocol.Factory, params protocol.Params) (*World, error) {
-	w := &World{Topo: topo, Nodes: nodes, IntraDCUs: 100}
+	w := &World{Topo: topo, Nodes: nodes, IntraDCUs: 100, factory: factory, params: params, gen: make([]int, len(nodes))}
 	for _, n := range nodes {
-		e := &env{w: w, self: n.ID, rand: rand.New(rand.NewPCG(7, uint64(n.ID))), store: store.New()}
-		r, err := factory(protocol.Config{Self: n.ID, Nodes: nodes, Topology: topo, Params: params}, e)
+		r, err := w.build(n.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -63,6 +68,25 @@ func New(topo *topology.Topology, nodes []protocol.Node, factory protocol.Factor
 		r.Start()
 	}
 	return w, nil
+}
+
+func (w *World) build(id protocol.NodeID) (protocol.Replica, error) {
+	e := &env{w: w, self: id, rand: rand.New(rand.NewPCG(7, uint64(id)+uint64(w.gen[id])<<32)), store: store.New()}
+	return w.factory(protocol.Config{Self: id, Nodes: w.Nodes, Topology: w.Topo, Params: w.params}, e)
+}
+
+// Restart replaces node id by a fresh replica that has lost all state (a machine restarted
+// empty, spec 5.13) and starts it now; the old replica's timers are dropped, messages in flight
+// to the node reach the new one.
+func (w *World) Restart(id protocol.NodeID) error {
+	w.gen[id]++
+	r, err := w.build(id)
+	if err != nil {
+		return err
+	}
+	w.Reps[id] = r
+	r.Start()
+	return nil
 }
 
 // NowUs is the world's clock.
@@ -109,6 +133,9 @@ func (w *World) RunUntil(tUs int64) {
 			w.Replies = append(w.Replies, *e.reply)
 			continue
 		case e.isTimer:
+			if e.gen != w.gen[e.to] {
+				continue // armed by a replica that has since restarted
+			}
 			w.Reps[e.to].HandleTimer(e.timer)
 		case e.req != nil:
 			w.Reps[e.to].HandleRequest(*e.req)
@@ -154,7 +181,7 @@ func (e *env) Send(to protocol.NodeID, m protocol.Message) {
 }
 
 func (e *env) SetTimer(afterUs int64, id protocol.TimerID) {
-	e.w.push(&event{atUs: e.w.nowUs + afterUs, to: e.self, timer: id, isTimer: true})
+	e.w.push(&event{atUs: e.w.nowUs + afterUs, to: e.self, timer: id, isTimer: true, gen: e.w.gen[e.self]})
 }
 
 func (e *env) Reply(r protocol.Reply) {

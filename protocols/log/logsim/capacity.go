@@ -1,0 +1,104 @@
+package logsim
+
+import (
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocols/log/chariots"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+	"github.com/meridian-kv/meridian/sim"
+)
+
+// StageCost is one role's CPU time per input: a fixed part and a part per record the input
+// carries (RecordsIn).
+type StageCost struct {
+	PerMessageNs, PerRecordNs int64
+}
+
+// Capacity is the simulator's model of a machine of the log family (issue 14 item 6): each
+// stage machine has one CPU that handles its inputs one at a time, each costing its role's
+// StageCost, and every machine (stage machines and client machines alike) a network interface
+// of NICBitsPerSec in each direction (sim.LAN), messages sized by their SizeBytes.
+type Capacity struct {
+	// Cost is the CPU cost per role; Standalone that of a standalone FLStore maintainer, whose
+	// every append is a client request.
+	Cost       map[flstore.Role]StageCost
+	Standalone StageCost
+	// NICBitsPerSec is every machine's interface speed in each direction.
+	NICBitsPerSec int64
+}
+
+// Calibrated is the capacity model used by `meridian repro chariots-*`. The CPU costs are
+// measured: the real stage code (Go), driven directly with inputs decoded from and outputs
+// encoded to the wire format, 512-byte records, on this shared 2-core machine
+// (chariots.BenchmarkStageCost*; docs/BENCHMARKS.md "Chariots stage costs"), fitted as
+// PerMessage + k·PerRecord from inputs of k = 1 and k = 100 records. They leave out the
+// transport (TCP, gRPC), durability (Pebble) and the runtime's background work, so they are a
+// lower bound on a real process's cost. The network interface is not measured: 1 Gb/s is an
+// assumption (the speed of the spec's LAN model, WL7, and of the source's era of machines; the
+// source's racks had a 10 Gb switch and does not state the NICs). Under this model the NIC,
+// not the CPU, limits every stage: a 512-byte record is about 600 bytes on the wire, 4.9 µs of
+// a 1 Gb/s interface, more than any stage's CPU cost per record.
+var Calibrated = Capacity{
+	Cost: map[flstore.Role]StageCost{
+		flstore.Batcher:    {PerMessageNs: 70, PerRecordNs: 1290},
+		flstore.Filter:     {PerMessageNs: 1720, PerRecordNs: 1450},
+		flstore.Queue:      {PerMessageNs: 2210, PerRecordNs: 2050},
+		flstore.Maintainer: {PerMessageNs: 0, PerRecordNs: 3830},
+		flstore.Sender:     {PerMessageNs: 2560, PerRecordNs: 1550},
+		flstore.Receiver:   {PerMessageNs: 630, PerRecordNs: 1070},
+	},
+	Standalone:    StageCost{PerRecordNs: 3190},
+	NICBitsPerSec: 1_000_000_000,
+}
+
+// RecordsIn counts the records input m carries, for the per-record part of a stage's cost.
+func RecordsIn(m protocol.Message) int {
+	switch m := m.(type) {
+	case *flstore.AppendOp:
+		return 1
+	case *chariots.RecordBatch:
+		return len(m.Records)
+	case *flstore.Assign:
+		return len(m.Records)
+	case *flstore.FetchResp:
+		return len(m.Records)
+	case *chariots.ShipBatch:
+		return len(m.Records)
+	case *chariots.Token:
+		return len(m.Deferred)
+	}
+	return 0
+}
+
+// service returns the simulator's cost per input for nodes playing roles (by node id; FLStore
+// maintainers standalone if standalone), sim.Service.PerInput, and the network model: every
+// input costs its role's StageCost, the nanoseconds below a microsecond carried to the node's
+// next input.
+func (c *Capacity) service(roles []flstore.Role, standalone bool) (perInput func(protocol.NodeID, protocol.Message) int64, lan sim.LAN) {
+	carryNs := make([]int64, len(roles))
+	costs := make([]StageCost, len(roles))
+	for i, r := range roles {
+		costs[i] = c.Cost[r]
+		if standalone && r == flstore.Maintainer {
+			costs[i] = c.Standalone
+		}
+	}
+	perInput = func(n protocol.NodeID, m protocol.Message) int64 {
+		sc := costs[n]
+		ns := carryNs[n] + sc.PerMessageNs + sc.PerRecordNs*int64(RecordsIn(m))
+		carryNs[n] = ns % 1000
+		return ns / 1000
+	}
+	return perInput, sim.LAN{BandwidthBitsPerSec: c.NICBitsPerSec}
+}
+
+// RecordsPerSec is role r's CPU capacity in records per second with inputs of batch records.
+func (c *Capacity) RecordsPerSec(r flstore.Role, batch int) float64 {
+	sc := c.Cost[r]
+	return 1e9 / (float64(sc.PerRecordNs) + float64(sc.PerMessageNs)/float64(batch))
+}
+
+// NICRecordsPerSec is how many records of recordBytes on the wire one direction of a machine's
+// interface carries per second.
+func (c *Capacity) NICRecordsPerSec(recordBytes int) float64 {
+	return float64(c.NICBitsPerSec) / 8 / float64(recordBytes)
+}
