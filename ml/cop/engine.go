@@ -174,7 +174,7 @@ func NewEngine(scheme Scheme, plan *Plan, numParams int, opts Options) (*Engine,
 	case Serial:
 		e.run = &serialRunner{params: make([]float64, numParams)}
 	case COP:
-		e.run = &copRunner{slots: make(slots, numParams)}
+		e.run = &copRunner{slots: make(slots, numParams), implied: plan.impliedWrites()}
 	case Locking:
 		e.run = &lockingRunner{slots: make(slots, numParams)}
 	case OCC:

@@ -16,7 +16,7 @@ import (
 var workerCounts = []int{1, 2, 4, 8}
 
 // TestCOPEquivalentToSerial is C-I2 and C-I3: on random transactions (with pure readers and
-// blind writers), with any number of workers and random delays at every read and install, COP
+// blind writers, or reading and writing one set each, whose plans keep no write annotations), with any number of workers and random delays at every read and install, COP
 // reads exactly the values the serial run in plan order reads, every read returns its planned
 // version, every install overwrites its planned version after all its planned readers, and the
 // final model is bitwise the serial one, epoch after epoch.
@@ -26,12 +26,18 @@ func TestCOPEquivalentToSerial(t *testing.T) {
 	if testing.Short() {
 		seeds = 2
 	}
-	for seed := range seeds {
+	for seed := range seeds { // odd seeds: every transaction reads and writes one set (SGD)
 		rng := rand.New(rand.NewPCG(seed, 3))
 		txns := randomTxns(t, rng, 600, 5+rng.IntN(60), 6)
+		if seed%2 == 1 {
+			txns = sharedTxns(t, rng, 600, 5+rng.IntN(60), 6)
+		}
 		plan, err := PlanAll(txns)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if plan.impliedWrites() != (seed%2 == 1) {
+			t.Fatalf("seed %d: write annotations implied: %v", seed, plan.impliedWrites())
 		}
 		wantModel, wantReads := serialRun(t, plan, epochs)
 		for _, workers := range workerCounts {

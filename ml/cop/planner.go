@@ -14,9 +14,19 @@ type paramPlan struct {
 // planStep is the body of Alg. 12 for transaction id: it annotates the reads (the current
 // planned version of each parameter, counting the reader) and then the writes (the version
 // overwritten and its readers; the transaction becomes the latest writer). Planning in one
-// pass and planning during a first epoch under Locking share it.
+// pass and planning during a first epoch under Locking share it. writeWords may be nil for a
+// transaction that reads and writes one set when every transaction planned before it did too:
+// then no parameter has a reader that did not write it, and its write annotations are implied
+// by its reads (see Plan).
 func planStep(params []paramPlan, id TxnID, readSet, writeSet []uint32, readVersion []TxnID, writeWords []uint64) {
 	if sameSet(readSet, writeSet) { // both steps at once: the write overwrites what was read
+		if writeWords == nil {
+			for k, x := range readSet {
+				readVersion[k] = params[x].writer
+				params[x].writer = id
+			}
+			return
+		}
 		for k, x := range readSet {
 			s := &params[x]
 			readVersion[k], writeWords[k] = s.writer, packWrite(s.writer, s.readers+1)
@@ -43,8 +53,11 @@ func planStep(params []paramPlan, id TxnID, readSet, writeSet []uint32, readVers
 type Planner struct {
 	params      []paramPlan
 	readVersion []TxnID
-	writeWords  []uint64
-	n           int
+	// writeWords stays nil while every transaction added read and wrote one set: the write
+	// annotations are implied (see Plan).
+	writeWords []uint64
+	explicit   bool // writeWords is kept: a transaction read and wrote different sets
+	n          int
 }
 
 // NewPlanner returns a planner; numParams (0 if unknown) sizes its per-parameter state ahead.
@@ -54,8 +67,11 @@ func NewPlanner(numParams int) *Planner {
 
 // plannerFor returns a planner with room for the annotations of txns.
 func plannerFor(txns *Txns) *Planner {
-	return &Planner{params: make([]paramPlan, txns.NumParams()), readVersion: make([]TxnID, 0, len(txns.reads)),
-		writeWords: make([]uint64, 0, len(txns.writes))}
+	p := &Planner{params: make([]paramPlan, txns.NumParams()), readVersion: make([]TxnID, 0, len(txns.reads))}
+	if !txns.shared() {
+		p.explicit, p.writeWords = true, make([]uint64, 0, len(txns.writes))
+	}
+	return p
 }
 
 // Add plans the next transaction, which reads readSet and writes writeSet (ascending and
@@ -63,11 +79,21 @@ func plannerFor(txns *Txns) *Planner {
 func (p *Planner) Add(readSet, writeSet []uint32) {
 	p.n++
 	p.cover(readSet)
-	p.cover(writeSet)
+	same := sameSet(readSet, writeSet)
+	if !same {
+		p.cover(writeSet)
+		if !p.explicit { // spell out the implied annotations of the transactions so far
+			p.explicit, p.writeWords = true, appendImpliedWrites(nil, p.readVersion)
+		}
+	}
 	r, w := len(p.readVersion), len(p.writeWords)
 	p.readVersion = extend(p.readVersion, len(readSet))
-	p.writeWords = extend(p.writeWords, len(writeSet))
-	planStep(p.params, TxnID(p.n), readSet, writeSet, p.readVersion[r:], p.writeWords[w:])
+	var words []uint64
+	if p.explicit {
+		p.writeWords = extend(p.writeWords, len(writeSet))
+		words = p.writeWords[w:]
+	}
+	planStep(p.params, TxnID(p.n), readSet, writeSet, p.readVersion[r:], words)
 }
 
 // extend lengthens s by n elements (zero, or as planStep leaves them), doubling its capacity
@@ -83,12 +109,11 @@ func extend[T any](s []T, n int) []T {
 	return s[:len(s)+n]
 }
 
-// cover grows the per-parameter state to cover every parameter of set.
+// cover grows the per-parameter state to cover every parameter of set (ascending: its last
+// is its largest).
 func (p *Planner) cover(set []uint32) {
-	for _, x := range set {
-		if int(x) >= len(p.params) {
-			p.params = append(p.params, make([]paramPlan, int(x)+1-len(p.params))...)
-		}
+	if n := len(set); n > 0 && int(set[n-1]) >= len(p.params) {
+		p.params = append(p.params, make([]paramPlan, int(set[n-1])+1-len(p.params))...)
 	}
 }
 
@@ -114,12 +139,24 @@ func (p *Planner) Plan(txns *Txns) (*Plan, error) {
 	switch {
 	case p.n > math.MaxUint32:
 		return nil, fmt.Errorf("cop: %d transactions; a plan holds at most %d", p.n, uint32(math.MaxUint32))
-	case txns.Len() != p.n || len(txns.reads) != len(p.readVersion) || len(txns.writes) != len(p.writeWords):
+	case txns.Len() != p.n || len(txns.reads) != len(p.readVersion) || len(txns.writes) != p.numWrites():
 		return nil, fmt.Errorf("cop: the planner planned %d transactions (%d reads, %d writes) but %d were given (%d reads, %d writes)",
-			p.n, len(p.readVersion), len(p.writeWords), txns.Len(), len(txns.reads), len(txns.writes))
+			p.n, len(p.readVersion), p.numWrites(), txns.Len(), len(txns.reads), len(txns.writes))
 	}
 	p.params = nil
-	return &Plan{txns: txns, readVersion: p.readVersion, writeWords: p.writeWords}, nil
+	plan := &Plan{txns: txns, readVersion: p.readVersion, writeWords: p.writeWords}
+	if !p.explicit && !txns.shared() { // the sets were given as one slice to Add, not to Txns
+		plan.writeWords = appendImpliedWrites(nil, p.readVersion)
+	}
+	return plan, nil
+}
+
+// numWrites returns the number of writes planned so far.
+func (p *Planner) numWrites() int {
+	if p.explicit {
+		return len(p.writeWords)
+	}
+	return len(p.readVersion)
 }
 
 // PlanAll plans txns in their own order in one pass (Alg. 12), as offline planning does.

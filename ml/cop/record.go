@@ -29,7 +29,9 @@ func (r *planRecording) reset() {
 		r.params = make([]paramPlan, r.numParams)
 		r.order = make([]uint32, t.Len())
 		r.readVersion = make([]TxnID, len(t.reads))
-		r.writeWords = make([]uint64, len(t.writes))
+		if !t.shared() { // else the write annotations are implied (see Plan)
+			r.writeWords = make([]uint64, len(t.writes))
+		}
 	} else {
 		clear(r.params)
 	}
@@ -41,7 +43,11 @@ func (r *planRecording) step(j int) {
 	seq := r.seq.Add(1)
 	t := r.txns
 	rlo, rhi, wlo, whi := t.readStart[j], t.readStart[j+1], t.writeStart[j], t.writeStart[j+1]
-	planStep(r.params, TxnID(seq), t.reads[rlo:rhi], t.writes[wlo:whi], r.readVersion[rlo:rhi], r.writeWords[wlo:whi])
+	var words []uint64
+	if r.writeWords != nil {
+		words = r.writeWords[wlo:whi]
+	}
+	planStep(r.params, TxnID(seq), t.reads[rlo:rhi], t.writes[wlo:whi], r.readVersion[rlo:rhi], words)
 	r.order[seq-1] = uint32(j)
 }
 

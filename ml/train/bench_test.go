@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -123,4 +124,59 @@ func BenchmarkLoad(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkPaired runs one epoch of every scheme in turn per iteration on one dataset, so that
+// the schemes share the machine's load, and reports each scheme's samples/s and Ideal's rate
+// over each one's, computed per iteration and summarized by the median (the machine is shared:
+// a figure measured minutes apart from its reference is not comparable, a ratio measured in
+// the same second is). The one-core target is ideal/cop <= 1.25 with -cpu 1:
+//
+//	go test ./ml/train -run '^$' -bench Paired -cpu 1 -benchtime 20x -count 5
+func BenchmarkPaired(b *testing.B) {
+	schemes := []cop.Scheme{cop.Ideal, cop.COP, cop.Locking, cop.Serial}
+	for _, name := range []string{"kdd-like", "imdb-like", "hotspot:10K"} {
+		b.Run(name, func(b *testing.B) {
+			d := benchData(b, name)
+			engines := make([]*cop.Engine, len(schemes))
+			for i, s := range schemes {
+				plan := cop.Unannotated(d.Txns)
+				if s == cop.COP {
+					plan = d.Plan
+				}
+				var err error
+				if engines[i], err = cop.NewEngine(s, plan, d.Train.NumFeatures, cop.Options{Workers: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sgd := svm.New(d.Train, svm.DefaultLambda)
+			secs := make([][]float64, len(schemes))
+			for b.Loop() {
+				for i, e := range engines {
+					secs[i] = append(secs[i], e.RunEpoch(sgd).Duration.Seconds())
+				}
+			}
+			n := float64(d.Txns.Len())
+			for i, s := range schemes {
+				b.ReportMetric(n/medianOf(secs[i]), s.String()+"-samples/s")
+				if s != cop.Ideal {
+					ratios := make([]float64, len(secs[i]))
+					for k := range ratios {
+						ratios[k] = secs[i][k] / secs[0][k]
+					}
+					b.ReportMetric(medianOf(ratios), "ideal/"+s.String())
+				}
+			}
+		})
+	}
+}
+
+// medianOf returns the median of vs (which it sorts).
+func medianOf(vs []float64) float64 {
+	slices.Sort(vs)
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
 }
