@@ -266,7 +266,7 @@ func (e *Engine) work(w *worker) {
 // Options.RecordPlan: the transactions in the order they took their sequence numbers. It can be
 // taken once per epoch.
 func (e *Engine) RecordedPlan() (*Plan, error) {
-	if e.recording == nil || e.recording.order == nil || e.recording.seq.Load() != uint64(e.plan.Len()) {
+	if e.recording == nil || e.recording.seq.Load() != uint64(e.plan.Len()) {
 		return nil, fmt.Errorf("cop: no plan recorded (Options.RecordPlan with Locking, then RunEpoch)")
 	}
 	return e.recording.plan(), nil

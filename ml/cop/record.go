@@ -16,25 +16,37 @@ type planRecording struct {
 	order       []uint32 // sequence number-1 -> transaction index
 	readVersion []TxnID
 	writeWords  []uint64
+	fresh       bool // the arrays are new: params need no clearing
 }
 
 func newPlanRecording(txns *Txns, numParams int) *planRecording {
-	return &planRecording{txns: txns, numParams: numParams}
+	r := &planRecording{txns: txns, numParams: numParams}
+	r.alloc()
+	return r
 }
 
-// reset starts recording an epoch, with fresh arrays if the last plan took the old ones.
-func (r *planRecording) reset() {
+// alloc gives the recording new arrays: at the start, and when plan has handed the last ones
+// over. Allocating here rather than at the epoch barrier keeps the allocation out of the epoch
+// (as offline planning's is), though not the annotations' writes.
+func (r *planRecording) alloc() {
 	t := r.txns
-	if r.order == nil {
-		r.params = make([]paramPlan, r.numParams)
-		r.order = make([]uint32, t.Len())
-		r.readVersion = make([]TxnID, len(t.reads))
-		if !t.shared() { // else the write annotations are implied (see Plan)
-			r.writeWords = make([]uint64, len(t.writes))
-		}
-	} else {
+	r.params = make([]paramPlan, r.numParams)
+	r.order = make([]uint32, t.Len())
+	r.readVersion = make([]TxnID, len(t.reads))
+	r.writeWords = nil
+	if !t.shared() { // else the write annotations are implied (see Plan)
+		r.writeWords = make([]uint64, len(t.writes))
+	}
+	r.fresh = true
+	r.seq.Store(0) // nothing recorded in these
+}
+
+// reset starts recording an epoch.
+func (r *planRecording) reset() {
+	if !r.fresh {
 		clear(r.params)
 	}
+	r.fresh = false
 	r.seq.Store(0)
 }
 
@@ -54,6 +66,6 @@ func (r *planRecording) step(j int) {
 // plan hands the recorded plan over; the next epoch records into new arrays.
 func (r *planRecording) plan() *Plan {
 	p := &Plan{txns: r.txns, order: r.order, readVersion: r.readVersion, writeWords: r.writeWords}
-	r.params, r.order, r.readVersion, r.writeWords = nil, nil, nil, nil
+	r.alloc()
 	return p
 }
