@@ -16,10 +16,11 @@ import (
 var workerCounts = []int{1, 2, 4, 8}
 
 // TestCOPEquivalentToSerial is C-I2 and C-I3: on random transactions (with pure readers and
-// blind writers, or reading and writing one set each, whose plans keep no write annotations), with any number of workers and random delays at every read and install, COP
-// reads exactly the values the serial run in plan order reads, every read returns its planned
-// version, every install overwrites its planned version after all its planned readers, and the
-// final model is bitwise the serial one, epoch after epoch.
+// blind writers, or each reading and writing one set, whose plans keep no write annotations),
+// with any number of workers and random delays at every read and install, COP reads exactly
+// the values the serial run in plan order reads, every read returns its planned version, every
+// install overwrites its planned version after all its planned readers, and the final model is
+// bitwise the serial one, epoch after epoch.
 func TestCOPEquivalentToSerial(t *testing.T) {
 	const epochs = 3
 	seeds := uint64(6)
