@@ -161,6 +161,8 @@ func NewEngine(scheme Scheme, plan *Plan, numParams int, opts Options) (*Engine,
 		return nil, fmt.Errorf("cop: the COP scheme needs an annotated plan")
 	case opts.RecordPlan && scheme != Locking:
 		return nil, fmt.Errorf("cop: only Locking can record a plan while it runs, not %s", scheme)
+	case opts.RecordPlan && plan.order != nil:
+		return nil, fmt.Errorf("cop: recording a plan needs the transactions in their own order (Unannotated)")
 	case opts.Schedule != nil && len(opts.Schedule.queues) != opts.Workers:
 		return nil, fmt.Errorf("cop: the schedule has %d queues for %d workers", len(opts.Schedule.queues), opts.Workers)
 	case opts.Schedule != nil && opts.Schedule.n != n:
