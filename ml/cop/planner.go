@@ -14,19 +14,9 @@ type paramPlan struct {
 // planStep is the body of Alg. 12 for transaction id: it annotates the reads (the current
 // planned version of each parameter, counting the reader) and then the writes (the version
 // overwritten and its readers; the transaction becomes the latest writer). Planning in one
-// pass and planning during a first epoch under Locking share it. writeWords may be nil for a
-// transaction that reads and writes one set when every transaction planned before it did too:
-// then no parameter has a reader that did not write it, and its write annotations are implied
-// by its reads (see Plan).
+// pass and planning during a first epoch under Locking share it.
 func planStep(params []paramPlan, id TxnID, readSet, writeSet []uint32, readVersion []TxnID, writeWords []uint64) {
 	if sameSet(readSet, writeSet) { // both steps at once: the write overwrites what was read
-		if writeWords == nil {
-			for k, x := range readSet {
-				readVersion[k] = params[x].writer
-				params[x].writer = id
-			}
-			return
-		}
 		for k, x := range readSet {
 			s := &params[x]
 			readVersion[k], writeWords[k] = s.writer, packWrite(s.writer, s.readers+1)
@@ -51,25 +41,31 @@ func planStep(params []paramPlan, id TxnID, readSet, writeSet []uint32, readVers
 // collection site as its batch fills (mode 1). Its per-parameter state grows with the largest
 // parameter seen.
 type Planner struct {
+	// While every transaction added read and wrote one set (explicit false), no parameter has
+	// had a reader that did not write it: Alg. 12's readers are all 0, the write annotations
+	// are implied (see Plan), and the planner keeps only each parameter's latest writer, in
+	// writers, half the bytes per parameter of params; the first other transaction moves them
+	// to params and spells out writeWords.
+	writers     []TxnID
 	params      []paramPlan
 	readVersion []TxnID
-	// writeWords stays nil while every transaction added read and wrote one set: the write
-	// annotations are implied (see Plan).
-	writeWords []uint64
-	explicit   bool // writeWords is kept: a transaction read and wrote different sets
-	n          int
+	writeWords  []uint64
+	explicit    bool
+	n           int
 }
 
 // NewPlanner returns a planner; numParams (0 if unknown) sizes its per-parameter state ahead.
 func NewPlanner(numParams int) *Planner {
-	return &Planner{params: make([]paramPlan, numParams)}
+	return &Planner{writers: make([]TxnID, numParams)}
 }
 
 // plannerFor returns a planner with room for the annotations of txns.
 func plannerFor(txns *Txns) *Planner {
-	p := &Planner{params: make([]paramPlan, txns.NumParams()), readVersion: make([]TxnID, 0, len(txns.reads))}
-	if !txns.shared() {
-		p.explicit, p.writeWords = true, make([]uint64, 0, len(txns.writes))
+	p := &Planner{readVersion: make([]TxnID, 0, len(txns.reads))}
+	if txns.shared() {
+		p.writers = make([]TxnID, txns.NumParams())
+	} else {
+		p.explicit, p.params, p.writeWords = true, make([]paramPlan, txns.NumParams()), make([]uint64, 0, len(txns.writes))
 	}
 	return p
 }
@@ -78,22 +74,32 @@ func plannerFor(txns *Txns) *Planner {
 // distinct, as its entry in the Txns given to Plan will be).
 func (p *Planner) Add(readSet, writeSet []uint32) {
 	p.n++
-	p.cover(readSet)
-	same := sameSet(readSet, writeSet)
-	if !same {
-		p.cover(writeSet)
-		if !p.explicit { // spell out the implied annotations of the transactions so far
-			p.explicit, p.writeWords = true, appendImpliedWrites(nil, p.readVersion)
-		}
-	}
-	r, w := len(p.readVersion), len(p.writeWords)
+	id, r := TxnID(p.n), len(p.readVersion)
 	p.readVersion = extend(p.readVersion, len(readSet))
-	var words []uint64
-	if p.explicit {
-		p.writeWords = extend(p.writeWords, len(writeSet))
-		words = p.writeWords[w:]
+	if !p.explicit && sameSet(readSet, writeSet) { // Alg. 12 with every reader count 0
+		if n := len(readSet); n > 0 && int(readSet[n-1]) >= len(p.writers) {
+			p.writers = append(p.writers, make([]TxnID, int(readSet[n-1])+1-len(p.writers))...)
+		}
+		versions := p.readVersion[r:]
+		for k, x := range readSet {
+			versions[k] = p.writers[x]
+			p.writers[x] = id
+		}
+		return
 	}
-	planStep(p.params, TxnID(p.n), readSet, writeSet, p.readVersion[r:], words)
+	if !p.explicit { // move to the full state, and spell out the implied annotations so far
+		p.explicit, p.writeWords = true, appendImpliedWrites(nil, p.readVersion[:r])
+		p.params = make([]paramPlan, len(p.writers))
+		for x, v := range p.writers {
+			p.params[x].writer = v
+		}
+		p.writers = nil
+	}
+	p.cover(readSet)
+	p.cover(writeSet)
+	w := len(p.writeWords)
+	p.writeWords = extend(p.writeWords, len(writeSet))
+	planStep(p.params, id, readSet, writeSet, p.readVersion[r:], p.writeWords[w:])
 }
 
 // extend lengthens s by n elements (zero, or as planStep leaves them), doubling its capacity
@@ -125,6 +131,11 @@ func (p *Planner) Len() int { return p.n }
 // site ships with its batch so that the central site can transpose it (spec §4.3, A2).
 func (p *Planner) Summary() []ParamSummary {
 	var s []ParamSummary
+	for x, v := range p.writers {
+		if v != 0 {
+			s = append(s, ParamSummary{Param: uint32(x), LastLocalWriter: v})
+		}
+	}
 	for x, st := range p.params {
 		if st.writer != 0 || st.readers != 0 {
 			s = append(s, ParamSummary{Param: uint32(x), LastLocalWriter: st.writer, TailReaders: st.readers})
@@ -143,7 +154,7 @@ func (p *Planner) Plan(txns *Txns) (*Plan, error) {
 		return nil, fmt.Errorf("cop: the planner planned %d transactions (%d reads, %d writes) but %d were given (%d reads, %d writes)",
 			p.n, len(p.readVersion), p.numWrites(), txns.Len(), len(txns.reads), len(txns.writes))
 	}
-	p.params = nil
+	p.params, p.writers = nil, nil
 	plan := &Plan{txns: txns, readVersion: p.readVersion, writeWords: p.writeWords}
 	if !p.explicit && !txns.shared() { // the sets were given as one slice to Add, not to Txns
 		plan.writeWords = appendImpliedWrites(nil, p.readVersion)
