@@ -245,7 +245,11 @@ func BenchmarkFirstEpoch(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					recorded := newEngine(cop.COP, plan, false).RunEpoch(sgd).Duration.Seconds()
+					next := newEngine(cop.COP, plan, false)
+					if err := next.SetValues(recording.Values()); err != nil { // as train.Run switches engines
+						b.Fatal(err)
+					}
+					recorded := next.RunEpoch(sgd).Duration.Seconds()
 					off := offline.RunEpoch(sgd).Duration.Seconds()
 					recordPct = append(recordPct, 100*(rec/plain-1))
 					recordCPUPct = append(recordCPUPct, 100*(recCPU/plainCPU-1))
