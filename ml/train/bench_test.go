@@ -123,16 +123,12 @@ func BenchmarkLoad(b *testing.B) {
 					return err
 				})
 			}
-			fusedPct, fusedCPUPct, offlinePct := make([]float64, len(plain)), make([]float64, len(plain)), make([]float64, len(plain))
-			for k := range plain {
-				fusedPct[k], fusedCPUPct[k], offlinePct[k] = 100*(fused[k]/plain[k]-1), 100*(fusedCPU[k]/plainCPU[k]-1), 100*offline[k]/plain[k]
-			}
-			b.ReportMetric(medianOf(fusedCPUPct), "fused-cpu-%")
+			b.ReportMetric(100*(medianRatio(fused, plain)-1), "fused-%")
+			b.ReportMetric(100*(medianRatio(fusedCPU, plainCPU)-1), "fused-cpu-%")
+			b.ReportMetric(100*medianRatio(offline, plain), "offline-plan-%")
 			b.ReportMetric(1e3*medianOf(plain), "plain-ms")
 			b.ReportMetric(1e3*medianOf(fused), "fused-ms")
 			b.ReportMetric(1e3*medianOf(offline), "offline-plan-ms")
-			b.ReportMetric(medianOf(fusedPct), "fused-%")
-			b.ReportMetric(medianOf(offlinePct), "offline-plan-%")
 		})
 	}
 }
