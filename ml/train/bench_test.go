@@ -198,9 +198,9 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
-// medianOf returns the median of vs (which it sorts).
+// medianOf returns the median of vs (which it leaves in their order, for medianRatio's pairs).
 func medianOf(vs []float64) float64 {
-	slices.Sort(vs)
+	vs = slices.Sorted(slices.Values(vs))
 	n := len(vs)
 	if n%2 == 1 {
 		return vs[n/2]
