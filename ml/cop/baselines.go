@@ -29,7 +29,8 @@ func (r *serialRunner) setValues(v []float64) { copy(r.params, v) }
 // lockingRunner is Locking (spec §6.1): a spinlock (the low bit of the metadata word, taken by
 // compare-and-swap) on every parameter of the read and write sets, taken in ascending order so
 // that no deadlock can occur, held while the transaction reads, computes and writes. The word's
-// high half keeps the version, which only observers and plan recording use.
+// high half keeps the version (the writer's id, or while recording a plan its sequence number),
+// which only observers and plan recording use.
 type lockingRunner struct {
 	slots
 }
@@ -42,15 +43,16 @@ func (r *lockingRunner) txn(e *Engine, w *worker, id TxnID) {
 	for i, x := range w.keys {
 		held[i] = r.slots[x].lock()
 	}
-	if e.recording != nil {
-		e.recording.step(j)
+	rec, version := e.recording, id // the installs store the id, or while recording the sequence number
+	if rec != nil {
+		version = rec.step(j, held)
 	}
 	mu, delta := w.mu[:len(reads)], w.delta[:len(writes)]
 	for k, x := range reads {
 		s := &r.slots[x]
 		mu[k] = math.Float64frombits(s.value)
 		if obs != nil {
-			obs.Read(w.id, id, x, TxnID(s.loadMeta()>>32))
+			obs.Read(w.id, id, x, rec.planID(TxnID(s.loadMeta()>>32)))
 		}
 	}
 	e.comp.Compute(j, mu, delta)
@@ -59,10 +61,10 @@ func (r *lockingRunner) txn(e *Engine, w *worker, id TxnID) {
 		s := &r.slots[x]
 		if k < len(writes) && writes[k] == x {
 			if obs != nil {
-				obs.Write(w.id, id, x, TxnID(held[i]>>32), 0)
+				obs.Write(w.id, id, x, rec.planID(TxnID(held[i]>>32)), 0)
 			}
 			s.value = math.Float64bits(delta[k])
-			s.storeMeta(uint64(id) << 32) // new version, unlocked
+			s.storeMeta(uint64(version) << 32) // new version, unlocked
 			k++
 		} else {
 			s.storeMeta(held[i]) // same version, unlocked

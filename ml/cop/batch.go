@@ -47,7 +47,10 @@ func NewBatch(source string, seq uint64, txns *Txns) (*BatchPlan, error) {
 type Central struct {
 	txns        Txns
 	readVersion []TxnID
-	writeWords  []uint64
+	// writeWords stays nil while every batch admitted had its write annotations implied by
+	// its reads (see Plan): then so has the concatenation, and the trails stay 0.
+	writeWords []uint64
+	explicit   bool // writeWords is kept
 	// params holds, per parameter, the last admitted writer (global id; LastWriter[x] of §4.3)
 	// and the admitted transactions that read its version (Trail[x]): Alg. 12's state over
 	// every batch admitted so far, side by side so that one cache miss fetches both.
@@ -85,8 +88,11 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 	base := TxnID(c.txns.Len())
 	local := func(v TxnID) TxnID { return base + v }
 	bt := b.Plan.txns
-	r0, w0 := len(c.readVersion), len(c.writeWords)
-	c.readVersion, c.writeWords = extend(c.readVersion, len(bt.reads)), extend(c.writeWords, len(bt.writes))
+	if !c.explicit && (!b.Plan.impliedWrites() || c.txns.Len() > 0 && !c.txns.shared()) {
+		c.explicit, c.writeWords = true, appendImpliedWrites(nil, c.readVersion)
+	}
+	r0 := len(c.readVersion)
+	c.readVersion = extend(c.readVersion, len(bt.reads))
 	for k, x := range bt.reads {
 		v := b.Plan.readVersion[k]
 		if v == 0 {
@@ -96,15 +102,8 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 		}
 		c.readVersion[r0+k] = v
 	}
-	for k, x := range bt.writes {
-		prev, readers := unpackWrite(b.Plan.writeWords[k])
-		if prev == 0 { // the batch's first write of x: its readers of version 0 read lastWriter[x]
-			p := c.params[x]
-			prev, readers = p.writer, readers+p.readers
-		} else {
-			prev = local(prev)
-		}
-		c.writeWords[w0+k] = packWrite(prev, readers)
+	if c.explicit {
+		c.transposeWrites(b.Plan, base)
 	}
 	c.txns.appendTxns(bt)
 	for _, s := range b.Summary {
@@ -118,6 +117,25 @@ func (c *Central) Admit(b *BatchPlan) (bool, error) {
 	return true, nil
 }
 
+// transposeWrites appends the write annotations of batch plan b, whose local ids start after
+// base, transposed (spec §4.3): a batch's first write of a parameter overwrites its last admitted
+// writer's version, which the batch's readers of version 0 and the trail read.
+func (c *Central) transposeWrites(b *Plan, base TxnID) {
+	w0 := len(c.writeWords)
+	c.writeWords = extend(c.writeWords, len(b.txns.writes))
+	words := b.explicitWrites()
+	for k, x := range b.txns.writes {
+		prev, readers := unpackWrite(words[k])
+		if prev == 0 { // the batch's first write of x: its readers of version 0 read lastWriter[x]
+			p := c.params[x]
+			prev, readers = p.writer, readers+p.readers
+		} else {
+			prev += base
+		}
+		c.writeWords[w0+k] = packWrite(prev, readers)
+	}
+}
+
 // Plan returns the plan of every transaction admitted so far, in global-id order. Later
 // admissions do not change it.
 func (c *Central) Plan() *Plan {
@@ -129,13 +147,15 @@ func (c *Central) Plan() *Plan {
 // position k of the concatenated read sets must read version readVersion[k], and the write at
 // position k of the concatenated write sets waits for writeWords[k], PWriter<<32 | PReaders.
 // With Annotate they let a collection site ship a batch plan and the central site rebuild it.
-// The slices are the plan's own and must not be modified.
+// The slices are the plan's own (writeWords is new if the plan keeps its write annotations
+// implied) and must not be modified.
 func (p *Plan) Annotations() (readVersion []TxnID, writeWords []uint64) {
-	return p.readVersion, p.writeWords
+	return p.readVersion, p.explicitWrites()
 }
 
 // Annotate returns the plan of txns, in their own order, with the given annotations (as
-// Annotations returns them; the slices are kept). It checks what a plan received from elsewhere
+// Annotations returns them; the slices are kept, except write annotations implied by the reads,
+// which are dropped: see Plan). It checks what a plan received from elsewhere
 // must satisfy to be run without an index out of range or a wait on a later transaction: one
 // annotation per access, every version and overwritten writer planned before the transaction
 // itself, and no more readers than transactions up to it.
@@ -157,5 +177,5 @@ func Annotate(txns *Txns, readVersion []TxnID, writeWords []uint64) (*Plan, erro
 			}
 		}
 	}
-	return &Plan{txns: txns, readVersion: readVersion, writeWords: writeWords}, nil
+	return &Plan{txns: txns, readVersion: readVersion, writeWords: dropImpliedWrites(txns, readVersion, writeWords)}, nil
 }

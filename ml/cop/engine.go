@@ -161,6 +161,8 @@ func NewEngine(scheme Scheme, plan *Plan, numParams int, opts Options) (*Engine,
 		return nil, fmt.Errorf("cop: the COP scheme needs an annotated plan")
 	case opts.RecordPlan && scheme != Locking:
 		return nil, fmt.Errorf("cop: only Locking can record a plan while it runs, not %s", scheme)
+	case opts.RecordPlan && plan.order != nil:
+		return nil, fmt.Errorf("cop: recording a plan needs the transactions in their own order (Unannotated)")
 	case opts.Schedule != nil && len(opts.Schedule.queues) != opts.Workers:
 		return nil, fmt.Errorf("cop: the schedule has %d queues for %d workers", len(opts.Schedule.queues), opts.Workers)
 	case opts.Schedule != nil && opts.Schedule.n != n:
@@ -174,7 +176,7 @@ func NewEngine(scheme Scheme, plan *Plan, numParams int, opts Options) (*Engine,
 	case Serial:
 		e.run = &serialRunner{params: make([]float64, numParams)}
 	case COP:
-		e.run = &copRunner{slots: make(slots, numParams)}
+		e.run = &copRunner{slots: make(slots, numParams), implied: plan.impliedWrites()}
 	case Locking:
 		e.run = &lockingRunner{slots: make(slots, numParams)}
 	case OCC:
@@ -266,7 +268,7 @@ func (e *Engine) work(w *worker) {
 // Options.RecordPlan: the transactions in the order they took their sequence numbers. It can be
 // taken once per epoch.
 func (e *Engine) RecordedPlan() (*Plan, error) {
-	if e.recording == nil || e.recording.order == nil || e.recording.seq.Load() != uint64(e.plan.Len()) {
+	if e.recording == nil || e.recording.seq.Load() != uint64(e.plan.Len()) {
 		return nil, fmt.Errorf("cop: no plan recorded (Options.RecordPlan with Locking, then RunEpoch)")
 	}
 	return e.recording.plan(), nil

@@ -16,22 +16,29 @@ import (
 var workerCounts = []int{1, 2, 4, 8}
 
 // TestCOPEquivalentToSerial is C-I2 and C-I3: on random transactions (with pure readers and
-// blind writers), with any number of workers and random delays at every read and install, COP
-// reads exactly the values the serial run in plan order reads, every read returns its planned
-// version, every install overwrites its planned version after all its planned readers, and the
-// final model is bitwise the serial one, epoch after epoch.
+// blind writers, or each reading and writing one set, whose plans keep no write annotations),
+// with any number of workers and random delays at every read and install, COP reads exactly
+// the values the serial run in plan order reads, every read returns its planned version, every
+// install overwrites its planned version after all its planned readers, and the final model is
+// bitwise the serial one, epoch after epoch.
 func TestCOPEquivalentToSerial(t *testing.T) {
 	const epochs = 3
 	seeds := uint64(6)
 	if testing.Short() {
 		seeds = 2
 	}
-	for seed := range seeds {
+	for seed := range seeds { // odd seeds: every transaction reads and writes one set (SGD)
 		rng := rand.New(rand.NewPCG(seed, 3))
 		txns := randomTxns(t, rng, 600, 5+rng.IntN(60), 6)
+		if seed%2 == 1 {
+			txns = sharedTxns(t, rng, 600, 5+rng.IntN(60), 6)
+		}
 		plan, err := PlanAll(txns)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if plan.impliedWrites() != (seed%2 == 1) {
+			t.Fatalf("seed %d: write annotations implied: %v", seed, plan.impliedWrites())
 		}
 		wantModel, wantReads := serialRun(t, plan, epochs)
 		for _, workers := range workerCounts {
@@ -215,38 +222,57 @@ func (r rendezvous) Compute(_ int, mu, delta []float64) {
 
 // TestFirstEpochPlanning is mode 4 (spec §4.2): a first epoch under Locking on 4 workers with
 // random delays records a well-formed plan (C-I1) in the order its transactions took their
-// locks; the epoch's model is the serial run's in that order, and COP epochs on the recorded plan
-// continue bitwise like the serial run.
+// locks, and its history (observed with plan ids, though the lock words hold sequence numbers
+// while recording) is serializable (C-I5); the epoch's model is the serial run's in that order,
+// and COP epochs on the recorded plan continue bitwise like the serial run. Both with mixed
+// sets (planned by Alg. 12's state) and with one set per transaction (versions taken from the
+// lock words).
 func TestFirstEpochPlanning(t *testing.T) {
-	rng := rand.New(rand.NewPCG(6, 6))
-	txns := randomTxns(t, rng, 2_000, 30, 5)
-	locking := mustEngine(t, Locking, Unannotated(txns), Options{Workers: 4, Chunk: 1, RecordPlan: true, Observer: newDelays(4, 6, nil)})
-	runEpoch(t, locking, mix{})
-	recorded, err := locking.RecordedPlan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkWellFormed(recorded); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := locking.RecordedPlan(); err == nil {
-		t.Error("the recorded plan was handed out twice")
-	}
-	serial := mustEngine(t, Serial, recorded, Options{Workers: 1})
-	runEpoch(t, serial, mix{})
-	if err := sameBits(locking.Values(), serial.Values()); err != nil {
-		t.Fatalf("epoch 1 under Locking differs from the serial run in lock order: %v", err)
-	}
-	cop := mustEngine(t, COP, recorded, Options{Workers: 4, Observer: newDelays(4, 7, nil)})
-	if err := cop.SetValues(locking.Values()); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		runEpoch(t, cop, mix{})
+	for _, shared := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(6, 6))
+		txns := randomTxns(t, rng, 2_000, 30, 5)
+		if shared {
+			txns = sharedTxns(t, rng, 2_000, 30, 5)
+		}
+		rec := NewRecorder(4)
+		locking := mustEngine(t, Locking, Unannotated(txns), Options{Workers: 4, Chunk: 1, RecordPlan: true, Observer: newDelays(4, 6, rec)})
+		runEpoch(t, locking, mix{})
+		recorded, err := locking.RecordedPlan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkWellFormed(recorded); err != nil {
+			t.Fatalf("shared %v: %v", shared, err)
+		}
+		if recorded.impliedWrites() != shared {
+			t.Fatalf("shared %v: recorded write annotations implied: %v", shared, recorded.impliedWrites())
+		}
+		if _, err := locking.RecordedPlan(); err == nil {
+			t.Error("the recorded plan was handed out twice")
+		}
+		h, err := rec.History()
+		if err != nil {
+			t.Fatalf("shared %v: %v", shared, err)
+		}
+		if report := checker.Check(h, checker.Options{}); !report.OK || report.Committed != txns.Len() {
+			t.Fatalf("shared %v: the recording epoch's history: %v", shared, report)
+		}
+		serial := mustEngine(t, Serial, recorded, Options{Workers: 1})
 		runEpoch(t, serial, mix{})
-	}
-	if err := sameBits(cop.Values(), serial.Values()); err != nil {
-		t.Fatalf("COP epochs on the recorded plan differ from the serial run: %v", err)
+		if err := sameBits(locking.Values(), serial.Values()); err != nil {
+			t.Fatalf("shared %v: epoch 1 under Locking differs from the serial run in lock order: %v", shared, err)
+		}
+		cop := mustEngine(t, COP, recorded, Options{Workers: 4, Observer: newDelays(4, 7, nil)})
+		if err := cop.SetValues(locking.Values()); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			runEpoch(t, cop, mix{})
+			runEpoch(t, serial, mix{})
+		}
+		if err := sameBits(cop.Values(), serial.Values()); err != nil {
+			t.Fatalf("shared %v: COP epochs on the recorded plan differ from the serial run: %v", shared, err)
+		}
 	}
 }
 
@@ -270,6 +296,7 @@ func TestNewEngineErrors(t *testing.T) {
 		{Serial, plan, 3, Options{Workers: 2}, "serial runs on one worker"},
 		{COP, bare, 3, Options{Workers: 1}, "needs an annotated plan"},
 		{OCC, plan, 3, Options{Workers: 1, RecordPlan: true}, "only Locking"},
+		{Locking, &Plan{txns: txns, order: []uint32{1, 0}}, 3, Options{Workers: 1, RecordPlan: true}, "in their own order"},
 		{Locking, plan, 2, Options{Workers: 1}, "access parameter 2"},
 		{COP, plan, 3, Options{Workers: 2, Schedule: Striped(2, 3, 1)}, "3 queues for 2 workers"},
 		{COP, plan, 3, Options{Workers: 1, Schedule: Striped(5, 1, 1)}, "covers 5 transactions"},

@@ -40,17 +40,7 @@ func mustTxns(t testing.TB, sets ...[2][]uint32) *Txns {
 func randomTxns(t testing.TB, rng *rand.Rand, n, params, maxSize int) *Txns {
 	t.Helper()
 	var txns Txns
-	draw := func() []uint32 {
-		k := 1 + rng.IntN(min(maxSize, params))
-		s := make([]uint32, 0, k)
-		for len(s) < k {
-			if x := uint32(rng.IntN(params)); !slices.Contains(s, x) {
-				s = append(s, x)
-			}
-		}
-		slices.Sort(s)
-		return s
-	}
+	draw := func() []uint32 { return drawSet(rng, params, maxSize) }
 	for range n {
 		var r, w []uint32
 		switch rng.IntN(10) {
@@ -69,6 +59,35 @@ func randomTxns(t testing.TB, rng *rand.Rand, n, params, maxSize int) *Txns {
 		}
 	}
 	return &txns
+}
+
+// drawSet draws an ascending set of 1 to maxSize distinct parameters below params.
+func drawSet(rng *rand.Rand, params, maxSize int) []uint32 {
+	k := 1 + rng.IntN(min(maxSize, params))
+	s := make([]uint32, 0, k)
+	for len(s) < k {
+		if x := uint32(rng.IntN(params)); !slices.Contains(s, x) {
+			s = append(s, x)
+		}
+	}
+	slices.Sort(s)
+	return s
+}
+
+// sharedTxns draws n transactions over params parameters that each read and write one set, kept
+// in one array (SameSets), as SGD's are.
+func sharedTxns(t testing.TB, rng *rand.Rand, n, params, maxSize int) *Txns {
+	t.Helper()
+	start, all := []int{0}, []uint32(nil)
+	for range n {
+		all = append(all, drawSet(rng, params, maxSize)...)
+		start = append(start, len(all))
+	}
+	txns, err := SameSets(start, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return txns
 }
 
 // mix is a deterministic computation whose outputs depend on every input and on the

@@ -3,6 +3,7 @@ package cop
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,23 @@ func TestPlanWellFormed(t *testing.T) {
 		if err := checkWellFormed(plan); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
+		// Fed one by one with equal sets as one slice, as loading does, the planner keeps the
+		// write annotations implied until the first other transaction, then spells them out.
+		p := NewPlanner(0)
+		for j := range txns.Len() {
+			if r, w := txns.ReadSet(j), txns.WriteSet(j); slices.Equal(r, w) {
+				p.Add(r, r)
+			} else {
+				p.Add(r, w)
+			}
+		}
+		fed, err := p.Plan(txns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := plansEqual(fed, plan); err != nil {
+			t.Fatalf("seed %d: planned sample by sample: %v", seed, err)
+		}
 	}
 }
 
@@ -246,19 +264,16 @@ func TestTranspositionEqualsOnePass(t *testing.T) {
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 2))
 		all := randomTxns(t, rng, 200, 1+rng.IntN(25), 4)
+		if seed%2 == 1 { // SGD's shape: mostly batches whose write annotations are implied
+			all = sharedTxns(t, rng, 200, 1+rng.IntN(25), 4)
+		}
 		// Cut into batches and deal them to sources; arrival interleaves the sources.
 		sources := 1 + rng.IntN(4)
 		queues := make([][]*Txns, sources)
 		for lo := 0; lo < all.Len(); {
 			hi := min(all.Len(), lo+1+rng.IntN(40))
-			var batch Txns
-			for j := lo; j < hi; j++ {
-				if err := batch.Append(all.ReadSet(j), all.WriteSet(j)); err != nil {
-					t.Fatal(err)
-				}
-			}
 			s := rng.IntN(sources)
-			queues[s] = append(queues[s], &batch)
+			queues[s] = append(queues[s], batchOf(t, all, lo, hi, seed%2 == 1 && rng.IntN(4) > 0))
 			lo = hi
 		}
 		var central Central
@@ -300,6 +315,31 @@ func TestTranspositionEqualsOnePass(t *testing.T) {
 			t.Fatalf("seed %d: transposed plan differs from the one-pass plan: %v", seed, err)
 		}
 	}
+}
+
+// batchOf returns transactions lo…hi-1 of all as a batch: with one array for the read and write
+// sets (SameSets) if shared, else appended one by one (two arrays).
+func batchOf(t *testing.T, all *Txns, lo, hi int, shared bool) *Txns {
+	t.Helper()
+	var batch Txns
+	if !shared {
+		for j := lo; j < hi; j++ {
+			if err := batch.Append(all.ReadSet(j), all.WriteSet(j)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return &batch
+	}
+	start, sets := []int{0}, []uint32(nil)
+	for j := lo; j < hi; j++ {
+		sets = append(sets, all.ReadSet(j)...)
+		start = append(start, len(sets))
+	}
+	txns, err := SameSets(start, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return txns
 }
 
 // TestAdmitDuplicatesAndGaps: a resent batch is ignored, a batch that skips the source's next

@@ -41,33 +41,65 @@ func planStep(params []paramPlan, id TxnID, readSet, writeSet []uint32, readVers
 // collection site as its batch fills (mode 1). Its per-parameter state grows with the largest
 // parameter seen.
 type Planner struct {
+	// While every transaction added read and wrote one set (explicit false), no parameter has
+	// had a reader that did not write it: Alg. 12's readers are all 0, the write annotations
+	// are implied (see Plan), and the planner keeps only each parameter's latest writer, in
+	// writers, half the bytes per parameter of params; the first other transaction moves them
+	// to params and spells out writeWords.
+	writers     []TxnID
 	params      []paramPlan
 	readVersion []TxnID
 	writeWords  []uint64
+	explicit    bool
 	n           int
 }
 
 // NewPlanner returns a planner; numParams (0 if unknown) sizes its per-parameter state ahead.
 func NewPlanner(numParams int) *Planner {
-	return &Planner{params: make([]paramPlan, numParams)}
+	return &Planner{writers: make([]TxnID, numParams)}
 }
 
 // plannerFor returns a planner with room for the annotations of txns.
 func plannerFor(txns *Txns) *Planner {
-	return &Planner{params: make([]paramPlan, txns.NumParams()), readVersion: make([]TxnID, 0, len(txns.reads)),
-		writeWords: make([]uint64, 0, len(txns.writes))}
+	p := &Planner{readVersion: make([]TxnID, 0, len(txns.reads))}
+	if txns.shared() {
+		p.writers = make([]TxnID, txns.NumParams())
+	} else {
+		p.explicit, p.params, p.writeWords = true, make([]paramPlan, txns.NumParams()), make([]uint64, 0, len(txns.writes))
+	}
+	return p
 }
 
 // Add plans the next transaction, which reads readSet and writes writeSet (ascending and
 // distinct, as its entry in the Txns given to Plan will be).
 func (p *Planner) Add(readSet, writeSet []uint32) {
 	p.n++
+	id, r := TxnID(p.n), len(p.readVersion)
+	p.readVersion = extend(p.readVersion, len(readSet))
+	if !p.explicit && sameSet(readSet, writeSet) { // Alg. 12 with every reader count 0
+		if n := len(readSet); n > 0 && int(readSet[n-1]) >= len(p.writers) {
+			p.writers = append(p.writers, make([]TxnID, int(readSet[n-1])+1-len(p.writers))...)
+		}
+		versions := p.readVersion[r:]
+		for k, x := range readSet {
+			versions[k] = p.writers[x]
+			p.writers[x] = id
+		}
+		return
+	}
+	if !p.explicit { // move to the full state, and spell out the implied annotations so far
+		p.explicit, p.writeWords = true, appendImpliedWrites(nil, p.readVersion[:r])
+		p.params = make([]paramPlan, len(p.writers))
+		for x, v := range p.writers {
+			p.params[x].writer = v
+		}
+		p.writers = nil
+	}
 	p.cover(readSet)
 	p.cover(writeSet)
-	r, w := len(p.readVersion), len(p.writeWords)
-	p.readVersion = extend(p.readVersion, len(readSet))
+	w := len(p.writeWords)
 	p.writeWords = extend(p.writeWords, len(writeSet))
-	planStep(p.params, TxnID(p.n), readSet, writeSet, p.readVersion[r:], p.writeWords[w:])
+	planStep(p.params, id, readSet, writeSet, p.readVersion[r:], p.writeWords[w:])
 }
 
 // extend lengthens s by n elements (zero, or as planStep leaves them), doubling its capacity
@@ -83,12 +115,11 @@ func extend[T any](s []T, n int) []T {
 	return s[:len(s)+n]
 }
 
-// cover grows the per-parameter state to cover every parameter of set.
+// cover grows the per-parameter state to cover every parameter of set (ascending: its last
+// is its largest).
 func (p *Planner) cover(set []uint32) {
-	for _, x := range set {
-		if int(x) >= len(p.params) {
-			p.params = append(p.params, make([]paramPlan, int(x)+1-len(p.params))...)
-		}
+	if n := len(set); n > 0 && int(set[n-1]) >= len(p.params) {
+		p.params = append(p.params, make([]paramPlan, int(set[n-1])+1-len(p.params))...)
 	}
 }
 
@@ -100,6 +131,11 @@ func (p *Planner) Len() int { return p.n }
 // site ships with its batch so that the central site can transpose it (spec §4.3, A2).
 func (p *Planner) Summary() []ParamSummary {
 	var s []ParamSummary
+	for x, v := range p.writers {
+		if v != 0 {
+			s = append(s, ParamSummary{Param: uint32(x), LastLocalWriter: v})
+		}
+	}
 	for x, st := range p.params {
 		if st.writer != 0 || st.readers != 0 {
 			s = append(s, ParamSummary{Param: uint32(x), LastLocalWriter: st.writer, TailReaders: st.readers})
@@ -114,12 +150,24 @@ func (p *Planner) Plan(txns *Txns) (*Plan, error) {
 	switch {
 	case p.n > math.MaxUint32:
 		return nil, fmt.Errorf("cop: %d transactions; a plan holds at most %d", p.n, uint32(math.MaxUint32))
-	case txns.Len() != p.n || len(txns.reads) != len(p.readVersion) || len(txns.writes) != len(p.writeWords):
+	case txns.Len() != p.n || len(txns.reads) != len(p.readVersion) || len(txns.writes) != p.numWrites():
 		return nil, fmt.Errorf("cop: the planner planned %d transactions (%d reads, %d writes) but %d were given (%d reads, %d writes)",
-			p.n, len(p.readVersion), len(p.writeWords), txns.Len(), len(txns.reads), len(txns.writes))
+			p.n, len(p.readVersion), p.numWrites(), txns.Len(), len(txns.reads), len(txns.writes))
 	}
-	p.params = nil
-	return &Plan{txns: txns, readVersion: p.readVersion, writeWords: p.writeWords}, nil
+	p.params, p.writers = nil, nil
+	plan := &Plan{txns: txns, readVersion: p.readVersion, writeWords: p.writeWords}
+	if !p.explicit && !txns.shared() { // the sets were given as one slice to Add, not to Txns
+		plan.writeWords = appendImpliedWrites(nil, p.readVersion)
+	}
+	return plan, nil
+}
+
+// numWrites returns the number of writes planned so far.
+func (p *Planner) numWrites() int {
+	if p.explicit {
+		return len(p.writeWords)
+	}
+	return len(p.readVersion)
 }
 
 // PlanAll plans txns in their own order in one pass (Alg. 12), as offline planning does.
