@@ -1,6 +1,11 @@
 package topology
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
 
 // TestPerSite: aws-3 with 3 nodes per site is 9 datacenters, the nodes of a site 0.5 ms apart
 // without jitter, the sites' RTTs and deviations copied, and the result valid.
@@ -34,5 +39,32 @@ func TestPerSite(t *testing.T) {
 		if _, err := PerSite(base, n); err == nil {
 			t.Errorf("PerSite(%d) succeeded", n)
 		}
+	}
+}
+
+// TestMarshalJSONFile: PerSite's aws-3x3 written as a topology file loads back as itself.
+func TestMarshalJSONFile(t *testing.T) {
+	base, _ := Preset("aws-3")
+	x, err := PerSite(base, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := x.MarshalJSONFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "aws-3x3.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, x) {
+		t.Fatalf("loaded %+v\nwant %+v", back, x)
+	}
+	if _, err := (&Topology{Name: "bad"}).MarshalJSONFile(); err == nil {
+		t.Error("an invalid topology was written")
 	}
 }

@@ -76,7 +76,7 @@ func newClusterDirCmd(name, short string, run func(dir string) error) *cobra.Com
 type clusterUpOptions struct {
 	dir, topology, protocol string
 	basePort, partitions    int
-	replicas                int
+	replicas, nodesPerDC    int
 	timeout                 time.Duration
 	params                  []string
 	tls, admin              bool
@@ -106,6 +106,7 @@ clients (client.pem, client-key.pem).`,
 	f.IntVar(&o.basePort, "base-port", 7100, "first TCP port; each node uses three consecutive ports (peer, client, metrics)")
 	f.IntVar(&o.partitions, "partitions", 1, "servers per datacenter, one per key-space partition (partitioned protocols only); partitioned read-write protocols (sdur): partitions in all")
 	f.IntVar(&o.replicas, "replicas", 3, "partitioned read-write protocols (sdur): replicas of every partition, placed as the spec on sdur-wan1/sdur-wan2, round robin elsewhere")
+	f.IntVar(&o.nodesPerDC, "nodes-per-dc", 1, "full-replication protocols: full replicas per site of --topology, 0.5 ms apart (site S's node k is datacenter and node S_k; the topology goes to DIR/"+cluster.PerSiteTopologyFile+"; ALVIN spec's 1 or 3)")
 	f.DurationVar(&o.timeout, "timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
 	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
@@ -140,10 +141,20 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 		return usagef("cluster up: --partitions %d: want at least 1", o.partitions)
 	case o.partitions > 1 && entry.NewClient == nil && entry.NewPartitionedClient == nil:
 		return usagef("cluster up: --partitions %d: protocol %s is not partitioned (it runs one full replica per datacenter)", o.partitions, o.protocol)
+	case o.nodesPerDC != 1 && (entry.NewClient != nil || entry.NewPartitionedClient != nil || entry.Nodes != nil):
+		return usagef("cluster up: --nodes-per-dc is for full-replication protocols with one node per replica; %s is not one", o.protocol)
 	}
 	topo, err := loadTopology(o.topology, stderr)
 	if err != nil {
 		return err
+	}
+	topoRef := o.topology
+	if o.nodesPerDC != 1 {
+		cfg, err := cluster.GeneratePerSite(topo, o.topology, o.protocol, o.dir, o.basePort, o.nodesPerDC)
+		if err != nil {
+			return usageError{err}
+		}
+		topo, topoRef = cfg.Topology, cfg.TopologyRef
 	}
 	var placement *partitioned.Placement
 	if entry.NewPartitionedClient != nil {
@@ -184,18 +195,18 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot find the meridian binary: %w", err)
 	}
-	cfg := cluster.GeneratePartitioned(topo, o.topology, o.protocol, o.dir, o.basePort, o.partitions)
+	cfg := cluster.GeneratePartitioned(topo, topoRef, o.protocol, o.dir, o.basePort, o.partitions)
 	switch {
 	case placement != nil:
-		cfg = cluster.GeneratePlaced(topo, o.topology, o.protocol, o.dir, o.basePort, placement)
+		cfg = cluster.GeneratePlaced(topo, topoRef, o.protocol, o.dir, o.basePort, placement)
 	case readOnlyNodes != nil && entry.Roles != nil: // stage machines with roles (the shared logs)
 		roles, err := entry.Roles(p, topo.N())
 		if err != nil {
 			return usageError{err}
 		}
-		cfg = cluster.GenerateNamed(topo, o.topology, o.protocol, o.dir, o.basePort, readOnlyNodes, roles)
+		cfg = cluster.GenerateNamed(topo, topoRef, o.protocol, o.dir, o.basePort, readOnlyNodes, roles)
 	case readOnlyNodes != nil:
-		cfg = cluster.GenerateNodes(topo, o.topology, o.protocol, o.dir, o.basePort, readOnlyNodes)
+		cfg = cluster.GenerateNodes(topo, topoRef, o.protocol, o.dir, o.basePort, readOnlyNodes)
 	}
 	cfg.Params = p
 	cfg.Admin = o.admin

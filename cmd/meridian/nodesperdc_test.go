@@ -23,3 +23,17 @@ func TestBenchNodesPerDC(t *testing.T) {
 		t.Errorf("micro with --nodes-per-dc: exit %d: %s", code, stderr)
 	}
 }
+
+// TestClusterUpNodesPerDCRefusals: cluster up --nodes-per-dc refuses a partitioned protocol and
+// a count the topology cannot take, before starting anything.
+func TestClusterUpNodesPerDCRefusals(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, "cluster", "up", "--dir", dir, "--topology", "aws-3", "--protocol", "fastccs", "--nodes-per-dc", "3")
+	if code != 2 || !strings.Contains(stderr, "--nodes-per-dc is for full-replication protocols") {
+		t.Errorf("fastccs: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "cluster", "up", "--dir", dir, "--topology", "aws-7", "--protocol", "alvin", "--nodes-per-dc", "10")
+	if code != 2 || !strings.Contains(stderr, "exceed") {
+		t.Errorf("7 sites × 10 nodes: exit %d: %s", code, stderr)
+	}
+}

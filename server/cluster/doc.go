@@ -97,7 +97,8 @@
 //
 // Generate makes the file of a local cluster: one node per datacenter on 127.0.0.1 with
 // consecutive ports and WAN emulation on (GeneratePartitioned: N nodes per datacenter, one per
-// partition; GenerateTLS adds mutual TLS). Up writes it to DIR/cluster.yaml and starts one
+// partition; GeneratePerSite: several full replicas per site, on a topology file it writes;
+// GenerateTLS adds mutual TLS). Up writes it to DIR/cluster.yaml and starts one
 // detached process per node (logs in DIR/logs/NAME.log, pids in DIR/pids/NAME.pid), waiting until
 // every node's /healthz answers; Status reports each node's process, health and /status report;
 // Down stops them.

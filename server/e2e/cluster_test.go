@@ -208,15 +208,21 @@ func TestClusterCrashRestart(t *testing.T) {
 
 // crashRestart is TestClusterCrashRestart for one protocol.
 func crashRestart(t *testing.T, proto string) {
-	rounds := crashRounds(t)
 	cfg, dir := startCheckpointingCluster(t, "table4.1", proto)
+	crashRestartCluster(t, cfg, dir, proto, []string{"C", "B", "A"}, crashRounds(t))
+}
+
+// crashRestartCluster runs the contended workload against the running cluster cfg in dir and
+// kills (SIGKILL) and restarts rounds nodes, victims in turn, during it; it then requires the
+// run to be clean (no acknowledged commit lost, replicas converged, serializable) and updates to
+// commit at the other datacenters while each victim is down.
+func crashRestartCluster(t *testing.T, cfg *cluster.Config, dir, proto string, victims []string, rounds int) {
 	const downFor, upFor = 1500 * time.Millisecond, 800 * time.Millisecond
 	duration := time.Duration(rounds)*(downFor+upFor) + 2*time.Second
 	opts := workloadOptions(duration)
 	opts.KeepHistory = true
 	wait := runInBackground(t, opts, cfg)
 	ctx := context.Background()
-	victims := []string{"C", "B", "A"}
 	type outage struct {
 		node         string
 		fromUs, toUs int64

@@ -10,7 +10,7 @@ import (
 )
 
 // AppendCheckpoint implements protocol.Checkpointer: the executor's state, every instance
-// (status, ballots, value, attributes, the drive of those this replica leads, recovery schedule,
+// (status, ballots, value, attributes, whether a TryPreAccept set it, the drive of those this replica leads, recovery schedule,
 // the execution algorithm's marks), the per-key index, the watched instances and their waiters,
 // the announcements awaiting acknowledgements, the garbage-collection state, the search
 // generation and the ordering counters. Maps go in key order (instances by replica, then
@@ -30,6 +30,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 		w.OptionalTxn(e.cmd)
 		writeAttrs(w, e.Attrs)
 		w.Bool(e.unchanged)
+		w.Bool(e.tried)
 		w.Bool(e.indexed)
 		w.Bool(e.drive != nil)
 		if d := e.drive; d != nil {
@@ -52,6 +53,9 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 					w.Message(c, p)
 				}
 			}
+			w.Bool(d.trying)
+			w.Bools(d.holders)
+			w.Bool(d.impossible)
 		}
 		w.Varint(e.recoverAtUs)
 		w.Varint(e.backoffUs)
@@ -114,7 +118,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	w.Varint(g.reportAtUs)
 	w.Uvarint(r.search)
 	s := r.stats
-	for _, v := range []int{s.FastCommits, s.SlowCommits, s.Recoveries, s.NoOps} {
+	for _, v := range []int{s.FastCommits, s.SlowCommits, s.Recoveries, s.NoOps, s.Tries} {
 		w.Int("epaxos counter", v, wire.MaxCheckpointCount)
 	}
 	sizes := slices.Sorted(maps.Keys(s.SCCSizes))
@@ -134,7 +138,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 		inst := readInst(rd)
 		e := &entry{status: Status(rd.Byte("epaxos status")), ballot: rd.Uvarint("epaxos ballot"), vballot: rd.Uvarint("epaxos vballot"),
 			noop: rd.Bool("epaxos noop"), cmd: rd.OptionalTxn(), Attrs: readAttrs(rd), unchanged: rd.Bool("epaxos unchanged"),
-			indexed: rd.Bool("epaxos indexed")}
+			tried: rd.Bool("epaxos tried"), indexed: rd.Bool("epaxos indexed")}
 		if e.status > Executed {
 			rd.Fail("epaxos status", "unknown status %d", e.status)
 		}
@@ -158,6 +162,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 					d.promises[i] = p
 				}
 			}
+			d.trying, d.holders, d.impossible = rd.Bool("epaxos trying"), rd.Bools(), rd.Bool("epaxos impossible")
 			e.drive = d
 		}
 		e.recoverAtUs, e.backoffUs = rd.Varint("epaxos recover at"), rd.Varint("epaxos backoff")
@@ -206,7 +211,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 	}
 	r.search = rd.Uvarint("epaxos search")
 	s := &r.stats
-	for _, v := range []*int{&s.FastCommits, &s.SlowCommits, &s.Recoveries, &s.NoOps} {
+	for _, v := range []*int{&s.FastCommits, &s.SlowCommits, &s.Recoveries, &s.NoOps, &s.Tries} {
 		*v = rd.Int("epaxos counter", wire.MaxCheckpointCount)
 	}
 	for range rd.Count("epaxos component sizes", wire.MaxCheckpointCount, 2) {

@@ -18,7 +18,9 @@ import (
 //	CommitAck       instance
 //	Progress        counted slots, one per instance space
 //	Prepare         instance, ballot
-//	PrepareReply    instance, ballot, ok, status, value ballot, no-op, unchanged, command, attributes
+//	PrepareReply    instance, ballot, ok, status, value ballot, no-op, unchanged, tried, command, attributes
+//	TryPreAccept    instance, ballot, command, attributes
+//	TryPreAcceptReply instance, ballot, ok, conflict, impossible
 //
 // Decode checks every count against its limit before allocating and refuses unknown tags and
 // statuses, so a decoded message is one Append could have produced; the replica checks the
@@ -41,6 +43,8 @@ const (
 	tagPrepareReply
 	tagCommitAck
 	tagProgress
+	tagTryPreAccept
+	tagTryPreAcceptReply
 )
 
 func write(w *wire.Writer, m protocol.Message) bool {
@@ -101,8 +105,22 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		w.Uvarint(m.VBallot)
 		w.Bool(m.NoOp)
 		w.Bool(m.Unchanged)
+		w.Bool(m.Tried)
 		writeCmd(w, m.Cmd)
 		writeAttrs(w, m.Attrs)
+	case *TryPreAccept:
+		w.Byte(tagTryPreAccept)
+		writeInst(w, m.Inst)
+		w.Uvarint(m.Ballot)
+		writeCmd(w, m.Cmd)
+		writeAttrs(w, m.Attrs)
+	case *TryPreAcceptReply:
+		w.Byte(tagTryPreAcceptReply)
+		writeInst(w, m.Inst)
+		w.Uvarint(m.Ballot)
+		w.Bool(m.OK)
+		w.Bool(m.Conflict)
+		w.Bool(m.Impossible)
 	default:
 		return false
 	}
@@ -147,9 +165,15 @@ func read(r *wire.Reader) protocol.Message {
 		if m.Status = Status(r.Byte("status")); m.Status > Accepted {
 			r.Fail("status", "%d is not reported by a promise", m.Status)
 		}
-		m.VBallot, m.NoOp, m.Unchanged, m.Cmd = r.Uvarint("value ballot"), r.Bool("no-op"), r.Bool("unchanged"), readCmd(r)
+		m.VBallot, m.NoOp, m.Unchanged, m.Tried, m.Cmd = r.Uvarint("value ballot"), r.Bool("no-op"), r.Bool("unchanged"), r.Bool("tried"), readCmd(r)
 		m.Attrs = readAttrs(r)
 		return m
+	case tagTryPreAccept:
+		m := &TryPreAccept{Inst: readInst(r), Ballot: r.Uvarint("ballot"), Cmd: readCmd(r)}
+		m.Attrs = readAttrs(r)
+		return m
+	case tagTryPreAcceptReply:
+		return &TryPreAcceptReply{Inst: readInst(r), Ballot: r.Uvarint("ballot"), OK: r.Bool("ok"), Conflict: r.Bool("conflict"), Impossible: r.Bool("impossible")}
 	default:
 		r.Fail("epaxos message tag", "unknown tag %d", tag)
 		return nil

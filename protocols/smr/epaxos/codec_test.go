@@ -28,6 +28,10 @@ func sampleMessages() []protocol.Message {
 		"prepare-reply-acc":   &PrepareReply{Inst: inst, Ballot: 8, OK: true, Status: Accepted, VBallot: 3, NoOp: true},
 		"prepare-reply-nack":  &PrepareReply{Inst: inst, Ballot: 13},
 		"prepare-reply-empty": &PrepareReply{Inst: inst, Ballot: 8, OK: true},
+		"prepare-reply-tried": &PrepareReply{Inst: inst, Ballot: 13, OK: true, Status: PreAccepted, VBallot: 8, Tried: true, Cmd: tx, Attrs: attrs},
+		"try-preaccept":       &TryPreAccept{Inst: inst, Ballot: 8, Cmd: tx, Attrs: attrs},
+		"try-preaccept-ok":    &TryPreAcceptReply{Inst: inst, Ballot: 8, OK: true},
+		"try-preaccept-no":    &TryPreAcceptReply{Inst: inst, Ballot: 8, Conflict: true, Impossible: true},
 	})
 }
 

@@ -51,19 +51,34 @@
 //     the evidence a fast commit would have left), runs Phase 2 with those attributes;
 //  3. else, if a fast commit is impossible — the original leader itself answered without having
 //     committed (it can no longer fast-commit after promising), or some reply was PreAccepted at a
-//     ballot above 0 (an earlier recoverer found a fast commit impossible), or the unchanged
-//     replies plus the replicas not yet heard from cannot reach FQ−1 — restarts Phase 1 at its
-//     ballot (no fast path) with the command, starting from the union of every reported
-//     attribute set, or decides a no-op if no reply knows the command;
-//  4. else waits for more replies (retransmitting the Prepare).
+//     ballot above 0 other than by a TryPreAccept (an earlier recoverer found a fast commit
+//     impossible), or a TryPreAccept was refused with proof (below), or the unchanged replies
+//     plus the replicas not yet heard from cannot reach FQ−1 — restarts Phase 1 at its ballot
+//     (no fast path) with the command, starting from the union of every reported attribute set,
+//     or decides a no-op if no reply knows the command;
+//  4. else (a fast commit of the ballot-0 proposal may have happened, with its remaining
+//     evidence at replicas not heard from) TryPreAccept, the EPaxos paper's optimisation: it asks
+//     the replicas that promised, itself included, to pre-accept the ballot-0 proposal's value.
+//     A replica does unless it knows an interfering command δ that the value does not order: δ is
+//     not reachable from the value's deps, and δ is not committed here with the instance
+//     reachable from its deps. Once a classic quorum holds the value (the ballot-0 replicas that
+//     pre-accepted it unchanged, and those that pre-accepted it now or for an earlier recoverer,
+//     "tried"), the recoverer runs Phase 2 with it. That is safe whether or not the value was
+//     fast-committed: any command committed without the instance in its deps got its
+//     attributes from a quorum, one of whose replicas is such a holder, which saw δ before the
+//     instance and so either ordered the two when it pre-accepted the value at ballot 0, or
+//     refused the TryPreAccept. A refusal because δ is committed, with both searches over
+//     committed instances only, proves the value was never committed (a committed value would
+//     be ordered with δ) and sends the recoverer to step 3; a refusal because δ is uncommitted
+//     makes the replica watch δ, and the recoverer retries every retry period (and keeps asking
+//     the replicas not heard from, whose promises can still settle it by steps 2 and 3).
 //
-// This is the conservative variant of the paper's recovery: we do not implement TryPreAccept.
-// Steps 2 and 3 are exactly spec §3.7's SAFE-ADOPT and SAFE-RESTART (rule A9): each is safe
-// without reasoning about other instances, and step 4 waits only while a replica that may hold
-// the evidence of a fast commit is unreachable (never for N = 3, where FQ−1 = 1 and any
-// reply decides). The price is liveness, not safety: with N ≥ 5 and the leader plus one more
-// replica down, a recovery may wait for the second one to return. A client whose instance ends
-// as a no-op gets an abort (ReasonNoOp).
+// Step 4 only waits while an uncommitted conflicting command is undecided; two such recoveries
+// blocking each other (each instance conflicting with the other's value) wait as before
+// TryPreAccept, for the replicas not heard from. A replica's tried value is reported as such in
+// its promises, so a later recoverer neither counts it as ballot-0 evidence nor as a proof
+// against a fast commit. Steps 2 and 3 are spec §3.7's SAFE-ADOPT and SAFE-RESTART (rule A9).
+// A client whose instance ends as a no-op gets an abort (ReasonNoOp).
 //
 // Durability. The sans-IO replica keeps its state in memory. In the simulator a crashed
 // datacenter freezes with its state; the network server logs every input to Pebble and fsyncs
@@ -117,6 +132,10 @@ const (
 	// control. 1 lets a leader commit on its own attributes, so conflicting commands of two
 	// leaders may commit without either depending on the other.
 	ParamUnsafeFastQuorum = protocol.UnsafeParamPrefix + "fast_quorum"
+	// ParamUnsafeTryIgnoresConflicts makes a replica pre-accept every TryPreAccept without
+	// looking for conflicting commands: the negative control of recovery step 4, under which a
+	// recovery may commit a command that no fast quorum chose, unordered with a conflicting one.
+	ParamUnsafeTryIgnoresConflicts = protocol.UnsafeParamPrefix + "try_ignores_conflicts"
 )
 
 // ReasonNoOp is the abort a client gets when recovery replaced its command by a no-op: the
@@ -148,8 +167,11 @@ type entry struct {
 	// unchanged: this replica answered the PreAccept of ballot vballot with the leader's
 	// attributes unchanged.
 	unchanged bool
-	indexed   bool   // cmd is in the per-key index
-	drive     *drive // this replica leads the instance (original leader or recoverer)
+	// tried: the value is the ballot-0 proposal's, pre-accepted at vballot > 0 from a
+	// TryPreAccept.
+	tried   bool
+	indexed bool   // cmd is in the per-key index
+	drive   *drive // this replica leads the instance (original leader or recoverer)
 	// recoverAtUs and backoffUs schedule recovery while the instance is watched.
 	recoverAtUs, backoffUs int64
 	marks                  visitMarks // the execution algorithm's (exec.go)
@@ -180,6 +202,12 @@ type drive struct {
 	fastDeadlineUs int64
 	retryAtUs      int64
 	promises       []*PrepareReply
+	// trying: recovery sends TryPreAccept with cmd and acc (the ballot-0 proposal) to the
+	// replicas that promised; holders are those that pre-accepted it so; impossible: one
+	// refused with a conflict that proves the proposal was never committed.
+	trying     bool
+	holders    []bool
+	impossible bool
 }
 
 // announcement is a Commit this replica sent, until every replica acknowledged it.
@@ -206,6 +234,7 @@ type Replica struct {
 	cq, fq int
 
 	recoverAfterUs, retryUs, fastTimeoutUs, gcAfterUs int64
+	tryIgnoresConflicts                               bool // ParamUnsafeTryIgnoresConflicts
 
 	insts    map[Instance]*entry
 	nextSlot uint64
@@ -224,15 +253,15 @@ type Replica struct {
 }
 
 // New builds an EPaxos replica. It needs exactly one replica per datacenter and accepts the
-// parameters recover_after, retry, fast_timeout, gc_after (Go durations) and
-// unsafe_fast_quorum.
+// parameters recover_after, retry, fast_timeout, gc_after (Go durations), unsafe_fast_quorum and
+// unsafe_try_ignores_conflicts.
 func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	nodeOf, self, err := protocol.FullReplicas(pc)
 	if err != nil {
 		return nil, err
 	}
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamRecoverAfter, ParamRetry, ParamFastTimeout, ParamGCAfter, ParamUnsafeFastQuorum}, nil); err != nil {
+	if err := p.CheckKnown([]string{ParamRecoverAfter, ParamRetry, ParamFastTimeout, ParamGCAfter, ParamUnsafeFastQuorum, ParamUnsafeTryIgnoresConflicts}, nil); err != nil {
 		return nil, fmt.Errorf("epaxos: %w", err)
 	}
 	n := len(nodeOf)
@@ -283,6 +312,9 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if r.fq < 1 || r.fq > n {
 		return nil, fmt.Errorf("epaxos: parameter %s must lie in [1, %d]", ParamUnsafeFastQuorum, n)
 	}
+	if r.tryIgnoresConflicts, err = p.Bool(ParamUnsafeTryIgnoresConflicts, false); err != nil {
+		return nil, fmt.Errorf("epaxos: %w", err)
+	}
 	r.exec = pcc.New(env, "epaxos", pcc.ReadOnlyOrdered)
 	return r, nil
 }
@@ -329,6 +361,10 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		r.onPrepare(dc, m)
 	case *PrepareReply:
 		r.onPrepareReply(dc, m)
+	case *TryPreAccept:
+		r.onTryPreAccept(dc, m)
+	case *TryPreAcceptReply:
+		r.onTryPreAcceptReply(dc, m)
 	}
 }
 
@@ -384,6 +420,8 @@ type counters struct {
 	// committed as no-ops.
 	Recoveries int
 	NoOps      int
+	// Tries counts the recoveries that sent TryPreAccept (recovery step 4).
+	Tries int
 	// SCCSizes counts executed components by their number of instances.
 	SCCSizes map[int]int
 }
@@ -414,7 +452,7 @@ func (r *Replica) startPreAccept(inst Instance, e *entry, b uint64, t *txn.Txn, 
 	e.cmd = t
 	r.index(inst, e)
 	attrs := r.attributes(inst, t, hint)
-	e.status, e.ballot, e.vballot, e.noop, e.Attrs, e.unchanged = PreAccepted, b, b, false, attrs, true
+	e.status, e.ballot, e.vballot, e.noop, e.Attrs, e.unchanged, e.tried = PreAccepted, b, b, false, attrs, true, false
 	now := r.env.NowUs()
 	d := &drive{ballot: b, phase: preAccepting, replied: make([]bool, r.n), count: 1, cmd: t, proposal: attrs,
 		acc: attrs, allUnchanged: true, fastDeadlineUs: now + r.fastTimeoutUs, retryAtUs: now + r.retryUs}
@@ -447,7 +485,7 @@ func (r *Replica) onPreAccept(from int, m *PreAccept) {
 	switch {
 	case e.vballot == m.Ballot && e.status == Accepted:
 		return // the leader of this ballot is past Phase 1
-	case e.vballot == m.Ballot && e.status == PreAccepted:
+	case e.vballot == m.Ballot && e.status == PreAccepted && !e.tried:
 		// A retransmission or duplicate: the same answer, never a recomputed one.
 		r.send(from, &PreAcceptReply{Inst: m.Inst, Ballot: m.Ballot, OK: true, Unchanged: e.unchanged, Attrs: e.Attrs})
 		return
@@ -457,7 +495,7 @@ func (r *Replica) onPreAccept(from int, m *PreAccept) {
 	r.index(m.Inst, e)
 	attrs := r.attributes(m.Inst, m.Cmd, m.Attrs)
 	unchanged := attrs.Seq == m.Seq && len(attrs.Deps) == len(m.Deps)
-	e.status, e.ballot, e.vballot, e.noop, e.Attrs, e.unchanged = PreAccepted, m.Ballot, m.Ballot, false, attrs, unchanged
+	e.status, e.ballot, e.vballot, e.noop, e.Attrs, e.unchanged, e.tried = PreAccepted, m.Ballot, m.Ballot, false, attrs, unchanged, false
 	r.send(from, &PreAcceptReply{Inst: m.Inst, Ballot: m.Ballot, OK: true, Unchanged: unchanged, Attrs: attrs})
 }
 
@@ -509,7 +547,7 @@ func (r *Replica) accept(inst Instance, e *entry, b uint64, noop bool, t *txn.Tx
 		e.cmd = t
 		r.index(inst, e)
 	}
-	e.status, e.ballot, e.vballot, e.noop, e.Attrs, e.unchanged = Accepted, b, b, noop, attrs, false
+	e.status, e.ballot, e.vballot, e.noop, e.Attrs, e.unchanged, e.tried = Accepted, b, b, noop, attrs, false, false
 }
 
 func (r *Replica) onAccept(from int, m *Accept) {
@@ -642,6 +680,7 @@ func (r *Replica) promise(inst Instance, e *entry, b uint64) *PrepareReply {
 	if e.status == PreAccepted || e.status == Accepted {
 		p.NoOp, p.Attrs = e.noop, e.Attrs
 		p.Unchanged = e.status == PreAccepted && e.unchanged
+		p.Tried = e.status == PreAccepted && e.tried
 		if !e.noop {
 			p.Cmd = e.cmd
 		}
@@ -671,7 +710,7 @@ func (r *Replica) onPrepareReply(from int, m *PrepareReply) {
 }
 
 // decidePrepare applies the recovery rules of the package comment once a classic quorum has
-// promised; it re-runs on every later promise while it waits.
+// promised; it re-runs on every later promise and TryPreAccept reply while it waits.
 func (r *Replica) decidePrepare(inst Instance, e *entry) {
 	d := e.drive
 	if d.count < r.cq {
@@ -691,10 +730,13 @@ func (r *Replica) decidePrepare(inst Instance, e *entry) {
 				accepted = p
 			}
 		case PreAccepted:
-			higherPreAccept = higherPreAccept || p.VBallot > 0
+			// A tried value is the ballot-0 proposal again: no proof that it was not committed.
+			higherPreAccept = higherPreAccept || (p.VBallot > 0 && !p.Tried)
+			if dc != leader && ((p.VBallot == 0 && p.Unchanged) || p.Tried) {
+				evidence = p
+			}
 			if dc != leader && p.VBallot == 0 && p.Unchanged {
 				unchanged++
-				evidence = p
 			}
 			hint = Attrs{Seq: max(hint.Seq, p.Seq), Deps: union(hint.Deps, p.Deps)}
 		}
@@ -710,12 +752,14 @@ func (r *Replica) decidePrepare(inst Instance, e *entry) {
 	}
 	// With FQ = 1 (one replica, or the unsafe control) the leader alone decides a fast commit,
 	// so no other replica can hold its evidence.
-	mayHaveFastCommitted := r.fq > 1 && !higherPreAccept && !d.replied[leader] && unchanged+unheard >= r.fq-1
+	mayHaveFastCommitted := r.fq > 1 && !higherPreAccept && !d.impossible && !d.replied[leader] && unchanged+unheard >= r.fq-1
 	switch {
 	case accepted != nil:
 		r.startAccept(inst, e, d.ballot, accepted.NoOp, accepted.Cmd, accepted.Attrs)
 	case evidence != nil && unchanged >= r.fq-1:
 		r.startAccept(inst, e, d.ballot, false, evidence.Cmd, evidence.Attrs)
+	case mayHaveFastCommitted && evidence != nil:
+		r.tryPreAccept(inst, e, evidence)
 	case mayHaveFastCommitted:
 		// Its evidence may be with a replica not heard from yet: wait for more promises.
 	case known == nil:
@@ -723,6 +767,199 @@ func (r *Replica) decidePrepare(inst Instance, e *entry) {
 	default:
 		r.startPreAccept(inst, e, d.ballot, known.Cmd, hint)
 	}
+}
+
+// tryPreAccept is recovery step 4 (package comment): the ballot-0 proposal (evidence's value)
+// may have been committed on the fast path, and the promises cannot tell. A classic quorum of
+// holders of it makes it safe to accept whether it was or not: the ballot-0 replicas that
+// pre-accepted it unchanged, those that report it tried, and those that pre-accept it now from
+// a TryPreAccept. The first call starts asking the replicas that promised and hold it not;
+// later calls (every promise and reply) count.
+func (r *Replica) tryPreAccept(inst Instance, e *entry, evidence *PrepareReply) {
+	d := e.drive
+	if !d.trying {
+		d.trying, d.holders, d.cmd, d.acc = true, make([]bool, r.n), evidence.Cmd, evidence.Attrs
+		r.stats.Tries++
+		if r.sendTryPreAccepts(inst, e); d.impossible {
+			r.decidePrepare(inst, e) // this replica's own conflict proves no fast commit
+			return
+		}
+	}
+	holders := 0
+	for dc, p := range d.promises {
+		if dc != int(inst.Replica) && (d.holders[dc] || (p != nil && p.Status == PreAccepted && ((p.VBallot == 0 && p.Unchanged) || p.Tried))) {
+			holders++
+		}
+	}
+	if holders >= r.cq {
+		r.startAccept(inst, e, d.ballot, false, d.cmd, d.acc)
+	}
+}
+
+// sendTryPreAccepts tries the drive's value here, if this replica does not hold it yet, and
+// asks every other replica that promised and does not hold it.
+func (r *Replica) sendTryPreAccepts(inst Instance, e *entry) {
+	d := e.drive
+	m := &TryPreAccept{Inst: inst, Ballot: d.ballot, Cmd: d.cmd, Attrs: d.acc}
+	for dc, p := range d.promises {
+		switch {
+		case p == nil || d.holders[dc] || dc == int(inst.Replica):
+		case dc == r.self:
+			if ok, impossible := r.tryHere(inst, e, m); ok {
+				d.holders[dc] = true
+			} else {
+				d.impossible = d.impossible || impossible
+			}
+		default:
+			r.send(dc, m)
+		}
+	}
+}
+
+func (r *Replica) onTryPreAccept(from int, m *TryPreAccept) {
+	e := r.entry(m.Inst)
+	if r.refuse(from, m.Inst, e, m.Ballot, func(b uint64) protocol.Message { return &TryPreAcceptReply{Inst: m.Inst, Ballot: b} }) {
+		return
+	}
+	r.preempt(e, m.Ballot)
+	ok, impossible := r.tryHere(m.Inst, e, m)
+	r.send(from, &TryPreAcceptReply{Inst: m.Inst, Ballot: m.Ballot, OK: ok, Conflict: !ok, Impossible: impossible})
+}
+
+// tryHere pre-accepts m's value here at m's ballot unless it conflicts with an interfering
+// command this replica knows, and reports whether it did, and whether a conflict proves the
+// value was never committed. The value is ordered with such a command δ if δ is reachable from
+// the value's deps through committed deps here, or δ is committed here and reaches the instance
+// the same way (an uncommitted δ's deps are not final, so they do not count); any other δ is a
+// conflict, and proves the value never committed if δ is committed and both searches passed only
+// committed instances (a committed value would be ordered with δ: the dependency invariant).
+// This replica already holds the value if it pre-accepted the ballot-0 proposal unchanged or
+// tried it at this ballot; it refuses if it holds another value at this ballot or an accepted
+// one. It watches an uncommitted conflicting command, so that it gets decided and a retried
+// TryPreAccept can succeed.
+func (r *Replica) tryHere(inst Instance, e *entry, m *TryPreAccept) (ok, impossible bool) {
+	switch {
+	case e.status == PreAccepted && e.vballot == 0 && e.unchanged, e.status == PreAccepted && e.vballot == m.Ballot && e.tried:
+		return true, false
+	case e.status == Accepted, e.vballot == m.Ballot:
+		return false, false
+	}
+	var others []Instance
+	for other, o := range r.insts {
+		if other != inst && o.cmd != nil && !o.noop && o.status != Unknown && interferes(m.Cmd, o.cmd) {
+			others = append(others, other)
+		}
+	}
+	slices.SortFunc(others, Instance.cmp)
+	value, valueFinal := r.closure(m.Deps)
+	var toInst, unsure map[Instance]bool // computed once, if needed
+	conflict := false
+	for _, other := range others {
+		o := r.insts[other]
+		switch {
+		case value[other]:
+			continue
+		case o.status < Committed:
+			conflict = true
+			r.watchInstance(other, o)
+			continue
+		case toInst == nil:
+			toInst, unsure = r.reachingCommitted(inst)
+		}
+		if !toInst[other] {
+			conflict = true
+			impossible = impossible || (valueFinal && !unsure[other])
+		}
+	}
+	if conflict && !r.tryIgnoresConflicts {
+		return false, impossible
+	}
+	e.cmd = m.Cmd
+	r.index(inst, e)
+	e.status, e.ballot, e.vballot, e.noop, e.Attrs, e.unchanged, e.tried = PreAccepted, m.Ballot, m.Ballot, false, m.Attrs, false, true
+	return true, false
+}
+
+// closure returns the instances reachable from from (themselves included) through the deps of
+// instances committed here, and whether it is final: every instance it reached is committed here
+// (an uncommitted or forgotten one may yet lead further).
+func (r *Replica) closure(from []Instance) (reached map[Instance]bool, final bool) {
+	reached, final = map[Instance]bool{}, true
+	stack := slices.Clone(from)
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if reached[v] {
+			continue
+		}
+		reached[v] = true
+		if e := r.insts[v]; e != nil && e.status >= Committed {
+			stack = append(stack, e.Deps...)
+		} else {
+			final = false
+		}
+	}
+	return reached, final
+}
+
+// reachingCommitted returns the instances committed here from which target is reachable through
+// committed deps (toTarget), and those from which an instance not committed here (or forgotten)
+// is reachable so (unsure: their closure is not final).
+func (r *Replica) reachingCommitted(target Instance) (toTarget, unsure map[Instance]bool) {
+	users := map[Instance][]Instance{} // dep → the committed instances naming it
+	var open []Instance
+	for inst, e := range r.insts {
+		if e.status < Committed {
+			continue
+		}
+		for _, d := range e.Deps {
+			users[d] = append(users[d], inst)
+			if de := r.insts[d]; de == nil || de.status < Committed {
+				open = append(open, d)
+			}
+		}
+	}
+	back := func(from []Instance) map[Instance]bool {
+		seen := map[Instance]bool{}
+		for stack := from; len(stack) > 0; {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, u := range users[v] {
+				if !seen[u] {
+					seen[u] = true
+					stack = append(stack, u)
+				}
+			}
+		}
+		return seen
+	}
+	return back([]Instance{target}), back(open)
+}
+
+func (r *Replica) onTryPreAcceptReply(from int, m *TryPreAcceptReply) {
+	e, d := r.driven(m.Inst, m.Ballot, m.OK || m.Conflict)
+	if d == nil || d.phase != preparing || !d.trying || d.holders[from] {
+		return
+	}
+	d.holders[from] = m.OK
+	d.impossible = d.impossible || m.Impossible
+	r.decidePrepare(m.Inst, e)
+}
+
+// interferes reports whether two commands conflict (spec §0): one writes a key the other reads
+// or writes.
+func interferes(a, b *txn.Txn) bool {
+	for _, w := range a.Writes {
+		if b.Accesses(w.Key) {
+			return true
+		}
+	}
+	for _, w := range b.Writes {
+		if a.Accesses(w.Key) {
+			return true
+		}
+	}
+	return false
 }
 
 // ---- Shared machinery ----
@@ -798,6 +1035,13 @@ func (r *Replica) retransmit(inst Instance, e *entry) {
 	switch d.phase {
 	case preparing:
 		m = &Prepare{Inst: inst, Ballot: d.ballot}
+		if d.trying {
+			r.sendTryPreAccepts(inst, e)
+			r.decidePrepare(inst, e)
+			if e.drive != d {
+				return
+			}
+		}
 	case preAccepting:
 		m = &PreAccept{Inst: inst, Ballot: d.ballot, Cmd: d.cmd, Attrs: d.proposal}
 	case accepting:
@@ -984,17 +1228,21 @@ func (r *Replica) wellFormed(from int, m protocol.Message) bool {
 		return m != nil && len(m.UpTo) == r.n
 	case *Prepare:
 		return m != nil && r.validInst(m.Inst) && m.Ballot > 0 && owns(m.Inst, m.Ballot)
+	case *TryPreAccept:
+		return m != nil && r.validAttrs(m.Inst, m.Attrs) && m.Cmd != nil && m.Ballot > 0 && owns(m.Inst, m.Ballot)
+	case *TryPreAcceptReply:
+		return m != nil && r.validInst(m.Inst) && !(m.OK && m.Conflict) && (m.Conflict || !m.Impossible)
 	case *PrepareReply:
 		if m == nil || !r.validAttrs(m.Inst, m.Attrs) {
 			return false
 		}
 		switch m.Status {
 		case Unknown:
-			return m.Cmd == nil && !m.NoOp && !m.Unchanged
+			return m.Cmd == nil && !m.NoOp && !m.Unchanged && !m.Tried
 		case PreAccepted:
-			return m.Cmd != nil && !m.NoOp
+			return m.Cmd != nil && !m.NoOp && !(m.Tried && (m.Unchanged || m.VBallot == 0))
 		case Accepted:
-			return m.NoOp == (m.Cmd == nil) && !m.Unchanged
+			return m.NoOp == (m.Cmd == nil) && !m.Unchanged && !m.Tried
 		}
 		return false
 	}

@@ -343,21 +343,6 @@ func (w *world) checkInvariants() {
 	}
 }
 
-// interfere reports whether two known commands conflict (spec §0).
-func interfere(a, b *txn.Txn) bool {
-	for _, x := range a.Writes {
-		if b.Accesses(x.Key) {
-			return true
-		}
-	}
-	for _, x := range b.Writes {
-		if a.Accesses(x.Key) {
-			return true
-		}
-	}
-	return false
-}
-
 // checkPaths checks the dependency invariant at r: every two interfering committed (or
 // executed) commands are joined by a path of deps in one direction or the other.
 func checkPaths(t *testing.T, r *Replica) {
@@ -390,7 +375,7 @@ func checkPaths(t *testing.T, r *Replica) {
 	}
 	for i, a := range done {
 		for _, b := range done[i+1:] {
-			if interfere(r.insts[a].cmd, r.insts[b].cmd) && !reach(a, b) && !reach(b, a) {
+			if interferes(r.insts[a].cmd, r.insts[b].cmd) && !reach(a, b) && !reach(b, a) {
 				t.Errorf("R%d: interfering %v %+v and %v %+v are joined by no path of deps", r.self, a, r.insts[a].Attrs, b, r.insts[b].Attrs)
 			}
 		}

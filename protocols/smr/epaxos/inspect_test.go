@@ -31,7 +31,7 @@ func init() {
 // at recovery) do make replicas run Explicit Prepare, so its verdict covers recovery, and every
 // replica ends with nothing in flight.
 func TestSwarmExercisesRecovery(t *testing.T) {
-	recoveries, commits := 0, 0
+	recoveries, tries, commits := 0, 0, 0
 	for seed := uint64(1); seed <= 20; seed++ {
 		opts := swarm.Options("epaxos-inspect", seed)
 		crashDuringRecovery(seed, &opts)
@@ -40,13 +40,14 @@ func TestSwarmExercisesRecovery(t *testing.T) {
 		}
 		for _, r := range inspected {
 			recoveries += r.stats.Recoveries
+			tries += r.stats.Tries
 			commits += r.stats.FastCommits + r.stats.SlowCommits
 			if !r.Quiescent() {
 				t.Errorf("seed %d: replica %d has work in flight at the end", seed, r.self)
 			}
 		}
 	}
-	t.Logf("%d recoveries, %d commits by original leaders", recoveries, commits)
+	t.Logf("%d recoveries (%d sent TryPreAccept), %d commits by original leaders", recoveries, tries, commits)
 	if recoveries == 0 {
 		t.Fatal("no replica ever recovered an instance")
 	}

@@ -122,6 +122,10 @@ func instanceOf(m protocol.Message) (Instance, bool) {
 		return m.Inst, true
 	case *PrepareReply:
 		return m.Inst, true
+	case *TryPreAccept:
+		return m.Inst, true
+	case *TryPreAcceptReply:
+		return m.Inst, true
 	}
 	return Instance{}, false
 }
@@ -137,7 +141,9 @@ type Prepare struct {
 // instance: Status (unknown, pre-accepted, accepted), the ballot it was (pre-)accepted at
 // (VBallot), the value (NoOp or Cmd with Attrs), and Unchanged: it pre-accepted the original
 // leader's ballot-0 proposal without changing its attributes, the evidence of a possible fast
-// commit. Not OK: it promised the higher Ballot.
+// commit; Tried: it pre-accepted the ballot-0 proposal's value at VBallot > 0 from a
+// TryPreAccept (no evidence of a fast commit, and no proof against one). Not OK: it promised the
+// higher Ballot.
 type PrepareReply struct {
 	Inst      Instance
 	Ballot    uint64
@@ -147,7 +153,34 @@ type PrepareReply struct {
 	NoOp      bool
 	Cmd       *txn.Txn
 	Unchanged bool
+	Tried     bool
 	Attrs
+}
+
+// TryPreAccept is the EPaxos paper's recovery optimisation: a replica recovering Inst at Ballot
+// that found some, but not enough, evidence that the original leader committed Cmd with Attrs
+// on the fast path asks a replica that promised Ballot to pre-accept that value, which it does
+// only if no interfering command it knows is ordered neither before nor after the instance by
+// the value and its own attributes.
+type TryPreAccept struct {
+	Inst   Instance
+	Ballot uint64
+	Cmd    *txn.Txn
+	Attrs
+}
+
+// TryPreAcceptReply answers a TryPreAccept. OK: the replica pre-accepted the value at Ballot.
+// Conflict: it did not, at Ballot, because of an interfering command it knows or because it
+// holds another value at Ballot or an accepted one; Impossible: an interfering command is
+// committed here, and neither it nor the value reaches the other through committed deps, so the
+// value was never committed (a fast commit of it would have ordered the two). Neither OK nor
+// Conflict: the replica promised the higher Ballot.
+type TryPreAcceptReply struct {
+	Inst       Instance
+	Ballot     uint64
+	OK         bool
+	Conflict   bool
+	Impossible bool
 }
 
 // Status is how far an instance has come at one replica.
@@ -194,4 +227,10 @@ func (m *Progress) SizeBytes() int { return 1 + 5*len(m.UpTo) }
 func (m *Prepare) SizeBytes() int { return 20 }
 
 // SizeBytes estimates the encoded size.
-func (m *PrepareReply) SizeBytes() int { return 32 + m.Cmd.SizeBytes() + m.size() }
+func (m *PrepareReply) SizeBytes() int { return 33 + m.Cmd.SizeBytes() + m.size() }
+
+// SizeBytes estimates the encoded size.
+func (m *TryPreAccept) SizeBytes() int { return 20 + m.Cmd.SizeBytes() + m.size() }
+
+// SizeBytes estimates the encoded size.
+func (m *TryPreAcceptReply) SizeBytes() int { return 23 }

@@ -18,13 +18,17 @@ var x = []string{"x"}
 //  2. R4 leads δ (T2: read x, write x). Its PreAccept reaches R2 and R3, which never saw γ: all
 //     unchanged, so δ commits on the fast path with deps {} everywhere.
 //  3. R1 recovers γ. Promises from R1, R2, R3: one unchanged reply, and R4 unheard could be a
-//     second, which with R0 would make a fast quorum: R1 must wait (rule 4), not adopt. R4's
-//     promise (γ unknown) settles it: no fast commit was possible, so R1 restarts Phase 1.
+//     second, which with R0 would make a fast quorum: R1 must not adopt, nor restart yet (rule
+//     4). It sends TryPreAccept of γ's ballot-0 value to R2 and R3, which refuse: they hold δ
+//     committed, interfering, and neither reaches the other through committed deps, which a
+//     fast commit of γ would have prevented. That proves γ was not fast-committed, so R1
+//     restarts Phase 1 without waiting for R4.
 //
 // A recovery that adopted R1's PreAccepted attributes (deps {}) would commit γ and δ, which
 // interfere, with neither in the other's deps, and replicas could execute them in either order.
 // Ours re-runs Phase 1 at its ballot, and R1, which knows δ, adds it: γ's deps contain δ, every
-// replica executes δ then γ, T2 commits and T1 aborts everywhere.
+// replica executes δ then γ, T2 commits and T1 aborts everywhere. (Before TryPreAccept, R1
+// waited here for R4's promise.)
 func TestRecoveryKeepsDependencyUnderAsymmetricPreAcceptLoss(t *testing.T) {
 	w := newWorld(t, 5, nil)
 	gamma := w.submit(0, "T1", x, x)
@@ -41,12 +45,21 @@ func TestRecoveryKeepsDependencyUnderAsymmetricPreAcceptLoss(t *testing.T) {
 
 	r1 := w.reps[1]
 	r1.startRecovery(gamma, r1.insts[gamma])
-	w.deliver(func(e envelope) bool { return e.to != 4 && e.from != 4 })
-	if d := r1.insts[gamma].drive; d == nil || d.phase != preparing {
-		t.Fatalf("R1 did not wait for R4's promise (drive %+v): one unchanged reply plus an unheard replica may hide a fast commit", d)
+	var refusals []*TryPreAcceptReply
+	w.deliver(func(e envelope) bool {
+		if m, ok := e.m.(*TryPreAcceptReply); ok && e.to == 1 {
+			refusals = append(refusals, m)
+		}
+		return e.to != 4 && e.from != 4
+	})
+	if len(refusals) != 2 || !refusals[0].Impossible || !refusals[1].Impossible {
+		t.Fatalf("TryPreAccept replies to R1 %+v; want R2's and R3's refusals proving no fast commit", refusals)
+	}
+	g := r1.insts[gamma]
+	if g.status != Executed || !slices.Contains(g.Deps, delta) {
+		t.Fatalf("γ at R1 without R4: status %d deps %v; want executed with δ %v among its deps", g.status, g.Deps, delta)
 	}
 	w.deliver(nil)
-	g := r1.insts[gamma]
 	if g.status != Executed || !slices.Contains(g.Deps, delta) {
 		t.Fatalf("γ at R1: status %d deps %v; want executed with δ %v among its deps", g.status, g.Deps, delta)
 	}
@@ -322,9 +335,10 @@ func TestRecoveryDecidesNoOpForCommandNobodyHolds(t *testing.T) {
 // and R0 and R2 crash. Meanwhile R4's δ (T2: read x, write x) is pre-accepted at R3 only. R3
 // recovers γ with promises from R1 (unchanged), R3 and R4: one unchanged reply, and R2 unheard
 // could be the second that makes a fast quorum with R0, as it is. Restarting Phase 1 here would
-// give γ the deps {δ} (R3 knows δ) and contradict the fast commit, so R3 must wait. When R2
-// returns, its unchanged promise completes the evidence and R3 commits γ with R0's attributes;
-// every replica then agrees with the answer R0 gave.
+// give γ the deps {δ} (R3 knows δ) and contradict the fast commit, so R3 must wait (its
+// TryPreAccepts are refused while δ is undecided: TestTryPreAcceptWaitsForUncommittedConflict
+// follows that path). When R2 returns, its unchanged promise completes the evidence and R3
+// commits γ with R0's attributes; every replica then agrees with the answer R0 gave.
 func TestRecoveryWaitsForPossibleFastQuorumEvidence(t *testing.T) {
 	w := newWorld(t, 5, nil)
 	gamma := w.submit(0, "T1", x, x)
