@@ -11,7 +11,6 @@ import (
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/logclient"
-	"github.com/meridian-kv/meridian/topology"
 )
 
 // TestFLStoreKillMaintainer runs standalone FLStore as real processes in one datacenter (two
@@ -26,11 +25,7 @@ func TestFLStoreKillMaintainer(t *testing.T) {
 	t.Parallel()
 	bin := meridianBinary(t)
 	dir := t.TempDir()
-	topoFile := writeTopology(t, dir)
-	topo, _, err := topology.Load(topoFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo, topoFile := oneDCTopology(t, dir)
 	e, err := registry.Lookup("flstore")
 	if err != nil {
 		t.Fatal(err)

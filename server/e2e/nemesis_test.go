@@ -37,11 +37,7 @@ func runNemesis(t *testing.T, proto string) {
 	dir := t.TempDir()
 	var cfg *cluster.Config
 	if proto == "fastccs" {
-		topoFile := writeTopology(t, dir)
-		topo, _, err := topology.Load(topoFile)
-		if err != nil {
-			t.Fatal(err)
-		}
+		topo, topoFile := oneDCTopology(t, dir)
 		cfg = cluster.GeneratePartitioned(topo, topoFile, proto, dir, freeBasePort(t, tccPartitions), tccPartitions)
 	} else {
 		topo, _ := topology.Preset("table4.1")

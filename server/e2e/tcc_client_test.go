@@ -11,7 +11,6 @@ import (
 
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/server/cluster"
-	"github.com/meridian-kv/meridian/topology"
 )
 
 // runMeridian runs the meridian binary with args and stdin, and returns its output and exit
@@ -44,11 +43,7 @@ func TestTCCClientCommand(t *testing.T) {
 	t.Parallel()
 	bin := meridianBinary(t)
 	dir := t.TempDir()
-	topoFile := writeTopology(t, dir)
-	topo, _, err := topology.Load(topoFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo, topoFile := oneDCTopology(t, dir)
 	const partitions = 2
 	cfg := bringUp(t, cluster.GeneratePartitioned(topo, topoFile, "fastccs", dir, freeBasePort(t, partitions), partitions), dir, bin)
 	if p, q := tcc.PartitionOf("k1", partitions), tcc.PartitionOf("k2", partitions); p == q {

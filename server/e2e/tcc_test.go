@@ -26,11 +26,7 @@ func startPartitioned(t *testing.T, protocolName string, params protocol.Params)
 	t.Helper()
 	bin := meridianBinary(t)
 	dir := t.TempDir()
-	topoFile := writeTopology(t, dir)
-	topo, _, err := topology.Load(topoFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo, topoFile := oneDCTopology(t, dir)
 	cfg := cluster.GeneratePartitioned(topo, topoFile, protocolName, dir, freeBasePort(t, tccPartitions), tccPartitions)
 	cfg.Params = params
 	return bringUp(t, cfg, dir, bin), dir
@@ -44,6 +40,18 @@ func writeTopology(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// oneDCTopology writes the one-datacenter topology into dir (writeTopology) and returns it and
+// its file, which cluster files name.
+func oneDCTopology(t *testing.T, dir string) (*topology.Topology, string) {
+	t.Helper()
+	file := writeTopology(t, dir)
+	topo, _, err := topology.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo, file
 }
 
 // tccLoad is a short, contended run: few keys per partition, many writes.
