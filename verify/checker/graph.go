@@ -66,13 +66,7 @@ func (c *checker) buildGraph(in *installed) *graph {
 		from int32
 		edge
 	}
-	nReads := 0
-	for v, ok := range c.committed {
-		if ok {
-			nReads += len(c.h.Txns[c.txnIdx[v]].Reads)
-		}
-	}
-	raw := make([]rawEdge, 0, len(proj)+2*nReads) // ww, plus at most a wr and an rw per read
+	raw := make([]rawEdge, 0, len(proj)+2*c.committedReads) // ww, plus at most a wr and an rw per read
 	add := func(from, to, key int32, kind edgeKind) {
 		if from != to {
 			raw = append(raw, rawEdge{from, edge{to, key, kind}})
@@ -88,7 +82,7 @@ func (c *checker) buildGraph(in *installed) *graph {
 			continue // an aborted transaction's reads order nothing
 		}
 		reader := int32(v)
-		for _, r := range c.h.Txns[c.txnIdx[v]].Reads {
+		for _, r := range c.h.txns.Txn(int(c.txnIdx[v])).Reads {
 			k, keyKnown := c.keyNum[r.Key]
 			next := int32(-1) // position in proj of the version after the one read
 			if r.Version == txn.None {
