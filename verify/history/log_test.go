@@ -20,7 +20,7 @@ func TestLogRoundTrip(t *testing.T) {
 	}
 	for i := range 3 * logChunk { // spill over chunks of transactions and of operations
 		in = append(in, Txn{ID: txn.NewID(5, uint32(i+1)), DC: "S", Client: "S/0", Status: txn.Committed,
-			Reads: []txn.Read{{Key: string(rune('a'+i%26)), Version: txn.NewID(1, 1)}}})
+			Reads: []txn.Read{{Key: string(rune('a' + i%26)), Version: txn.NewID(1, 1)}}})
 	}
 	var l Log
 	for _, tx := range in {
