@@ -5,15 +5,17 @@ import (
 )
 
 // Log holds a run's transactions compactly while it records them: every key, datacenter,
-// client and abort reason is stored once and referred to by number, and the transactions and
-// their reads and writes live in fixed-size chunks, so that recording never copies what it
-// already holds and a long run costs about 70 bytes per transaction plus 16 per operation
-// (a []Txn with its own Reads, Writes and key strings costs several times that). Txn gives a
-// transaction back exactly as it was appended. The zero Log is empty and ready to use; it is
+// client, abort reason and version read is stored once and referred to by number, and the
+// transactions and their reads and writes live in fixed-size chunks, so that recording never
+// copies what it already holds and a long run costs about 72 bytes per transaction plus 8 per
+// operation (a []Txn with its own Reads, Writes and key strings costs several times that). Txn
+// gives a transaction back as it was appended. The zero Log is empty and ready to use; it is
 // not safe for concurrent use.
 type Log struct {
 	names   []string          // interned strings, by number
 	nameNum map[string]uint32 // string -> number in names
+	ids     []txn.ID          // interned versions read, by number
+	idNum   map[txn.ID]uint32 // version -> number in ids
 	txns    [][]logTxn        // chunks of logChunk transactions
 	ops     [][]logOp         // chunks of logChunk operations: each transaction's reads, then its writes
 	nOps    uint64
@@ -36,10 +38,10 @@ type logTxn struct {
 	snapshot        bool
 }
 
-// logOp is one read (key and version) or write (key; version unused) of a Log.
+// logOp is one read (key and version) or write (key; version unused) of a Log, as numbers in
+// Log.names and Log.ids.
 type logOp struct {
-	version txn.ID
-	key     uint32
+	key, version uint32
 }
 
 // Len returns the number of transactions appended.
@@ -59,13 +61,27 @@ func (l *Log) intern(s string) uint32 {
 	return n
 }
 
+// internID returns id's number in l.ids, adding it if new.
+func (l *Log) internID(id txn.ID) uint32 {
+	n, ok := l.idNum[id]
+	if !ok {
+		if l.idNum == nil {
+			l.idNum = make(map[txn.ID]uint32)
+		}
+		n = uint32(len(l.ids))
+		l.idNum[id] = n
+		l.ids = append(l.ids, id)
+	}
+	return n
+}
+
 // addOp appends one operation.
 func (l *Log) addOp(key string, version txn.ID) {
 	if l.nOps%logChunk == 0 {
 		l.ops = append(l.ops, make([]logOp, 0, logChunk))
 	}
 	last := &l.ops[len(l.ops)-1]
-	*last = append(*last, logOp{version: version, key: l.intern(key)})
+	*last = append(*last, logOp{key: l.intern(key), version: l.internID(version)})
 	l.nOps++
 }
 
@@ -103,7 +119,7 @@ func (l *Log) Txn(i int) Txn {
 		t.Reads = make([]txn.Read, e.nReads)
 		for j := range t.Reads {
 			o := l.op(op)
-			t.Reads[j] = txn.Read{Key: l.names[o.key], Version: o.version}
+			t.Reads[j] = txn.Read{Key: l.names[o.key], Version: l.ids[o.version]}
 			op++
 		}
 	}
