@@ -179,15 +179,16 @@ func CheckLog(l *history.Log, replicas []history.Replica, opts Options) Report {
 // txnSource is read access to a history's transactions: a []history.Txn or a history.Log.
 type txnSource interface {
 	Len() int
-	// Txn returns the i-th transaction; the checker does not modify its slices.
-	Txn(i int) history.Txn
+	// TxnReusing returns the i-th transaction, perhaps in buf's slices (history.Log.TxnReusing):
+	// valid until the next call with the same buf. The checker does not modify its slices.
+	TxnReusing(i int, buf *history.Txn) history.Txn
 }
 
 // txnSlice is a txnSource over a slice.
 type txnSlice []history.Txn
 
-func (s txnSlice) Len() int              { return len(s) }
-func (s txnSlice) Txn(i int) history.Txn { return s[i] }
+func (s txnSlice) Len() int                                     { return len(s) }
+func (s txnSlice) TxnReusing(i int, _ *history.Txn) history.Txn { return s[i] }
 
 // source is the history a check reads: its transactions and the replicas' version orders.
 type source struct {
@@ -420,8 +421,9 @@ func newChecker(h *source) *checker {
 		keyNum:     make(map[string]int32),
 		writeStart: make([]int32, 1, n+1),
 	}
+	var buf history.Txn
 	for i := range n {
-		t := h.txns.Txn(i)
+		t := h.txns.TxnReusing(i, &buf)
 		switch {
 		case t.ID == txn.None:
 			c.report(KindMalformed, fmt.Sprintf("transaction %d of the history has id txn.None; ignored", i))
@@ -479,8 +481,9 @@ func (c *checker) intern(key string) int32 {
 // replica's version order, copying the transactions only if there is one to decide.
 func resolveUnknown(h *source) *source {
 	unknown := false
+	var buf history.Txn
 	for i := range h.txns.Len() {
-		if h.txns.Txn(i).Status == txn.Unknown {
+		if h.txns.TxnReusing(i, &buf).Status == txn.Unknown {
 			unknown = true
 			break
 		}
@@ -502,7 +505,7 @@ func resolveUnknown(h *source) *source {
 	}
 	resolved := make(txnSlice, h.txns.Len())
 	for i := range resolved {
-		t := h.txns.Txn(i)
+		t := h.txns.TxnReusing(i, &history.Txn{}) // kept: new slices
 		if t.Status == txn.Unknown {
 			if installed != nil && installed(t.ID, t.Writes) {
 				t.Status = txn.Committed
@@ -522,7 +525,7 @@ func checkSnapshotsPerDC(h *source) Report {
 	byDC := map[string][]history.Txn{}
 	var rw []history.Txn
 	for i := range h.txns.Len() {
-		if t := h.txns.Txn(i); t.Snapshot {
+		if t := h.txns.TxnReusing(i, &history.Txn{}); t.Snapshot { // kept: new slices
 			byDC[t.DC] = append(byDC[t.DC], t)
 		} else {
 			rw = append(rw, t)

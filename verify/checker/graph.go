@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 // edgeKind is a dependency type; kinds are bits so that a set of kinds is a mask.
@@ -77,12 +78,13 @@ func (c *checker) buildGraph(in *installed) *graph {
 			add(proj[i-1], proj[i], int32(k), ww)
 		}
 	}
+	var buf history.Txn
 	for v, id := range c.ids {
 		if !c.committed[v] {
 			continue // an aborted transaction's reads order nothing
 		}
 		reader := int32(v)
-		for _, r := range c.h.txns.Txn(int(c.txnIdx[v])).Reads {
+		for _, r := range c.h.txns.TxnReusing(int(c.txnIdx[v]), &buf).Reads {
 			k, keyKnown := c.keyNum[r.Key]
 			next := int32(-1) // position in proj of the version after the one read
 			if r.Version == txn.None {

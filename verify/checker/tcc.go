@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 // checkCausal is Check for the Causal model (see the package documentation for what it checks).
@@ -175,8 +176,9 @@ func (c *tccChecker) intern(key string) int32 {
 func (c *tccChecker) index() {
 	c.wStart = append(c.wStart, 0)
 	c.rStart = append(c.rStart, 0)
+	var buf history.Txn
 	for i := range c.h.txns.Len() {
-		t := c.h.txns.Txn(i)
+		t := c.h.txns.TxnReusing(i, &buf)
 		isWOT := len(t.Writes) > 0
 		switch {
 		case t.ID == txn.None:
@@ -260,13 +262,14 @@ func (c *tccChecker) checkInstalledWrites() {
 // resolveReads checks C1 on every read, resolves the version read to its writer and position,
 // and counts a WOT of unknown outcome that was read as committed.
 func (c *tccChecker) resolveReads() {
+	var buf history.Txn
 	n := c.rStart[len(c.rStart)-1]
 	c.rKey, c.rSrc, c.rPos = make([]int32, n), make([]int32, n), make([]int32, n)
 	for v, id := range c.ids {
 		if c.isWOT[v] {
 			continue
 		}
-		reads := c.h.txns.Txn(int(c.txIdx[v])).Reads
+		reads := c.h.txns.TxnReusing(int(c.txIdx[v]), &buf).Reads
 		for j, r := range reads {
 			i := c.rStart[v] + int32(j)
 			k, written := c.keyNum[r.Key]
@@ -361,12 +364,13 @@ func (c *tccChecker) finalROTs() map[txn.ID]bool {
 
 // checkROTs applies the per-ROT oracles C4, C5 and C6.
 func (c *tccChecker) checkROTs() {
+	var buf history.Txn
 	final := c.finalROTs()
 	for v, id := range c.ids {
 		if c.isWOT[v] {
 			continue
 		}
-		t := c.h.txns.Txn(int(c.txIdx[v]))
+		t := c.h.txns.TxnReusing(int(c.txIdx[v]), &buf)
 		if c.opts.MaxRounds > 0 && t.Rounds > c.opts.MaxRounds {
 			c.report(Anomaly{Kind: TCCRounds, Txns: []txn.ID{id},
 				Detail: fmt.Sprintf("%v took %d rounds, more than %d", id, t.Rounds, c.opts.MaxRounds)})

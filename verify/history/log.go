@@ -109,26 +109,33 @@ func (l *Log) op(i uint64) *logOp { return &l.ops[i/logChunk][i%logChunk] }
 
 // Txn returns the i-th transaction appended (from 0), equal to what was appended except that
 // empty Reads and Writes are nil. Its slices are new: the caller may keep or change them.
-func (l *Log) Txn(i int) Txn {
+func (l *Log) Txn(i int) Txn { return l.TxnReusing(i, &Txn{}) }
+
+// TxnReusing is Txn with the Reads and Writes in buf's slices (grown as needed, and left in
+// buf for the next call), for a caller that reads the transactions one after the other: what
+// it returns is valid only until the next call with the same buf.
+func (l *Log) TxnReusing(i int, buf *Txn) Txn {
 	e := &l.txns[i/logChunk][i%logChunk]
 	t := Txn{ID: e.id, First: e.first, StartUs: e.startUs, EndUs: e.endUs,
 		DC: l.names[e.dc], Client: l.names[e.client], Reason: txn.AbortReason(l.names[e.reason]),
 		Attempt: int(e.attempt), Rounds: int(e.rounds), Status: e.status, Snapshot: e.snapshot}
 	op := e.op
 	if e.nReads > 0 {
-		t.Reads = make([]txn.Read, e.nReads)
-		for j := range t.Reads {
+		buf.Reads = buf.Reads[:0]
+		for range e.nReads {
 			o := l.op(op)
-			t.Reads[j] = txn.Read{Key: l.names[o.key], Version: l.ids[o.version]}
+			buf.Reads = append(buf.Reads, txn.Read{Key: l.names[o.key], Version: l.ids[o.version]})
 			op++
 		}
+		t.Reads = buf.Reads
 	}
 	if e.nWrites > 0 {
-		t.Writes = make([]string, e.nWrites)
-		for j := range t.Writes {
-			t.Writes[j] = l.names[l.op(op).key]
+		buf.Writes = buf.Writes[:0]
+		for range e.nWrites {
+			buf.Writes = append(buf.Writes, l.names[l.op(op).key])
 			op++
 		}
+		t.Writes = buf.Writes
 	}
 	return t
 }
