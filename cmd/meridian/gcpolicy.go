@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // heapHeadroomBytes bounds how far the heap may grow above its live data between two
@@ -25,15 +26,20 @@ func tuneSimulationGC() {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	onEveryGC(func() {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			debug.SetMemoryLimit(int64(sample[0].Value.Uint64()) + heapHeadroomBytes)
-		}
+	boundHeapGrowth.Do(func() {
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		onEveryGC(func() {
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 {
+				debug.SetMemoryLimit(int64(sample[0].Value.Uint64()) + heapHeadroomBytes)
+			}
+		})
+		debug.SetMemoryLimit(heapHeadroomBytes)
 	})
-	debug.SetMemoryLimit(heapHeadroomBytes)
 }
+
+// boundHeapGrowth starts the memory limit's updates once per process (tests run many benches).
+var boundHeapGrowth sync.Once
 
 // gcSentinel is an object nothing refers to, whose finalizer runs after the collection that
 // finds it.
