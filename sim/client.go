@@ -104,6 +104,10 @@ func (c *Conn) NowUs() int64 { return c.sim.nowUs }
 // After runs fn after delayUs; it waits out the client's datacenter's outages.
 func (c *Conn) After(delayUs int64, fn func()) { c.sim.After(c.dc, delayUs, fn) }
 
+// MoveTo places the client in datacenter dc (a client that travels, workload.Relocatable):
+// its timers and outages are dc's from now on. Calls in flight are unaffected.
+func (c *Conn) MoveTo(dc int) { c.dc = dc }
+
 // DC returns the index of the client's datacenter.
 func (c *Conn) DC() int { return c.dc }
 

@@ -31,6 +31,10 @@ type TCC struct {
 	// partitions, chosen uniformly, with its keys spread round-robin over them (E7, spec WL5;
 	// keys within a partition are drawn uniformly).
 	PartitionsPerTxn int
+	// MoveFraction is the chance that a client moves to another datacenter (uniformly chosen)
+	// before a transaction; 0 (the default) keeps clients in their datacenters. It needs a
+	// protocol whose client library can move (tcc.Mover: fastccs-geo) and two datacenters.
+	MoveFraction float64
 }
 
 // DistGaussian draws keys from a normal distribution centred on the key space (TCC).
@@ -57,6 +61,8 @@ func (c TCC) Validate() error {
 		return fmt.Errorf("workload: distribution must be %q or %q, got %q", DistGaussian, DistUniform, c.Distribution)
 	case c.Distribution == DistGaussian && (c.SigmaFraction <= 0 || math.IsNaN(c.SigmaFraction)):
 		return fmt.Errorf("workload: gaussian sigma fraction must be positive, got %g", c.SigmaFraction)
+	case c.MoveFraction < 0 || c.MoveFraction > 1 || math.IsNaN(c.MoveFraction):
+		return fmt.Errorf("workload: move fraction must be in [0, 1], got %g", c.MoveFraction)
 	case c.PartitionsPerTxn < 0:
 		return fmt.Errorf("workload: partitions per transaction must not be negative, got %d", c.PartitionsPerTxn)
 	}

@@ -41,7 +41,7 @@ func (c TCC) NewRun(info RunInfo) (Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &tccRun{cfg: c, info: info, gen: gen, rot: newLatencyHistogram(), wot: newLatencyHistogram(),
+	r := &tccRun{cfg: c, info: info, gen: gen, rot: newLatencyHistogram(), wot: newLatencyHistogram(), move: newLatencyHistogram(),
 		m: &TCCMetrics{RotRounds: map[string]int{"1": 0, "2": 0, "3": 0}, VisibleOnCommit: info.Protocol.VisibleOnCommit}}
 	r.vis = newVisibility(info.WindowUs[0], info.WindowUs[1])
 	return r, nil
@@ -83,6 +83,12 @@ type TCCMetrics struct {
 	// VisibleOnCommit is set for the protocols whose partitions make a version visible as they
 	// commit it (registry.Entry.VisibleOnCommit): their visibility lag is 0 by definition.
 	VisibleOnCommit bool `json:"visible_on_commit,omitempty"`
+	// Moves counts the clients' moves to another datacenter (TCC.MoveFraction), MovesFailed
+	// those the new datacenter did not cover in time, and MoveWait how long a move waited
+	// until the new datacenter covered the session's past (all moves of the run).
+	Moves       int        `json:"moves,omitempty"`
+	MovesFailed int        `json:"moves_failed,omitempty"`
+	MoveWait    TCCLatency `json:"move_wait,omitzero"`
 	// ValueMismatches counts reads (measured or not) whose value is not what the version they
 	// name wrote: a protocol bug, whatever the consistency model.
 	ValueMismatches int `json:"value_mismatches"`
@@ -138,7 +144,8 @@ type tccRun struct {
 	mu       sync.Mutex
 	m        *TCCMetrics
 	rot, wot *hdrhistogram.Histogram
-	written  map[string]bool // keys committed WOTs wrote: what the final reads cover
+	move     *hdrhistogram.Histogram // move waits, µs
+	written  map[string]bool         // keys committed WOTs wrote: what the final reads cover
 	vis      *visibility
 }
 
@@ -152,8 +159,11 @@ func (r *tccRun) NewClient(ci ClientInfo) (Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.info.Protocol.Name, err)
 	}
+	if _, ok := lib.(tcc.Mover); r.cfg.MoveFraction > 0 && (!ok || r.info.Topology.N() < 2) {
+		return nil, fmt.Errorf("workload: tcc clients can move only with a protocol whose clients change datacenter (fastccs-geo) on two datacenters or more; %s on %d", r.info.Protocol.Name, r.info.Topology.N())
+	}
 	dc := r.info.Topology.DCs[ci.DC]
-	return &tccClient{run: r, conn: ci.Conn, dc: dc, sess: tcc.NewSession(lib, tr, ci.ID, dc, ci.Name, r.record)}, nil
+	return &tccClient{run: r, conn: ci.Conn, dc: dc, dcIndex: ci.DC, sess: tcc.NewSession(lib, tr, ci.ID, dc, ci.Name, r.record)}, nil
 }
 
 func (r *tccRun) record(t history.Txn) {
@@ -180,7 +190,7 @@ func (r *tccRun) Metrics() Metrics {
 	m := r.m
 	windowS := float64(r.info.WindowUs[1]-r.info.WindowUs[0]) / 1e6
 	m.ThroughputTPS = float64(m.ROTs+m.WOTs) / windowS
-	m.ROTLatency, m.WOTLatency = latencyOf(r.rot), latencyOf(r.wot)
+	m.ROTLatency, m.WOTLatency, m.MoveWait = latencyOf(r.rot), latencyOf(r.wot), latencyOf(r.move)
 	m.ROTLatencyCDF, m.WOTLatencyCDF = CDFOf(r.rot), CDFOf(r.wot)
 	r.vis.summarise(m)
 	return m
@@ -248,18 +258,60 @@ func valueOf(id txn.ID, key string, size int) []byte {
 
 // tccClient is one closed-loop client.
 type tccClient struct {
-	run  *tccRun
-	conn Conn
-	dc   string
-	sess *tcc.Session
-	last TCCTxn // the last transaction, for Retry
+	run     *tccRun
+	conn    Conn
+	dc      string
+	dcIndex int
+	sess    *tcc.Session
+	last    TCCTxn // the last transaction, for Retry
 	// writing is the WOT in flight, recorded with an unknown outcome if the run ends first.
 	writing *history.Txn
 }
 
 func (c *tccClient) Next(rng *rand.Rand, done func(Outcome)) {
 	c.last = c.run.gen.Next(rng)
+	if f := c.run.cfg.MoveFraction; f > 0 && rng.Float64() < f {
+		to := rng.IntN(c.run.info.Topology.N() - 1)
+		if to >= c.dcIndex {
+			to++
+		}
+		c.move(to, func() { c.start(c.last, done) })
+		return
+	}
 	c.start(c.last, done)
+}
+
+// Relocatable is a client connection that can follow its client to another datacenter (the
+// simulator's: its outages and timers are then the new datacenter's).
+type Relocatable interface {
+	MoveTo(dc int)
+}
+
+// move takes the client to datacenter to and then calls then; a move the library refuses
+// (the new datacenter could not cover the session's past in time) leaves the client where it
+// was.
+func (c *tccClient) move(to int, then func()) {
+	r := c.run
+	startUs := c.conn.NowUs()
+	name := r.info.Topology.DCs[to]
+	c.sess.Move(to, name, func(err error) {
+		end := c.conn.NowUs()
+		r.mu.Lock()
+		if err != nil {
+			r.m.MovesFailed++
+		} else {
+			r.m.Moves++
+			_ = r.move.RecordValue(max(end-startUs, 1))
+		}
+		r.mu.Unlock()
+		if err == nil {
+			c.dc, c.dcIndex = name, to
+			if rc, ok := c.conn.(Relocatable); ok {
+				rc.MoveTo(to)
+			}
+		}
+		then()
+	})
 }
 
 // Retry re-runs the last transaction on the same keys. The TCC protocols do not abort ROTs or

@@ -46,6 +46,7 @@ type benchFlags struct {
 	theta, readRatio                            float64
 	keysPerROT, keysPerWOT, valueBytes          int
 	writeFraction                               float64
+	moveFraction                                float64
 	keysPerPartition                            int
 	replicas, itemsPerPartition                 int
 	globalFraction, roFraction                  float64
@@ -148,6 +149,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.IntVar(&f.keysPerWOT, "keys-per-wot", tcc.KeysPerWOT, "tcc: keys per write-only transaction")
 	fs.IntVar(&f.valueBytes, "value-size", tcc.ValueBytes, "tcc: value size in bytes")
 	fs.Float64Var(&f.writeFraction, "write-fraction", tcc.WriteFraction, "tcc: share of transactions that are write-only")
+	fs.Float64Var(&f.moveFraction, "move-fraction", 0, "tcc: chance that a client moves to another datacenter before a transaction, waiting until that datacenter covers its past (fastccs-geo)")
 	fs.IntVar(&f.keysPerPartition, "keys-per-partition", tcc.KeysPerPartition, "tcc: key space per partition")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: transactions per second per client (0: closed loop)")
 	fs.BoolVar(&f.retry, "retry", false, "re-run an aborted transaction (same operations, same keys) until it commits; the table adds end-to-end latency and attempts per commit (on by default for tpcc and bank, with a 10ms backoff base)")
@@ -398,6 +400,7 @@ func benchOptions(fs *pflag.FlagSet, f *benchFlags, wl string, protocols []strin
 		opts = bench.TCCDefaults()
 		w := opts.Workload.(workload.TCC)
 		w.KeysPerROT, w.KeysPerWOT, w.ValueBytes, w.WriteFraction, w.KeysPerPartition = f.keysPerROT, f.keysPerWOT, f.valueBytes, f.writeFraction, f.keysPerPartition
+		w.MoveFraction = f.moveFraction
 		if fs.Changed("distribution") {
 			w.Distribution = f.distribution
 		}
@@ -680,6 +683,10 @@ func printTCCResults(w io.Writer, results []*bench.Result, opts bench.Options, r
 	for _, r := range results {
 		if m := r.TCC(); m.VisibilityDropped > 0 {
 			fmt.Fprintf(w, "%s: %d visibility events dropped (bounded buffers); its visibility lag is a sample\n", r.Protocol, m.VisibilityDropped)
+		}
+		if m := r.TCC(); m.Moves+m.MovesFailed > 0 {
+			fmt.Fprintf(w, "%s: %d client moves to another datacenter, each waiting until it covered the session's past (mean %.2f ms, p99 %.2f ms); %d failed\n",
+				r.Protocol, m.Moves, m.MoveWait.Mean, m.MoveWait.P99, m.MovesFailed)
 		}
 	}
 }

@@ -50,7 +50,7 @@ on stderr shows the running experiment and step (--quiet: none).`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.all, "all", false, "run every experiment")
-	f.StringVar(&o.jsonFile, "json", "", "also write the claims as JSON to this file")
+	f.StringVar(&o.jsonFile, "json", "", "also write the claims and the measured series as JSON to this file")
 	f.StringVar(&o.outDir, "out", "", "also write CSV files, PNG plots and an HTML page per experiment, and index.html, under this directory")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulated run")
 	f.DurationVar(&o.jitterCorr, "jitter-correlation", time.Duration(bench.Defaults().JitterCorrelationUs)*time.Microsecond,

@@ -45,7 +45,7 @@ func TestReproOut(t *testing.T) {
 		t.Fatalf("JSON = %s", data)
 	}
 	for key := range got.Experiments[0] {
-		if key != "name" && key != "title" && key != "claims" && key != "summary" {
+		if key != "name" && key != "title" && key != "claims" && key != "summary" && key != "series" {
 			t.Errorf("JSON experiment has field %q: %s", key, data)
 		}
 	}

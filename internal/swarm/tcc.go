@@ -54,8 +54,9 @@ func TCCOptions(proto string, seed uint64, extra protocol.Params) bench.Options 
 
 // spreadOverDatacenters moves a one-datacenter TCC run to 2 to 5 of aws-mf's datacenters with
 // WAN jitter and 1 to 6 clients per datacenter, spreads its node faults over every datacenter's
-// nodes, and for half the seeds adds a WAN partition between two datacenters, healed before the
-// end. It draws from a stream of its own, so that the one-datacenter draws stay as they are.
+// nodes, for half the seeds adds a WAN partition between two datacenters, healed before the
+// end, and for two seeds in three makes clients move between datacenters (2–22% of their
+// transactions start with a move). It draws from a stream of its own, so that the one-datacenter draws stay as they are.
 func spreadOverDatacenters(seed uint64, opts *bench.Options) {
 	r := rand.New(rand.NewPCG(seed, 0x6e0))
 	opts.Jitter = 1
@@ -83,6 +84,11 @@ func spreadOverDatacenters(seed uint64, opts *bench.Options) {
 		start := r.Int64N(opts.DurationUs / 2)
 		opts.Faults = append(opts.Faults, sim.Fault{Kind: sim.Partition, DC: opts.Topology.DCs[a], Peer: opts.Topology.DCs[b],
 			StartUs: start, EndUs: start + 100_000 + r.Int64N(opts.DurationUs/3)})
+	}
+	if r.IntN(3) > 0 { // two seeds in three have clients that move between datacenters
+		w := opts.Workload.(workload.TCC)
+		w.MoveFraction = 0.02 + 0.2*r.Float64()
+		opts.Workload = w
 	}
 }
 

@@ -1,6 +1,8 @@
 package tcc
 
 import (
+	"fmt"
+
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/verify/history"
 )
@@ -34,6 +36,23 @@ func (s *Session) NextID() txn.ID { return txn.NewID(s.id, s.nextTxn+1) }
 func (s *Session) begin() (txn.ID, int64) {
 	s.nextTxn++
 	return txn.NewID(s.id, s.nextTxn), s.tr.NowUs()
+}
+
+// Move switches the session to datacenter dc (named dcName in the history) through the
+// client library's Mover and calls done once the library may run transactions there; a library
+// that cannot move refuses. The session's later transactions are recorded in dcName.
+func (s *Session) Move(dc int, dcName string, done func(error)) {
+	m, ok := s.c.(Mover)
+	if !ok {
+		done(fmt.Errorf("tcc: the session's client library (%T) cannot change datacenter", s.c))
+		return
+	}
+	m.Move(dc, func(err error) {
+		if err == nil {
+			s.dc = dcName
+		}
+		done(err)
+	})
 }
 
 // Read runs a ROT over keys.

@@ -122,6 +122,14 @@ type Client interface {
 	WriteTx(id txn.ID, writes []txn.Write, done func(WriteResult))
 }
 
+// Mover is a Client whose session can change datacenter (fastccs-geo, spec G1). Move switches
+// the session to datacenter dc and calls done once dc covers the session's causal past, so that
+// its next transactions there see everything it has seen or written; until then it must not be
+// given a transaction. If done reports an error the session stays where it was.
+type Mover interface {
+	Move(dc int, done func(error))
+}
+
 // Read is one key's answer in a ROT: its value and the transaction that wrote it (txn.None for
 // the initial, empty version).
 type Read struct {

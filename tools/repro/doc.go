@@ -3,6 +3,9 @@ package repro
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 )
@@ -28,6 +31,7 @@ const DocSource = "docs/REPRODUCTION.src.md"
 //	{{tally "old" "e3.1"}}     "m of n": e3.1's matches and claims in the run others["old"]
 //	                           ("" for reports), "not run" if that run lacks it
 //	{{tallyAll "old"}}         the same over every experiment of that run
+//	{{table "e4.1" "latency"}} e4.1's series "latency" as a Markdown table (seriesTable)
 //
 // others are other runs to compare with (another revision, another setting), by label.
 // Naming an experiment or a run that is missing is an error, so that the document never
@@ -103,6 +107,21 @@ func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][
 			}
 			return Summarize(r).String(), nil
 		},
+		"table": func(name, series string) (string, error) {
+			r, err := get(name)
+			if err != nil {
+				return "", err
+			}
+			if r.Title == notMeasured {
+				return "*" + notMeasured + ".*", nil
+			}
+			for _, sr := range r.Series {
+				if sr.Name == series {
+					return seriesTable(sr), nil
+				}
+			}
+			return "", fmt.Errorf("experiment %q has no series %q in the run (a run saved before series were kept in the JSON?)", name, series)
+		},
 		"total": func() string { return Summarize(reports...).String() },
 		"tally": func(label, name string) (string, error) {
 			if _, ok := runs[label][name]; !ok && label != "" && runs[label] != nil {
@@ -152,4 +171,65 @@ func medianCell(s Summary) string {
 // mdCell makes s safe inside a Markdown table cell.
 func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// seriesTable is s as a Markdown table: bars with a row per category and a column per line
+// (and the bound); lines (KindXY, KindCDF) with a row per x value and a column per line. A cell
+// without a value is "—". Values keep three significant figures, at least the units.
+func seriesTable(s Series) string {
+	var b strings.Builder
+	row := func(cells ...string) {
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	head := []string{mdCell(cmpOr(s.XLabel, "category"))}
+	for _, l := range s.Lines {
+		head = append(head, mdCell(l.Label))
+	}
+	if s.Kind == KindBars && len(s.Bound) > 0 {
+		head = append(head, mdCell(cmpOr(s.BoundLabel, "bound")))
+	}
+	row(head...)
+	row(slices.Repeat([]string{"---"}, len(head))...)
+	if s.Kind == KindBars {
+		for i, cat := range s.Categories {
+			cells := []string{mdCell(cat)}
+			for _, l := range s.Lines {
+				cells = append(cells, tableNumber(at(l.Y, i)))
+			}
+			if len(s.Bound) > 0 {
+				cells = append(cells, tableNumber(at(s.Bound, i)))
+			}
+			row(cells...)
+		}
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	var xs []float64
+	for _, l := range s.Lines {
+		xs = append(xs, l.X...)
+	}
+	slices.Sort(xs)
+	for _, x := range slices.Compact(xs) {
+		cells := []string{tableNumber(x)}
+		for _, l := range s.Lines {
+			y := math.NaN()
+			if i := slices.Index(l.X, x); i >= 0 {
+				y = at(l.Y, i)
+			}
+			cells = append(cells, tableNumber(y))
+		}
+		row(cells...)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// tableNumber formats a measurement for seriesTable: "—" if missing, whole numbers from 100 on,
+// otherwise three significant figures.
+func tableNumber(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "—"
+	case math.Abs(v) >= 100 || v == math.Trunc(v):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -1,6 +1,8 @@
 package repro
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -83,5 +85,41 @@ func TestWriteDoc(t *testing.T) {
 	if err := WriteDoc(&b, `{{claims "e9.9"}} {{tally "" "e9.9"}}`, []*Report{r}, nil, true); err != nil ||
 		b.String() != "*"+notMeasured+".* 0 of 0" {
 		t.Errorf("partial: %q, %v", b.String(), err)
+	}
+}
+
+// TestSeriesTable: a run's series survive the JSON (a missing value as null, read back as NaN)
+// and {{table}} renders them, bars by category and lines by x value, "—" where a value is
+// missing; a series the run lacks is an error naming it.
+func TestSeriesTable(t *testing.T) {
+	r := &Report{Name: "x", Title: "X", Series: []Series{
+		{Name: "latency", Kind: KindBars, XLabel: "datacenter", Categories: []string{"V", "O"},
+			Lines: []Line{{Label: "helios-0", Y: Floats{79.21, 19.7}}, {Label: "mf", Y: Floats{258.9, math.NaN()}}},
+			Bound: Floats{68, 10}, BoundLabel: "MAO"},
+		{Name: "sweep", Kind: KindXY, XLabel: "clients", Lines: []Line{
+			{Label: "a", X: Floats{15, 45}, Y: Floats{1.234, 2000.4}}, {Label: "b", X: Floats{45}, Y: Floats{0.5}}}},
+	}}
+	data, err := json.Marshal(Run{Experiments: []*Report{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Run
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if y := back.Experiments[0].Series[0].Lines[1].Y; len(y) != 2 || y[0] != 258.9 || !math.IsNaN(y[1]) {
+		t.Fatalf("round trip: %v", y)
+	}
+	var b strings.Builder
+	if err := WriteDoc(&b, `{{table "x" "latency"}}`+"\n"+`{{table "x" "sweep"}}`, back.Experiments, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "| datacenter | helios-0 | mf | MAO |\n| --- | --- | --- | --- |\n| V | 79.2 | 259 | 68 |\n| O | 19.7 | — | 10 |\n" +
+		"| clients | a | b |\n| --- | --- | --- |\n| 15 | 1.23 | — |\n| 45 | 2000 | 0.5 |"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	if err := WriteDoc(&b, `{{table "x" "nope"}}`, back.Experiments, nil, false); err == nil || !strings.Contains(err.Error(), `no series "nope"`) {
+		t.Fatalf("a missing series: %v", err)
 	}
 }

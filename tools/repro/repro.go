@@ -57,9 +57,10 @@ type Report struct {
 	Claims []Claim `json:"claims"`
 	// Summary tallies Claims (Summarize); set by whoever runs the experiment (Run does).
 	Summary *Summary `json:"summary,omitempty"`
-	// Series is what the experiment measured, for plots and CSV files (WriteDir); the JSON
-	// output carries the claims only.
-	Series []Series `json:"-"`
+	// Series is what the experiment measured, for plots and CSV files (WriteDir), and in the
+	// JSON output so that docs/REPRODUCTION.md's tables come from a saved run ({{table}} in
+	// WriteDoc) instead of being typed by hand.
+	Series []Series `json:"series,omitempty"`
 }
 
 // Env is what an experiment needs from its caller.

@@ -1,7 +1,10 @@
 package repro
 
 import (
+	"encoding/json"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/meridian-kv/meridian/tools/bench"
 )
@@ -23,31 +26,71 @@ const (
 type Series struct {
 	// Name identifies the series within its report and names its files (latency.csv,
 	// latency.png).
-	Name string
+	Name string `json:"name"`
 	// Kind is KindBars, KindCDF or KindXY.
-	Kind string
+	Kind string `json:"kind"`
 	// Title describes the plot, without the experiment's name.
-	Title string
+	Title string `json:"title"`
 	// XLabel and YLabel name the axes, with units.
-	XLabel, YLabel string
+	XLabel string `json:"x_label,omitempty"`
+	YLabel string `json:"y_label,omitempty"`
 	// Categories are the bar groups of KindBars, in order.
-	Categories []string
+	Categories []string `json:"categories,omitempty"`
 	// Lines are the bar sets (KindBars) or lines (KindCDF, KindXY), one per protocol or run.
-	Lines []Line
+	Lines []Line `json:"lines"`
 	// Bound, for KindBars, holds a reference value per category (the MAO lower bound), or is
 	// empty; BoundLabel names it in the legend.
-	Bound      []float64
-	BoundLabel string
+	Bound      Floats `json:"bound,omitempty"`
+	BoundLabel string `json:"bound_label,omitempty"`
 	// LogX and LogY draw KindXY axes on a logarithmic scale (sweeps over doublings; the FastCCS
 	// thesis's log-log scaling plot). KindCDF picks its x scale itself.
-	LogX, LogY bool
+	LogX bool `json:"log_x,omitempty"`
+	LogY bool `json:"log_y,omitempty"`
 }
 
 // Line is one labelled set of values of a Series. For KindBars, Y holds one value per category
 // and X is unused; otherwise X and Y are the coordinates of its points.
 type Line struct {
-	Label string
-	X, Y  []float64
+	Label string `json:"label"`
+	X     Floats `json:"x,omitempty"`
+	Y     Floats `json:"y"`
+}
+
+// Floats is a list of measurements whose JSON form writes a missing value (NaN, or an
+// infinity) as null and reads null back as NaN: encoding/json refuses non-finite numbers, and
+// a series marks a cell it has no value for with NaN.
+type Floats []float64
+
+// MarshalJSON writes fs with null for every non-finite value.
+func (fs Floats) MarshalJSON() ([]byte, error) {
+	b := []byte{'['}
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads a list written by MarshalJSON.
+func (fs *Floats) UnmarshalJSON(data []byte) error {
+	var raw []*float64
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*fs = make(Floats, len(raw))
+	for i, f := range raw {
+		(*fs)[i] = math.NaN()
+		if f != nil {
+			(*fs)[i] = *f
+		}
+	}
+	return nil
 }
 
 // seriesFromResults describes runs, one bar set or line per run, labelled by labels (by the

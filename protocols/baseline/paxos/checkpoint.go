@@ -2,8 +2,6 @@ package paxos
 
 import (
 	"github.com/meridian-kv/meridian/protocol"
-	"maps"
-	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
@@ -19,9 +17,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 		w.Fail("paxos self queue", "%d messages to itself are still undelivered", len(r.selfQ))
 	}
 	w.Uvarint(r.round)
-	positions := slices.Sorted(maps.Keys(r.acc))
-	w.Count("paxos acceptors", len(positions), wire.MaxCheckpointCount)
-	for _, pos := range positions {
+	for _, pos := range wire.SortedKeys(w, "paxos acceptors", r.acc) {
 		a := r.acc[pos]
 		w.Uvarint(pos)
 		w.Uvarint(a.promised)
@@ -37,15 +33,11 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 	for _, a := range r.peerApplied {
 		w.Uvarint(a)
 	}
-	positions = slices.Sorted(maps.Keys(r.chosen))
-	w.Count("paxos chosen", len(positions), wire.MaxCheckpointCount)
-	for _, pos := range positions {
+	for _, pos := range wire.SortedKeys(w, "paxos chosen", r.chosen) {
 		w.Uvarint(pos)
 		value(w, r.chosen[pos])
 	}
-	ids := slices.Sorted(maps.Keys(r.outcome))
-	w.Count("paxos outcomes", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "paxos outcomes", r.outcome) {
 		w.ID(id)
 		w.Bool(r.outcome[id])
 	}

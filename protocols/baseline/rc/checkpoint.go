@@ -2,8 +2,6 @@ package rc
 
 import (
 	"github.com/meridian-kv/meridian/protocol"
-	"maps"
-	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
@@ -19,17 +17,13 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 	if len(r.inbox) > 0 {
 		w.Fail("rc inbox", "%d messages to itself are still undelivered", len(r.inbox))
 	}
-	lockKeys := slices.Sorted(maps.Keys(r.locks))
-	w.Count("rc locks", len(lockKeys), wire.MaxCheckpointCount)
-	for _, k := range lockKeys {
+	for _, k := range wire.SortedKeys(w, "rc locks", r.locks) {
 		l := r.locks[k]
 		w.String("rc lock key", k, wire.MaxKeyLen)
 		w.ID(l.x)
 		w.IDs(l.s)
 	}
-	partIDs := slices.Sorted(maps.Keys(r.parts))
-	w.Count("rc participants", len(partIDs), wire.MaxCheckpointCount)
-	for _, id := range partIDs {
+	for _, id := range wire.SortedKeys(w, "rc participants", r.parts) {
 		p := r.parts[id]
 		w.ID(id)
 		w.Keys(p.sKeys)
@@ -38,15 +32,11 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.Uvarints(p.counts)
 		w.Varint(p.leaseUs)
 	}
-	countKeys := slices.Sorted(maps.Keys(r.count))
-	w.Count("rc counts", len(countKeys), wire.MaxCheckpointCount)
-	for _, k := range countKeys {
+	for _, k := range wire.SortedKeys(w, "rc counts", r.count) {
 		w.String("rc count key", k, wire.MaxKeyLen)
 		w.Uvarint(r.count[k])
 	}
-	decided := slices.Sorted(maps.Keys(r.decided))
-	w.Count("rc decided", len(decided), wire.MaxCheckpointCount)
-	for _, id := range decided {
+	for _, id := range wire.SortedKeys(w, "rc decided", r.decided) {
 		w.ID(id)
 		w.Bool(r.decided[id])
 	}
@@ -56,9 +46,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 	}
 	records(w, r.done)
 	w.Uvarint(r.nextRead)
-	readIDs := slices.Sorted(maps.Keys(r.reads))
-	w.Count("rc reads", len(readIDs), wire.MaxCheckpointCount)
-	for _, id := range readIDs {
+	for _, id := range wire.SortedKeys(w, "rc reads", r.reads) {
 		p := r.reads[id]
 		w.Uvarint(id)
 		w.ID(p.txn)
@@ -73,15 +61,11 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		}
 		w.Varint(p.deadlineUs)
 	}
-	doomed := slices.Sorted(maps.Keys(r.doomed))
-	w.Count("rc doomed", len(doomed), wire.MaxCheckpointCount)
-	for _, id := range doomed {
+	for _, id := range wire.SortedKeys(w, "rc doomed", r.doomed) {
 		w.ID(id)
 		w.String("rc reason", string(r.doomed[id]), wire.MaxTextLen)
 	}
-	coordIDs := slices.Sorted(maps.Keys(r.coords))
-	w.Count("rc coordinated", len(coordIDs), wire.MaxCheckpointCount)
-	for _, id := range coordIDs {
+	for _, id := range wire.SortedKeys(w, "rc coordinated", r.coords) {
 		c := r.coords[id]
 		w.Txn(c.t)
 		w.Uvarint(uint64(c.client))
@@ -102,9 +86,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.Int("rc unacked", c.unacked, wire.MaxCheckpointCount)
 		w.Varint(c.resendUs)
 	}
-	outcomes := slices.Sorted(maps.Keys(r.outcomes))
-	w.Count("rc outcomes", len(outcomes), wire.MaxCheckpointCount)
-	for _, id := range outcomes {
+	for _, id := range wire.SortedKeys(w, "rc outcomes", r.outcomes) {
 		w.ID(id)
 		w.Reply(r.outcomes[id])
 	}

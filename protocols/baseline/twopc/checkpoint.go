@@ -1,9 +1,6 @@
 package twopc
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
@@ -20,9 +17,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.Fail("2pc-paxos self queue", "%d messages to itself are still undelivered", len(r.selfQ))
 	}
 	w.Uvarint(r.nextRid)
-	rids := slices.Sorted(maps.Keys(r.reads))
-	w.Count("2pc reads", len(rids), wire.MaxCheckpointCount)
-	for _, rid := range rids {
+	for _, rid := range wire.SortedKeys(w, "2pc reads", r.reads) {
 		p := r.reads[rid]
 		w.Uvarint(rid)
 		w.Uvarint(uint64(p.client))
@@ -31,24 +26,18 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.Int("2pc read coordinator", p.to, r.n-1)
 		w.Varint(p.deadline)
 	}
-	ids := slices.Sorted(maps.Keys(r.commits))
-	w.Count("2pc commits", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "2pc commits", r.commits) {
 		p := r.commits[id]
 		w.ID(id)
 		w.Uvarint(uint64(p.client))
 		w.Uvarint(p.seq)
 		w.Varint(p.deadline)
 	}
-	ids = slices.Sorted(maps.Keys(r.doomed))
-	w.Count("2pc doomed", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "2pc doomed", r.doomed) {
 		w.ID(id)
 		w.String("2pc reason", string(r.doomed[id]), wire.MaxTextLen)
 	}
-	ids = slices.Sorted(maps.Keys(r.orphans))
-	w.Count("2pc orphans", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "2pc orphans", r.orphans) {
 		w.ID(id)
 		w.Varint(r.orphans[id])
 	}
@@ -63,9 +52,7 @@ func (r *Replica) checkpointPaxos(w *wire.Writer, codec protocol.Codec) {
 	w.Varint(p.heardUs)
 	w.Uvarint(p.fenceBallot)
 	w.Uvarint(p.fenceEnd)
-	positions := slices.Sorted(maps.Keys(p.slots))
-	w.Count("2pc slots", len(positions), wire.MaxCheckpointCount)
-	for _, pos := range positions {
+	for _, pos := range wire.SortedKeys(w, "2pc slots", p.slots) {
 		s := p.slots[pos]
 		w.Uvarint(pos)
 		w.Uvarint(s.ballot)
@@ -83,9 +70,7 @@ func (r *Replica) checkpointPaxos(w *wire.Writer, codec protocol.Codec) {
 		w.Uvarint(c.ballot)
 		w.Varint(c.sentUs)
 		w.Varint(c.deadline)
-		positions := slices.Sorted(maps.Keys(c.acc))
-		w.Count("2pc candidacy reports", len(positions), wire.MaxCheckpointCount)
-		for _, pos := range positions {
+		for _, pos := range wire.SortedKeys(w, "2pc candidacy reports", c.acc) {
 			a := c.acc[pos]
 			w.Uvarint(pos)
 			w.Uvarint(a.Index)
@@ -94,15 +79,11 @@ func (r *Replica) checkpointPaxos(w *wire.Writer, codec protocol.Codec) {
 		}
 		w.Uvarint(c.fenceB)
 		w.Uvarint(c.fenceE)
-		dcs := slices.Sorted(maps.Keys(c.granted))
-		w.Count("2pc granted", len(dcs), wire.MaxCheckpointCount)
-		for _, dc := range dcs {
+		for _, dc := range wire.SortedKeys(w, "2pc granted", c.granted) {
 			w.Int("2pc datacenter", dc, r.n-1)
 			w.Uvarint(c.granted[dc])
 		}
-		dcs = slices.Sorted(maps.Keys(c.refused))
-		w.Count("2pc refused", len(dcs), wire.MaxCheckpointCount)
-		for _, dc := range dcs {
+		for _, dc := range wire.SortedKeys(w, "2pc refused", c.refused) {
 			w.Int("2pc datacenter", dc, r.n-1)
 			w.Bool(c.refused[dc])
 		}
@@ -131,9 +112,7 @@ func (r *Replica) checkpointPaxos(w *wire.Writer, codec protocol.Codec) {
 }
 
 func (c *coordinator) checkpoint(w *wire.Writer) {
-	ids := slices.Sorted(maps.Keys(c.txns))
-	w.Count("2pc transactions", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "2pc transactions", c.txns) {
 		t := c.txns[id]
 		w.ID(t.id)
 		w.Int("2pc from", t.from, c.r.n-1)
@@ -141,17 +120,13 @@ func (c *coordinator) checkpoint(w *wire.Writer) {
 		w.String("2pc reason", string(t.reason), wire.MaxTextLen)
 		w.OptionalTxn(t.t)
 		w.Int("2pc next lock", t.next, wire.MaxCheckpointCount)
-		keys := slices.Sorted(maps.Keys(t.held))
-		w.Count("2pc held", len(keys), wire.MaxCheckpointCount)
-		for _, k := range keys {
+		for _, k := range wire.SortedKeys(w, "2pc held", t.held) {
 			w.String("2pc key", k, wire.MaxKeyLen)
 			w.Bool(t.held[k])
 		}
 		w.Bool(t.waiting != nil)
 		w.Keys(t.waiting)
-		keys = slices.Sorted(maps.Keys(t.readRids))
-		w.Count("2pc read requests", len(keys), wire.MaxCheckpointCount)
-		for _, k := range keys {
+		for _, k := range wire.SortedKeys(w, "2pc read requests", t.readRids) {
 			w.String("2pc key", k, wire.MaxKeyLen)
 			w.Uvarint(t.readRids[k])
 		}
@@ -162,14 +137,10 @@ func (c *coordinator) checkpoint(w *wire.Writer) {
 		}
 		w.Uvarint(t.index)
 	}
-	keys := slices.Sorted(maps.Keys(c.locks))
-	w.Count("2pc locks", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "2pc locks", c.locks) {
 		l := c.locks[k]
 		w.String("2pc key", k, wire.MaxKeyLen)
-		holders := slices.Sorted(maps.Keys(l.holders))
-		w.Count("2pc holders", len(holders), wire.MaxCheckpointCount)
-		for _, id := range holders {
+		for _, id := range wire.SortedKeys(w, "2pc holders", l.holders) {
 			w.ID(id)
 			w.Bool(l.holders[id])
 		}
@@ -189,16 +160,12 @@ func (c *coordinator) checkpoint(w *wire.Writer) {
 		w.ID(rec.id)
 		w.Varint(rec.atUs)
 	}
-	clients := slices.Sorted(maps.Keys(c.forgot))
-	w.Count("2pc forgot", len(clients), wire.MaxCheckpointCount)
-	for _, cl := range clients {
+	for _, cl := range wire.SortedKeys(w, "2pc forgot", c.forgot) {
 		w.Uvarint(uint64(cl))
 		w.Uvarint(uint64(c.forgot[cl]))
 	}
 	w.Uvarint(c.term)
-	positions := slices.Sorted(maps.Keys(c.decidingAt))
-	w.Count("2pc deciding", len(positions), wire.MaxCheckpointCount)
-	for _, pos := range positions {
+	for _, pos := range wire.SortedKeys(w, "2pc deciding", c.decidingAt) {
 		w.Uvarint(pos)
 		w.ID(c.decidingAt[pos])
 	}

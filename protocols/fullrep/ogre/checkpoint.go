@@ -19,9 +19,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 	if len(r.inbox) > 0 {
 		w.Fail("ogre inbox", "%d messages to itself are still undelivered", len(r.inbox))
 	}
-	curKeys := slices.Sorted(maps.Keys(r.cur))
-	w.Count("ogre current", len(curKeys), wire.MaxCheckpointCount)
-	for _, k := range curKeys {
+	for _, k := range wire.SortedKeys(w, "ogre current", r.cur) {
 		c := r.cur[k]
 		w.String("ogre key", k, wire.MaxKeyLen)
 		w.Bytes("ogre value", c.value, wire.MaxValueLen)
@@ -40,9 +38,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 	w.Uvarint(r.streamBase)
 	w.Uvarints(r.unitAcked)
 	w.Varints(r.unitResendUs)
-	decided := slices.Sorted(maps.Keys(r.decided))
-	w.Count("ogre decided", len(decided), wire.MaxCheckpointCount)
-	for _, id := range decided {
+	for _, id := range wire.SortedKeys(w, "ogre decided", r.decided) {
 		w.ID(id)
 		w.Bool(r.decided[id])
 	}
@@ -52,9 +48,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.Varint(rec.atUs)
 	}
 	w.ClientSeqs("ogre forgot", r.forgot)
-	coordIDs := slices.Sorted(maps.Keys(r.coords))
-	w.Count("ogre coordinated", len(coordIDs), wire.MaxCheckpointCount)
-	for _, id := range coordIDs {
+	for _, id := range wire.SortedKeys(w, "ogre coordinated", r.coords) {
 		c := r.coords[id]
 		w.Txn(c.t)
 		w.Uvarint(uint64(c.client))
@@ -140,29 +134,21 @@ func (r *Replica) RestoreCheckpoint(b []byte, codec protocol.Codec) error {
 // since it was indexed stays in the index until the key is next touched), the retained version
 // chains and the read-only transactions in flight, and the buffer statistics.
 func (r *rot) appendCheckpoint(w *wire.Writer, codec protocol.Codec) {
-	verKeys := slices.Sorted(maps.Keys(r.ver))
-	w.Count("rot versions", len(verKeys), wire.MaxCheckpointCount)
-	for _, k := range verKeys {
+	for _, k := range wire.SortedKeys(w, "rot versions", r.ver) {
 		w.String("rot key", k, wire.MaxKeyLen)
 		w.Uvarint(r.ver[k])
 	}
-	writerKeys := slices.Sorted(maps.Keys(r.writer))
-	w.Count("rot writers", len(writerKeys), wire.MaxCheckpointCount)
-	for _, k := range writerKeys {
+	for _, k := range wire.SortedKeys(w, "rot writers", r.writer) {
 		w.String("rot key", k, wire.MaxKeyLen)
 		w.ID(r.writer[k])
 	}
 	idSets(w, r.histReaders)
-	bufIDs := slices.Sorted(maps.Keys(r.buffered))
-	w.Count("rot buffered", len(bufIDs), wire.MaxCheckpointCount)
-	for _, id := range bufIDs {
+	for _, id := range wire.SortedKeys(w, "rot buffered", r.buffered) {
 		b := r.buffered[id]
 		w.Message(codec, b.d)
 		w.Varint(b.sinceUs)
 	}
-	waitKeys := slices.Sorted(maps.Keys(r.waiters))
-	w.Count("rot waiters", len(waitKeys), wire.MaxCheckpointCount)
-	for _, k := range waitKeys {
+	for _, k := range wire.SortedKeys(w, "rot waiters", r.waiters) {
 		w.String("rot key", k, wire.MaxKeyLen)
 		ws := r.waiters[k]
 		w.Count("rot key waiters", len(ws), wire.MaxCheckpointCount)
@@ -173,9 +159,7 @@ func (r *rot) appendCheckpoint(w *wire.Writer, codec protocol.Codec) {
 	}
 	w.Bool(r.chains != nil)
 	if r.chains != nil {
-		chainKeys := slices.Sorted(maps.Keys(r.chains))
-		w.Count("rot chains", len(chainKeys), wire.MaxCheckpointCount)
-		for _, k := range chainKeys {
+		for _, k := range wire.SortedKeys(w, "rot chains", r.chains) {
 			w.String("rot key", k, wire.MaxKeyLen)
 			var chain []*vnode
 			for v := r.chains[k]; v != nil; v = v.prev {
@@ -360,9 +344,7 @@ func storedDecision(rd *wire.Reader, codec protocol.Codec) *Decision {
 
 // idSets writes a map of keys to sets of transactions, keys and ids in order.
 func idSets(w *wire.Writer, sets map[string]map[txn.ID]struct{}) {
-	keys := slices.Sorted(maps.Keys(sets))
-	w.Count("ogre id sets", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "ogre id sets", sets) {
 		w.String("ogre key", k, wire.MaxKeyLen)
 		w.IDs(slices.Sorted(maps.Keys(sets[k])))
 	}
@@ -383,9 +365,7 @@ func readIDSets(rd *wire.Reader) map[string]map[txn.ID]struct{} {
 
 // counts writes a map of keys to counts, keys in order.
 func counts(w *wire.Writer, m map[string]int) {
-	keys := slices.Sorted(maps.Keys(m))
-	w.Count("ogre counts", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "ogre counts", m) {
 		w.String("ogre key", k, wire.MaxKeyLen)
 		w.Int("ogre count", m[k], wire.MaxCheckpointCount)
 	}

@@ -60,9 +60,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	if r.round != nil {
 		w.Uvarint(r.round.m)
 		w.Uvarints(r.round.prev)
-		parts := slices.Sorted(maps.Keys(r.round.reports))
-		w.Count("sdur reports", len(parts), wire.MaxCheckpointCount)
-		for _, q := range parts {
+		for _, q := range wire.SortedKeys(w, "sdur reports", r.round.reports) {
 			w.Int("sdur partition", q, maxPartitions)
 			w.Message(c, r.round.reports[q])
 		}
@@ -134,9 +132,7 @@ func (a *abcast) checkpoint(w *wire.Writer, c protocol.Codec) {
 	w.Bool(a.p1From != nil)
 	if a.p1From != nil {
 		intBools(w, a.p1From)
-		insts = slices.Sorted(maps.Keys(a.p1Acc))
-		w.Count("sdur p1 accepted", len(insts), wire.MaxCheckpointCount)
-		for _, i := range insts {
+		for _, i := range wire.SortedKeys(w, "sdur p1 accepted", a.p1Acc) {
 			acc := a.p1Acc[i]
 			w.Uvarint(acc.Inst)
 			w.Uvarint(acc.Ballot)

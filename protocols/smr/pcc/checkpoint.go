@@ -1,9 +1,6 @@
 package pcc
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
@@ -19,9 +16,7 @@ func (e *Executor) Checkpoint(w *wire.Writer) {
 		w.Bool(ok)
 		w.Uvarint(pos)
 	}
-	ids := slices.Sorted(maps.Keys(e.waiting))
-	w.Count("pcc waiting", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "pcc waiting", e.waiting) {
 		w.ID(id)
 		w.Request(e.waiting[id], nil)
 	}

@@ -2,8 +2,6 @@ package ec
 
 import (
 	"github.com/meridian-kv/meridian/protocol"
-	"maps"
-	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/wire"
 	"github.com/meridian-kv/meridian/protocols/tcc"
@@ -13,9 +11,7 @@ import (
 // (its stamps, the version order) and the current value with its stamp.
 func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
-	keys := slices.Sorted(maps.Keys(r.order))
-	w.Count("ec keys", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "ec keys", r.order) {
 		w.String("ec key", k, wire.MaxKeyLen)
 		o := r.order[k]
 		w.Count("ec writes", len(o), wire.MaxCheckpointCount)

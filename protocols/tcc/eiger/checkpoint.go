@@ -18,9 +18,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	w := wire.NewWriter(dst)
 	w.Varint(r.clock)
 	w.Varint(r.commitClock)
-	keys := slices.Sorted(maps.Keys(r.keys))
-	w.Count("eiger keys", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "eiger keys", r.keys) {
 		ks := r.keys[k]
 		w.String("eiger key", k, wire.MaxKeyLen)
 		w.Count("eiger versions", len(ks.versions), wire.MaxCheckpointCount)
@@ -34,9 +32,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 		}
 		w.IDs(ks.pending)
 	}
-	ids := slices.Sorted(maps.Keys(r.pending))
-	w.Count("eiger pending", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "eiger pending", r.pending) {
 		p := r.pending[id]
 		w.ID(p.id)
 		w.Writes(p.writes)
@@ -53,28 +49,20 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 			w.Request(req, c)
 		}
 	}
-	ids = slices.Sorted(maps.Keys(r.decided))
-	w.Count("eiger decided", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "eiger decided", r.decided) {
 		w.ID(id)
 		w.Bool(r.decided[id].committed)
 		w.Varint(r.decided[id].ct)
 	}
-	ids = slices.Sorted(maps.Keys(r.earlyVotes))
-	w.Count("eiger early votes", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "eiger early votes", r.earlyVotes) {
 		w.ID(id)
 		votes(w, r.earlyVotes[id])
 	}
-	ids = slices.Sorted(maps.Keys(r.earlyFloors))
-	w.Count("eiger early floors", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "eiger early floors", r.earlyFloors) {
 		w.ID(id)
 		w.Varint(r.earlyFloors[id])
 	}
-	ids = slices.Sorted(maps.Keys(r.unacked))
-	w.Count("eiger unacked", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "eiger unacked", r.unacked) {
 		u := r.unacked[id]
 		w.ID(id)
 		w.Varint(u.ct)
@@ -88,9 +76,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 		if pr.req.Op != protocol.Message(pr.m) {
 			w.Message(c, pr.m)
 		}
-		asked := slices.Sorted(maps.Keys(pr.asked))
-		w.Count("eiger asked", len(asked), wire.MaxCheckpointCount)
-		for _, id := range asked {
+		for _, id := range wire.SortedKeys(w, "eiger asked", pr.asked) {
 			w.ID(id)
 			w.Bool(pr.asked[id])
 		}

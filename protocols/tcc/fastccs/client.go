@@ -29,6 +29,8 @@ type Client struct {
 	rnd    *rand.Rand
 	cfg    settings
 	slots  Slots
+	layout *tcc.Layout
+	dc     int
 	nodeOf []protocol.NodeID // partition → node in the client's datacenter
 	vc     VC
 	// attempt names the running ROT attempt or WOT; callbacks of an earlier one are ignored.
@@ -56,8 +58,66 @@ func newClient(cfg tcc.ClientConfig) (*Client, error) {
 		return nil, errors.New("fastccs: client config needs a layout, a transport and a PRNG")
 	}
 	slots := Slots{DCs: len(cfg.Layout.Node), Partitions: cfg.Layout.Partitions()}
-	return &Client{tr: cfg.Transport, rnd: cfg.Rand, cfg: s, slots: slots, nodeOf: cfg.Layout.Node[cfg.DC],
-		vc: make(VC, slots.Len())}, nil
+	return &Client{tr: cfg.Transport, rnd: cfg.Rand, cfg: s, slots: slots, layout: cfg.Layout, dc: cfg.DC,
+		nodeOf: cfg.Layout.Node[cfg.DC], vc: make(VC, slots.Len())}, nil
+}
+
+// Move implements tcc.Mover (the geo extension's rule for a session that changes datacenter,
+// spec G1). The session's clock vc_c may name commits of its old datacenter, and of others, that
+// the new one has not applied yet; merging it there would break I4 (a partition would believe
+// another partition of its datacenter holds what it does not) and the session could miss its
+// own writes. So the session asks every partition of the new datacenter whether it covers
+// vc_c (Cover), again every cover_poll until each has said yes, and only then runs
+// transactions there. A new datacenter that has not covered vc_c after (retries + 1) ×
+// tx_timeout (it is cut off from the writes' origin) fails the move and the session stays.
+func (c *Client) Move(dc int, done func(error)) {
+	if dc < 0 || dc >= len(c.layout.Node) {
+		done(fmt.Errorf("fastccs: no datacenter %d of %d to move to", dc, len(c.layout.Node)))
+		return
+	}
+	if dc == c.dc || c.cfg.skipCoverWait {
+		c.dc, c.nodeOf = dc, c.layout.Node[dc]
+		done(nil)
+		return
+	}
+	c.attempt++
+	a := c.attempt
+	to := c.layout.Node[dc]
+	vc := c.vc.Clone()
+	covered := make([]bool, c.slots.Partitions)
+	left := len(covered)
+	waitUs := int64(c.cfg.retries+1) * c.cfg.txTimeoutUs
+	deadlineUs := c.tr.NowUs() + waitUs
+	var ask func()
+	ask = func() {
+		if c.attempt != a {
+			return
+		}
+		if c.tr.NowUs() >= deadlineUs {
+			c.attempt++
+			done(fmt.Errorf("fastccs: datacenter %d did not cover the session's past within %dµs", dc, waitUs))
+			return
+		}
+		for p, ok := range covered {
+			if ok {
+				continue
+			}
+			c.tr.CallNode(to[p], protocol.Request{Kind: protocol.Operation, Op: &Cover{VC: vc}}, func(r protocol.Reply) {
+				resp, ok := r.Op.(*CoverResp)
+				if c.attempt != a || !ok || !resp.Covered || covered[p] {
+					return
+				}
+				covered[p] = true
+				if left--; left == 0 {
+					c.attempt++
+					c.dc, c.nodeOf = dc, to
+					done(nil)
+				}
+			})
+		}
+		c.tr.After(c.cfg.coverPollUs, ask)
+	}
+	ask()
 }
 
 // call sends op to partition p and hands the reply to done unless attempt a is over.

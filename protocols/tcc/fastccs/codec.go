@@ -29,6 +29,8 @@ const (
 	tagGossip
 	tagReplicate
 	tagReplicateAck
+	tagCover
+	tagCoverResp
 )
 
 // write writes m's tag and fields to w, or reports that m is not FastCCS's.
@@ -90,6 +92,12 @@ func write(w *wire.Writer, m protocol.Message) bool {
 			writeVector(w, "ct", x.CT)
 		}
 		w.Int63("upto", m.Upto)
+	case *Cover:
+		w.Byte(tagCover)
+		writeVector(w, "vc", m.VC)
+	case *CoverResp:
+		w.Byte(tagCoverResp)
+		w.Bool(m.Covered)
 	case *ReplicateAck:
 		w.Byte(tagReplicateAck)
 		w.Int63("upto", m.Upto)
@@ -163,6 +171,10 @@ func read(r *wire.Reader) protocol.Message {
 		return m
 	case tagReplicateAck:
 		return &ReplicateAck{Upto: r.Int63("upto")}
+	case tagCover:
+		return &Cover{VC: readVector(r, "vc")}
+	case tagCoverResp:
+		return &CoverResp{Covered: r.Bool("covered")}
 	case tagGossip:
 		m := &Gossip{Dir: uint8(r.Int("gossip direction", int(GossipDown))), Base: r.Int("base", MaxVCLen), Values: readVector(r, "values")}
 		if n := r.Count("slot count", MaxVCLen, 1); n > 0 {

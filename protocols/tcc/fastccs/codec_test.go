@@ -32,6 +32,10 @@ func codecCases() []protocol.Message {
 		&Replicate{Prev: 3, Entries: []ReplicatedTx{{SN: 5, Tx: id, Writes: []txn.Write{{Key: "a", Value: []byte("v")}}, CT: vc}, {SN: 6, Tx: id + 1, CT: vc}}, Upto: 8},
 		&Replicate{Prev: 4, Upto: 4},
 		&ReplicateAck{Upto: 12},
+		&Cover{VC: vc},
+		&Cover{},
+		&CoverResp{Covered: true},
+		&CoverResp{},
 		&Gossip{Dir: GossipDown, Values: []int64{1, 2, 3}},
 		&Gossip{Dir: GossipUp, Values: []int64{4, 9}, Slots: []int{1, 7}},
 	}

@@ -86,6 +86,14 @@ const (
 	// ParamGeoResend is how long the geo extension waits before it resends a replication stream
 	// that another datacenter has not acknowledged (default 500ms; ignored in one datacenter).
 	ParamGeoResend = "geo_resend"
+	// ParamCoverPoll is how often a session that moved to another datacenter asks the new
+	// datacenter's partitions whether they cover its clock yet (geo extension; default 5ms).
+	ParamCoverPoll = "cover_poll"
+	// ParamUnsafeSkipCoverWait makes a moving session use the new datacenter at once, without
+	// waiting until it covers the session's past. It is deliberately broken (a session can then
+	// miss its own writes): tests use it to show that the checker catches it. Never set it
+	// otherwise.
+	ParamUnsafeSkipCoverWait = "unsafe_skip_cover_wait"
 	// ParamUnsafeSkipSnapshotCheck makes the client skip Algorithm 1's line-10 check and return
 	// every ROT after round 1. It is deliberately broken: tests use it to show that the checker
 	// catches the fractured reads it allows. Never set it otherwise.
@@ -94,7 +102,8 @@ const (
 
 var knownParams = []string{ParamStabInterval, ParamGossip, ParamGossipFanout, ParamTxTimeout,
 	ParamPrepareTimeout, ParamCheckTimeout, ParamGCInterval, ParamClockSkewBound,
-	ParamMergeClockOnWrite, ParamRetries, ParamGeoResend, ParamUnsafeSkipSnapshotCheck}
+	ParamMergeClockOnWrite, ParamRetries, ParamGeoResend, ParamCoverPoll, ParamUnsafeSkipCoverWait,
+	ParamUnsafeSkipSnapshotCheck}
 
 // gossip modes
 const (
@@ -114,9 +123,11 @@ type settings struct {
 	gcIntervalUs     int64
 	skewBoundUs      int64
 	geoResendUs      int64
+	coverPollUs      int64
 	mergeOnWrite     bool
 	retries          int
 	skipCheck        bool
+	skipCoverWait    bool
 }
 
 // parseSettings validates p; replicas and clients call it alike.
@@ -141,6 +152,7 @@ func parseSettings(p protocol.Params) (settings, error) {
 	s.gcIntervalUs = dur(ParamGCInterval, 1_000_000, 1)
 	s.skewBoundUs = dur(ParamClockSkewBound, 100_000, 0)
 	s.geoResendUs = dur(ParamGeoResend, 500_000, 1)
+	s.coverPollUs = dur(ParamCoverPoll, 5_000, 1)
 	var err error
 	s.fanout, err = p.Int(ParamGossipFanout, 8)
 	if err == nil && s.fanout < 1 {
@@ -155,6 +167,8 @@ func parseSettings(p protocol.Params) (settings, error) {
 	s.mergeOnWrite, err = p.Bool(ParamMergeClockOnWrite, false)
 	errs = append(errs, err)
 	s.skipCheck, err = p.Bool(ParamUnsafeSkipSnapshotCheck, false)
+	errs = append(errs, err)
+	s.skipCoverWait, err = p.Bool(ParamUnsafeSkipCoverWait, false)
 	errs = append(errs, err)
 	s.gossip = gossipAll
 	if g, ok := p[ParamGossip]; ok {

@@ -34,10 +34,15 @@ import (
 //     not by wall-clock time.
 //   - Availability under a WAN partition: each side keeps serving reads and its own writes;
 //     the other side's writes become visible after the partition heals.
+//   - A session may move to another datacenter (tcc.Mover, Client.Move; `bench --move-fraction`):
+//     it first waits until every partition there covers its clock (spec G1), so it keeps seeing
+//     its own writes and everything it saw before. TestGeoSwarm moves clients in two seeds of
+//     three; TestGeoMoveWaitsUntilCovered shows that without the wait the checker catches
+//     sessions missing their own past.
 // Not guaranteed: replication is asynchronous, so a datacenter lost for good before its stream
-// reached the others loses the writes it had acknowledged; and a client that moves to another
-// datacenter would first have to wait until that datacenter's svc covers its clock (spec G1),
-// which is not implemented: clients are sticky.
+// reached the others loses the writes it had acknowledged, and a session cannot move to a
+// datacenter cut off from where its past was written until the cut heals (the move fails after
+// (retries + 1) × tx_timeout and the session stays).
 
 func init() {
 	registry.Register("fastccs-geo", registry.Entry{
@@ -67,7 +72,7 @@ func NewGeo(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 }
 
 // NewGeoClient builds a session's library for the geo extension: it talks to its own
-// datacenter's partitions only (clients are sticky).
+// datacenter's partitions only, until it moves (Client.Move).
 func NewGeoClient(cfg tcc.ClientConfig) (tcc.Client, error) {
 	if cfg.Layout != nil && (cfg.DC < 0 || cfg.DC >= len(cfg.Layout.Node)) {
 		return nil, fmt.Errorf("fastccs: client datacenter %d of %d", cfg.DC, len(cfg.Layout.Node))

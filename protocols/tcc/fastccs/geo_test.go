@@ -12,29 +12,38 @@ import (
 	"github.com/meridian-kv/meridian/protocols/tcc"
 	"github.com/meridian-kv/meridian/tools/bench"
 	"github.com/meridian-kv/meridian/topology"
+	"github.com/meridian-kv/meridian/workload"
 )
 
-// TestGeoSwarm runs the geo extension on 2–5 datacenters over random seeds, with WAN jitter, cut
-// links, crashed partition servers and WAN partitions between datacenters, and checks every
-// history with the TCC checker (which also compares the datacenters' version orders).
+// TestGeoSwarm runs the geo extension on 2–5 datacenters over 200 random seeds (20 with
+// -short), with WAN jitter, cut links, crashed partition servers, WAN partitions between
+// datacenters and clients that move between datacenters, and checks every history with the TCC
+// checker (which also compares the datacenters' version orders).
 func TestGeoSwarm(t *testing.T) {
-	seeds := uint64(25)
-	if testing.Short() {
-		seeds = 8
-	}
-	for seed := range seeds {
+	swarm.RunTCC(t, "fastccs-geo", "go test ./protocols/tcc/fastccs -run 'TestGeoSwarm$'", nil)
+}
+
+// TestGeoMoveWaitsUntilCovered: sessions that move between datacenters over a slow WAN wait
+// until the new datacenter covers their past (the checker finds no session missing its own
+// writes, and the waits are not zero), and without the wait (unsafe_skip_cover_wait) the
+// checker catches sessions that miss their own past in some seeds.
+func TestGeoMoveWaitsUntilCovered(t *testing.T) {
+	opts := func(seed uint64) bench.Options {
 		o := swarm.TCCOptions("fastccs-geo", seed, nil)
-		res, err := bench.Run(o, "fastccs-geo")
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if err := res.Problem(); err != nil || res.Unfinished > 0 {
-			t.Fatalf("seed %d (%s): %v; %d unfinished", seed, res.Replay, err, res.Unfinished)
-		}
-		if res.TCC().ROTs == 0 || res.Checker.Committed == 0 {
-			t.Fatalf("seed %d: vacuous run", seed)
-		}
+		o.Faults = nil
+		w := o.Workload.(workload.TCC)
+		w.MoveFraction, w.WriteFraction = 0.3, 0.5
+		o.Workload = w
+		return o
 	}
+	res, err := swarm.Check("fastccs-geo", opts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.TCC(); m.Moves == 0 || m.MoveWait.Mean == 0 {
+		t.Fatalf("no move waited: %d moves, mean wait %g ms", m.Moves, m.MoveWait.Mean)
+	}
+	swarm.CatchesBroken(t, "fastccs-geo", 4, 1, opts, protocol.Params{ParamUnsafeSkipCoverWait: "true"})
 }
 
 // fakeEnv is a protocol.Env that queues what a replica sends, for hand-driven tests of two

@@ -48,6 +48,18 @@ type MultigetSliceByTimeResp struct {
 	Collected bool
 }
 
+// Cover asks a partition of the datacenter a session moves to whether it covers the session's
+// clock VC (geo extension, spec G1): whether it has committed, or applied from each other
+// datacenter's stream, at least the entries of VC that name this partition.
+type Cover struct {
+	VC VC
+}
+
+// CoverResp answers a Cover at once; the client asks again later while Covered is false.
+type CoverResp struct {
+	Covered bool
+}
+
 // WriteReq is one participant's part of a WOT (M5; the thesis's transactional_batch_mutate and
 // batch_mutate are this one message, spec A1): the writes that live on the partition, the
 // client's clock, the coordinator partition, the number of participant partitions and the
@@ -160,6 +172,10 @@ func (m *MultigetSliceByTimeResp) SizeBytes() int {
 }
 
 // SizeBytes estimates the encoded size.
+func (m *Cover) SizeBytes() int { return vcSize(m.VC) }
+
+func (m *CoverResp) SizeBytes() int { return 1 }
+
 func (m *WriteReq) SizeBytes() int {
 	size := 16 + vcSize(m.VC)
 	for _, w := range m.Writes {

@@ -233,6 +233,11 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 			r.batchMutate(req, op)
 			return
 		}
+	case *Cover:
+		if r.validVC(op.VC) {
+			r.reply(req.Client, req.Seq, &CoverResp{Covered: r.covers(op.VC)})
+			return
+		}
 	}
 	r.refuse(req, fmt.Sprintf("malformed request %T for partition %d", req.Op, r.self))
 }
@@ -269,6 +274,18 @@ func (r *Replica) validWrite(op *WriteReq) bool {
 		op.Coordinator >= 0 && op.Coordinator < n && op.Size >= 1 && op.Size <= n &&
 		(op.Size > 1 || op.Coordinator == r.self) &&
 		!slices.ContainsFunc(op.Writes, func(w txn.Write) bool { return tcc.PartitionOf(w.Key, n) != r.self })
+}
+
+// covers reports whether this partition holds everything vc names of it: for every datacenter
+// d, svc[(d, self)] ≥ vc[(d, self)] (its own commits, and how far it applied d's stream). Only
+// then may a client clock that another datacenter built be merged here (I4; spec G1).
+func (r *Replica) covers(vc VC) bool {
+	for dc := range r.slots.DCs {
+		if k := r.slots.Of(dc, r.self); vc != nil && vc[k] > r.svc[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeClock is svc := max(svc, vc) (Alg. 2 l.5 and l.12 with spec A5's index fix). Every entry

@@ -21,9 +21,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	w.Varint(r.lst)
 	w.Varints(r.known)
 	w.Varint(r.minKnown)
-	keys := slices.Sorted(maps.Keys(r.versions))
-	w.Count("wren versions", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "wren versions", r.versions) {
 		w.String("wren key", k, wire.MaxKeyLen)
 		vs := r.versions[k]
 		w.Count("wren key versions", len(vs), wire.MaxCheckpointCount)
@@ -34,9 +32,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 			w.Bool(v.superseded)
 		}
 	}
-	keys = slices.Sorted(maps.Keys(r.order))
-	w.Count("wren order", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "wren order", r.order) {
 		w.String("wren key", k, wire.MaxKeyLen)
 		o := r.order[k]
 		w.Count("wren key order", len(o), wire.MaxCheckpointCount)
@@ -46,9 +42,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	}
 	w.Strings(slices.Sorted(maps.Keys(r.collectable)))
 	w.Varint(r.gcFloorCt)
-	ids := slices.Sorted(maps.Keys(r.pending))
-	w.Count("wren pending", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "wren pending", r.pending) {
 		p := r.pending[id]
 		w.ID(id)
 		w.Varint(p.pt)
@@ -64,26 +58,18 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	for _, ct := range r.unfinished {
 		coords[ct.id] = ct
 	}
-	ids = slices.Sorted(maps.Keys(coords))
-	w.Count("wren coordinated", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "wren coordinated", coords) {
 		r.checkpointCoord(w, c, coords[id])
 	}
-	clients := slices.Sorted(maps.Keys(r.sessions))
-	w.Count("wren sessions", len(clients), wire.MaxCheckpointCount)
-	for _, cl := range clients {
+	for _, cl := range wire.SortedKeys(w, "wren sessions", r.sessions) {
 		s := r.sessions[cl]
 		w.Uvarint(uint64(cl))
 		w.Uvarint(uint64(s.floor))
-		seqs := slices.Sorted(maps.Keys(s.coord))
-		w.Count("wren session coordinated", len(seqs), wire.MaxCheckpointCount)
-		for _, seq := range seqs {
+		for _, seq := range wire.SortedKeys(w, "wren session coordinated", s.coord) {
 			w.Uvarint(uint64(seq))
 			w.ID(s.coord[seq].id)
 		}
-		seqs = slices.Sorted(maps.Keys(s.done))
-		w.Count("wren session done", len(seqs), wire.MaxCheckpointCount)
-		for _, seq := range seqs {
+		for _, seq := range wire.SortedKeys(w, "wren session done", s.done) {
 			w.Uvarint(uint64(seq))
 		}
 	}
