@@ -68,7 +68,7 @@ func (c *Conn) CallNode(to protocol.NodeID, req protocol.Request, done func(prot
 	c.pending = append(c.pending, pendingCall{seq: req.Seq, done: done})
 	e := s.newEvent()
 	e.at, e.kind, e.dc, e.node = s.nowUs+s.cfg.ClientHopUs, evRequest, c.dc, to
-	e.setRequest(&req)
+	s.setRequest(e, &req)
 	if s.cfg.LAN != (LAN{}) {
 		if s.cfg.LAN.BandwidthBitsPerSec > 0 {
 			e.txNs = s.txNs(requestBytes(e.req))

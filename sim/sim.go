@@ -172,14 +172,19 @@ type event struct {
 
 // Sim is one simulated run.
 type Sim struct {
-	cfg      Config
-	nowUs    int64
-	seq      uint64
-	queue    eventQueue
-	free     []*event // dispatched events, reused to spare the garbage collector
-	netRand  *rand.Rand
-	nodes    []*node
-	linkLast [][]int64 // last delivery time per directed node pair (FIFO)
+	cfg   Config
+	nowUs int64
+	seq   uint64
+	queue eventQueue
+	free  []*event // dispatched events, reused to spare the garbage collector
+	// freeReqs and freeReplies are the request and reply structs of dispatched events, reused
+	// apart from the events: a recycled event that became a timer would otherwise keep them
+	// (a TCC run has about a hundred thousand timeouts pending).
+	freeReqs    []*protocol.Request
+	freeReplies []*protocol.Reply
+	netRand     *rand.Rand
+	nodes       []*node
+	linkLast    [][]int64 // last delivery time per directed node pair (FIFO)
 	// jitter holds each directed datacenter link's jitter process (JitterCorrelationUs > 0).
 	jitter [][]topology.JitterProcess
 
@@ -334,8 +339,7 @@ func (s *Sim) After(dc int, delayUs int64, fn func()) {
 	s.push(e)
 }
 
-// newEvent returns a zeroed event, recycled when possible. A recycled event may keep a zeroed
-// request or reply of an earlier life, for setRequest and setReply to reuse.
+// newEvent returns a zeroed event, recycled when possible.
 func (s *Sim) newEvent() *event {
 	if n := len(s.free); n > 0 {
 		e := s.free[n-1]
@@ -345,33 +349,38 @@ func (s *Sim) newEvent() *event {
 	return &event{}
 }
 
-// recycle zeroes e (keeping its request and reply structs, zeroed too) and frees it.
+// recycle zeroes e and frees it, and its request and reply structs apart.
 func (s *Sim) recycle(e *event) {
-	req, reply := e.req, e.reply
+	if e.req != nil {
+		*e.req = protocol.Request{}
+		s.freeReqs = append(s.freeReqs, e.req)
+	}
+	if e.reply != nil {
+		*e.reply = protocol.Reply{}
+		s.freeReplies = append(s.freeReplies, e.reply)
+	}
 	*e = event{}
-	if req != nil {
-		*req = protocol.Request{}
-		e.req = req
-	}
-	if reply != nil {
-		*reply = protocol.Reply{}
-		e.reply = reply
-	}
 	s.free = append(s.free, e)
 }
 
-// setRequest stores req in e, reusing e's request struct if it has one. Handlers get copies, so
-// nothing outlives the event.
-func (e *event) setRequest(req *protocol.Request) {
-	if e.req == nil {
+// setRequest stores a copy of req in e, in a recycled request struct when there is one.
+// Handlers get copies, so nothing outlives the event.
+func (s *Sim) setRequest(e *event, req *protocol.Request) {
+	if n := len(s.freeReqs); n > 0 {
+		e.req = s.freeReqs[n-1]
+		s.freeReqs = s.freeReqs[:n-1]
+	} else {
 		e.req = new(protocol.Request)
 	}
 	*e.req = *req
 }
 
-// setReply stores r in e as setRequest does.
-func (e *event) setReply(r *protocol.Reply) {
-	if e.reply == nil {
+// setReply stores a copy of r in e as setRequest does.
+func (s *Sim) setReply(e *event, r *protocol.Reply) {
+	if n := len(s.freeReplies); n > 0 {
+		e.reply = s.freeReplies[n-1]
+		s.freeReplies = s.freeReplies[:n-1]
+	} else {
 		e.reply = new(protocol.Reply)
 	}
 	*e.reply = *r
@@ -735,7 +744,7 @@ func (nd *node) Reply(r protocol.Reply) {
 	}
 	e := s.newEvent()
 	e.at, e.kind, e.dc, e.conn = nd.outAt+s.cfg.ClientHopUs, evReply, c.dc, c
-	e.setReply(&r)
+	s.setReply(e, &r)
 	if s.cfg.LAN != (LAN{}) {
 		if s.cfg.LAN.BandwidthBitsPerSec > 0 {
 			e.txNs = s.txNs(replyBytes(e.reply))

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -225,11 +224,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 	if !f.quiet && isTerminal(stderr) {
 		opts.Progress = progressPrinter(stderr, len(opts.Protocols))
 	}
-	if os.Getenv("GOGC") == "" {
-		// A simulation is a batch job with a small, short-lived heap: trading memory for fewer
-		// collections makes it about 15% faster (docs/BENCHMARKS.md).
-		debug.SetGCPercent(400)
-	}
+	tuneSimulationGC()
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {

@@ -44,7 +44,11 @@ func TestCheckMatchesChecker(t *testing.T) {
 		{"one replica", history.History{Txns: skew, Replicas: replicas(skewOrder)}, false},
 	} {
 		for _, opts := range []checker.Options{{}, {SnapshotsPerDC: true}} {
-			got, want := check(&c.h, opts), checker.Check(&c.h, opts)
+			var log history.Log
+			for _, t := range c.h.Txns {
+				log.Append(t)
+			}
+			got, want := check(&log, c.h.Replicas, opts), checker.Check(&c.h, opts)
 			if want.OK != c.ok {
 				t.Fatalf("%s: checker.Check says OK %t, the test expects %t: %v", c.name, want.OK, c.ok, want)
 			}

@@ -43,14 +43,10 @@ type runState struct {
 	workers   []*worker
 
 	mu sync.Mutex
-	// txns holds the recorded transactions in chunks of txnChunk, so that recording never
-	// copies the earlier ones; finish joins them.
-	txns  [][]history.Txn
+	// txns holds the recorded transactions compactly (a long run records millions).
+	txns  history.Log
 	stats *collector
 }
-
-// txnChunk is the number of transactions in one chunk of runState.txns.
-const txnChunk = 4096
 
 // newRun validates opts for protocol e deployed as layout (or placement, for the
 // PartitionedReadWrite family), and prepares the state the workers share.
@@ -82,11 +78,7 @@ func (r *runState) record(t history.Txn) {
 		t.Snapshot = true // a local read-only commit (registry.Entry.ReadOnlyCommitsAreSnapshots)
 	}
 	r.mu.Lock()
-	if n := len(r.txns); n == 0 || len(r.txns[n-1]) == txnChunk {
-		r.txns = append(r.txns, make([]history.Txn, 0, txnChunk))
-	}
-	last := &r.txns[len(r.txns)-1]
-	*last = append(*last, t)
+	r.txns.Append(t)
 	r.mu.Unlock()
 }
 
@@ -166,39 +158,40 @@ func (r *runState) finish(res *Result, replicas []history.Replica, final []txn.I
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res.DCs = r.stats.summarise(opts.Topology)
-	h := &history.History{Txns: slices.Concat(r.txns...), Replicas: replicas}
+	// The clients, and through their connections the simulator, are no longer needed: let the
+	// collector have them while the history is checked.
+	r.workers, r.wl = nil, nil
 	model := checker.Serializable
 	if res.Consistency != registry.Serializable {
 		model = checker.Causal
 	}
-	res.Checker = check(h, checker.Options{Model: model, MaxRounds: r.entry.MaxReadRounds, Final: final,
+	res.Checker = check(&r.txns, replicas, checker.Options{Model: model, MaxRounds: r.entry.MaxReadRounds, Final: final,
 		SnapshotsPerDC: r.entry.SerializableSnapshotsPerDC})
 	if opts.KeepHistory {
-		res.History = h
+		res.History = &history.History{Txns: r.txns.Txns(), Replicas: replicas}
 	}
+	r.txns = history.Log{}
 }
 
-// check is checker.Check, cheaper when the replicas agree. Under Serializable a replica whose
-// version orders equal the first replica's can only repeat the first one's findings (they hold
-// the same versions in the same orders), so such a history is checked against the first replica
-// alone (on another goroutine, while the others are compared with it), and in full only if they
-// differ or that check finds an anomaly, to report it at every replica.
-func check(h *history.History, opts checker.Options) checker.Report {
-	if opts.Model != checker.Serializable || len(h.Replicas) < 2 {
-		return checker.Check(h, opts)
+// check is checker.CheckLog, cheaper when the replicas agree. Under Serializable a replica
+// whose version orders equal the first replica's can only repeat the first one's findings (they
+// hold the same versions in the same orders), so such a history is checked against the first
+// replica alone (on another goroutine, while the others are compared with it), and in full only
+// if they differ or that check finds an anomaly, to report it at every replica.
+func check(txns *history.Log, replicas []history.Replica, opts checker.Options) checker.Report {
+	if opts.Model != checker.Serializable || len(replicas) < 2 {
+		return checker.CheckLog(txns, replicas, opts)
 	}
-	one := *h
-	one.Replicas = h.Replicas[:1]
 	firstOnly := make(chan checker.Report, 1)
-	go func() { firstOnly <- checker.Check(&one, opts) }()
+	go func() { firstOnly <- checker.CheckLog(txns, replicas[:1], opts) }()
 	agree := true
-	for _, rep := range h.Replicas[1:] {
-		agree = agree && maps.EqualFunc(rep.VersionOrder, one.Replicas[0].VersionOrder, slices.Equal)
+	for _, rep := range replicas[1:] {
+		agree = agree && maps.EqualFunc(rep.VersionOrder, replicas[0].VersionOrder, slices.Equal)
 	}
 	if report := <-firstOnly; agree && report.OK {
 		return report
 	}
-	return checker.Check(h, opts)
+	return checker.CheckLog(txns, replicas, opts)
 }
 
 // abandonBusy counts the workers whose last transaction never finished and lets the workload

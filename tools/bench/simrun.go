@@ -209,8 +209,8 @@ func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) p
 		orders[i].VersionOrder = versionOrder(s, nd.ID)
 	}
 	res.Ordering = orderingStats(s)
-	run.finish(res, mergeReplicas(orders, s.Nodes(), replicaOf), final)
 	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(opts, protocolName)
+	run.finish(res, mergeReplicas(orders, s.Nodes(), replicaOf), final) // the last use of s: see finish
 	res.WallTime = time.Since(wallStart)
 	return res, nil
 }

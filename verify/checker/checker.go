@@ -166,6 +166,37 @@ type Options struct {
 // it finds. It does not modify h. A Model that is neither Serializable nor Causal fails with one
 // KindMalformed anomaly.
 func Check(h *history.History, opts Options) Report {
+	return check(&source{txns: txnSlice(h.Txns), replicas: h.Replicas}, opts)
+}
+
+// CheckLog is Check of the history of the transactions of l and the version orders of
+// replicas, read from the log's compact form without building a []history.Txn of them all
+// (except under SnapshotsPerDC or with transactions of unknown outcome under Serializable).
+func CheckLog(l *history.Log, replicas []history.Replica, opts Options) Report {
+	return check(&source{txns: l, replicas: replicas}, opts)
+}
+
+// txnSource is read access to a history's transactions: a []history.Txn or a history.Log.
+type txnSource interface {
+	Len() int
+	// TxnReusing returns the i-th transaction, perhaps in buf's slices (history.Log.TxnReusing):
+	// valid until the next call with the same buf. The checker does not modify its slices.
+	TxnReusing(i int, buf *history.Txn) history.Txn
+}
+
+// txnSlice is a txnSource over a slice.
+type txnSlice []history.Txn
+
+func (s txnSlice) Len() int                                     { return len(s) }
+func (s txnSlice) TxnReusing(i int, _ *history.Txn) history.Txn { return s[i] }
+
+// source is the history a check reads: its transactions and the replicas' version orders.
+type source struct {
+	txns     txnSource
+	replicas []history.Replica
+}
+
+func check(h *source, opts Options) Report {
 	switch opts.Model {
 	case Serializable:
 		if opts.SnapshotsPerDC {
@@ -322,19 +353,19 @@ func (r Report) String() string {
 }
 
 // checkSerializable is Check for the Serializable model.
-func checkSerializable(h *history.History) Report {
+func checkSerializable(h *source) Report {
 	h = resolveUnknown(h)
 	c := newChecker(h)
-	if len(h.Replicas) == 0 {
-		if len(h.Txns) > 0 {
+	if len(h.replicas) == 0 {
+		if h.txns.Len() > 0 {
 			c.report(KindMalformed, "the history has no replica, so there is no version order to check against")
 		}
 	} else {
-		first := c.install(&h.Replicas[0], nil)
+		first := c.install(&h.replicas[0], nil)
 		c.findCycles(c.buildGraph(first))
 		c.checkInstalled(first)
-		for i := 1; i < len(h.Replicas); i++ {
-			c.checkInstalled(c.install(&h.Replicas[i], first))
+		for i := 1; i < len(h.replicas); i++ {
+			c.checkInstalled(c.install(&h.replicas[i], first))
 		}
 	}
 	slices.SortStableFunc(c.anomalies, func(a, b Anomaly) int {
@@ -357,12 +388,12 @@ func checkSerializable(h *history.History) Report {
 // checker holds the history in compact form: transactions are nodes numbered 0..n-1 in history
 // order and keys are numbered too, so that the graph and the indexes are flat int32 arrays.
 type checker struct {
-	h         *history.History
+	h         *source
 	anomalies []Anomaly
 
 	ids       []txn.ID         // node -> transaction id
 	committed []bool           // node -> committed (otherwise aborted)
-	txnIdx    []int32          // node -> index in h.Txns
+	txnIdx    []int32          // node -> index in h.txns
 	node      map[txn.ID]int32 // transaction id -> node
 
 	keys   []string         // key number -> key
@@ -371,6 +402,8 @@ type checker struct {
 	// Declared writes: node v wrote key numbers writeKeys[writeStart[v]:writeStart[v+1]], sorted.
 	writeStart []int32
 	writeKeys  []int32
+
+	committedReads int // the number of reads of committed transactions
 }
 
 func (c *checker) report(kind, detail string, txns ...txn.ID) {
@@ -380,16 +413,17 @@ func (c *checker) report(kind, detail string, txns ...txn.ID) {
 // newChecker numbers the transactions and keys. Keys are numbered in order of first appearance
 // among the writes, then the keys only replicas mention, sorted, so that every run over the same
 // history reports the same cycles.
-func newChecker(h *history.History) *checker {
-	n := len(h.Txns)
+func newChecker(h *source) *checker {
+	n := h.txns.Len()
 	c := &checker{
 		h:          h,
 		node:       make(map[txn.ID]int32, n),
 		keyNum:     make(map[string]int32),
 		writeStart: make([]int32, 1, n+1),
 	}
-	for i := range h.Txns {
-		t := &h.Txns[i]
+	var buf history.Txn
+	for i := range n {
+		t := h.txns.TxnReusing(i, &buf)
 		switch {
 		case t.ID == txn.None:
 			c.report(KindMalformed, fmt.Sprintf("transaction %d of the history has id txn.None; ignored", i))
@@ -405,6 +439,9 @@ func newChecker(h *history.History) *checker {
 		c.node[t.ID] = int32(len(c.ids))
 		c.ids = append(c.ids, t.ID)
 		c.committed = append(c.committed, t.Status == txn.Committed)
+		if t.Status == txn.Committed {
+			c.committedReads += len(t.Reads)
+		}
 		c.txnIdx = append(c.txnIdx, int32(i))
 		from := len(c.writeKeys)
 		for _, key := range t.Writes {
@@ -416,7 +453,7 @@ func newChecker(h *history.History) *checker {
 		c.writeStart = append(c.writeStart, int32(len(c.writeKeys)))
 	}
 	var extra []string
-	for _, rep := range h.Replicas {
+	for _, rep := range h.replicas {
 		for key := range rep.VersionOrder {
 			if _, ok := c.keyNum[key]; !ok {
 				extra = append(extra, key)
@@ -442,13 +479,21 @@ func (c *checker) intern(key string) int32 {
 
 // resolveUnknown returns h with every transaction of unknown outcome decided by the first
 // replica's version order, copying the transactions only if there is one to decide.
-func resolveUnknown(h *history.History) *history.History {
-	if !slices.ContainsFunc(h.Txns, func(t history.Txn) bool { return t.Status == txn.Unknown }) {
+func resolveUnknown(h *source) *source {
+	unknown := false
+	var buf history.Txn
+	for i := range h.txns.Len() {
+		if h.txns.TxnReusing(i, &buf).Status == txn.Unknown {
+			unknown = true
+			break
+		}
+	}
+	if !unknown {
 		return h
 	}
 	var installed func(id txn.ID, keys []string) bool
-	if len(h.Replicas) > 0 {
-		order := h.Replicas[0].VersionOrder
+	if len(h.replicas) > 0 {
+		order := h.replicas[0].VersionOrder
 		installed = func(id txn.ID, keys []string) bool {
 			for _, k := range keys {
 				if slices.Contains(order[k], id) {
@@ -458,42 +503,41 @@ func resolveUnknown(h *history.History) *history.History {
 			return false
 		}
 	}
-	resolved := *h
-	resolved.Txns = slices.Clone(h.Txns)
-	for i := range resolved.Txns {
-		t := &resolved.Txns[i]
-		if t.Status != txn.Unknown {
-			continue
+	resolved := make(txnSlice, h.txns.Len())
+	for i := range resolved {
+		t := h.txns.TxnReusing(i, &history.Txn{}) // kept: new slices
+		if t.Status == txn.Unknown {
+			if installed != nil && installed(t.ID, t.Writes) {
+				t.Status = txn.Committed
+			} else {
+				t.Status, t.Reason = txn.Aborted, "unknown-outcome"
+			}
 		}
-		if installed != nil && installed(t.ID, t.Writes) {
-			t.Status = txn.Committed
-		} else {
-			t.Status, t.Reason = txn.Aborted, "unknown-outcome"
-		}
+		resolved[i] = t
 	}
-	return &resolved
+	return &source{txns: resolved, replicas: h.replicas}
 }
 
 // checkSnapshotsPerDC checks the read-write transactions of h (with the replicas' version
 // orders), then, for each datacenter with snapshot transactions, the read-write transactions
 // together with that datacenter's snapshots, and reports every anomaly found once.
-func checkSnapshotsPerDC(h *history.History) Report {
+func checkSnapshotsPerDC(h *source) Report {
 	byDC := map[string][]history.Txn{}
 	var rw []history.Txn
-	for _, t := range h.Txns {
-		if t.Snapshot {
+	for i := range h.txns.Len() {
+		if t := h.txns.TxnReusing(i, &history.Txn{}); t.Snapshot { // kept: new slices
 			byDC[t.DC] = append(byDC[t.DC], t)
 		} else {
 			rw = append(rw, t)
 		}
 	}
-	r := checkSerializable(&history.History{Txns: rw, Replicas: h.Replicas})
+	r := checkSerializable(&source{txns: txnSlice(rw), replicas: h.replicas})
 	seen := map[string]bool{}
 	for _, a := range r.Anomalies {
 		seen[a.String()] = true
 	}
 	for _, dc := range slices.Sorted(maps.Keys(byDC)) {
-		part := checkSerializable(&history.History{Txns: append(slices.Clip(rw), byDC[dc]...), Replicas: h.Replicas})
+		part := checkSerializable(&source{txns: txnSlice(append(slices.Clip(rw), byDC[dc]...)), replicas: h.replicas})
 		for _, a := range part.Anomalies {
 			if !seen[a.String()] {
 				seen[a.String()] = true

@@ -44,6 +44,13 @@ func replica(name string, orders map[string][]txn.ID) history.Replica {
 func expect(t *testing.T, h *history.History, want ...Anomaly) Report {
 	t.Helper()
 	r := Check(h, Options{})
+	var l history.Log
+	for _, t := range h.Txns {
+		l.Append(t)
+	}
+	if fromLog := CheckLog(&l, h.Replicas, Options{}); !reflect.DeepEqual(fromLog, r) {
+		t.Errorf("CheckLog reports\n%v\nCheck\n%v", fromLog, r)
+	}
 	if r.OK != (len(want) == 0) || !reflect.DeepEqual(r.Anomalies, want) {
 		t.Errorf("Check: OK=%v, anomalies:\n%s\nwant:\n%s", r.OK, lines(r.Anomalies), lines(want))
 	}

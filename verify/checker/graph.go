@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/verify/history"
 )
 
 // edgeKind is a dependency type; kinds are bits so that a set of kinds is a mask.
@@ -66,13 +67,7 @@ func (c *checker) buildGraph(in *installed) *graph {
 		from int32
 		edge
 	}
-	nReads := 0
-	for v, ok := range c.committed {
-		if ok {
-			nReads += len(c.h.Txns[c.txnIdx[v]].Reads)
-		}
-	}
-	raw := make([]rawEdge, 0, len(proj)+2*nReads) // ww, plus at most a wr and an rw per read
+	raw := make([]rawEdge, 0, len(proj)+2*c.committedReads) // ww, plus at most a wr and an rw per read
 	add := func(from, to, key int32, kind edgeKind) {
 		if from != to {
 			raw = append(raw, rawEdge{from, edge{to, key, kind}})
@@ -83,12 +78,13 @@ func (c *checker) buildGraph(in *installed) *graph {
 			add(proj[i-1], proj[i], int32(k), ww)
 		}
 	}
+	var buf history.Txn
 	for v, id := range c.ids {
 		if !c.committed[v] {
 			continue // an aborted transaction's reads order nothing
 		}
 		reader := int32(v)
-		for _, r := range c.h.Txns[c.txnIdx[v]].Reads {
+		for _, r := range c.h.txns.TxnReusing(int(c.txnIdx[v]), &buf).Reads {
 			k, keyKnown := c.keyNum[r.Key]
 			next := int32(-1) // position in proj of the version after the one read
 			if r.Version == txn.None {

@@ -56,7 +56,7 @@ import (
 // O(min(staleness, S_k log w_k)) clock look-ups of O(log_32 S) each, where S_k is the number of
 // sessions that wrote k. Memory is O(n + r + w + v) plus the live clocks. BenchmarkCheckCausal
 // (100,000 transactions, 1,000 sessions) takes about a second on an idle 2-core machine.
-func checkCausal(h *history.History, opts Options) Report {
+func checkCausal(h *source, opts Options) Report {
 	c := newTCCChecker(h, opts)
 	c.index()
 	c.buildOrders()
@@ -110,13 +110,13 @@ var tccOracles = []string{TCCCycle, TCCDirtyRead, TCCSnapshot, TCCWriteOrder, TC
 // keys are numbered too. Positions in a version order are 1-based; 0 is ⊥ (or "not installed"
 // for a write).
 type tccChecker struct {
-	h    *history.History
+	h    *source
 	opts Options
 	out  []Anomaly
 	info []Anomaly
 
 	ids    []txn.ID
-	txIdx  []int32 // node -> index in h.Txns
+	txIdx  []int32 // node -> index in h.txns
 	isWOT  []bool
 	status []txn.Status // as recorded (ROTs: Committed)
 	live   []bool       // committed: part of the causal graph
@@ -150,8 +150,8 @@ type tccChecker struct {
 	stamp []int32 // scratch, per node
 }
 
-func newTCCChecker(h *history.History, opts Options) *tccChecker {
-	return &tccChecker{h: h, opts: opts, node: make(map[txn.ID]int32, len(h.Txns)), keyNum: make(map[string]int32)}
+func newTCCChecker(h *source, opts Options) *tccChecker {
+	return &tccChecker{h: h, opts: opts, node: make(map[txn.ID]int32, h.txns.Len()), keyNum: make(map[string]int32)}
 }
 
 func (c *tccChecker) report(a Anomaly) { c.out = append(c.out, a) }
@@ -176,8 +176,9 @@ func (c *tccChecker) intern(key string) int32 {
 func (c *tccChecker) index() {
 	c.wStart = append(c.wStart, 0)
 	c.rStart = append(c.rStart, 0)
-	for i := range c.h.Txns {
-		t := &c.h.Txns[i]
+	var buf history.Txn
+	for i := range c.h.txns.Len() {
+		t := c.h.txns.TxnReusing(i, &buf)
 		isWOT := len(t.Writes) > 0
 		switch {
 		case t.ID == txn.None:
@@ -236,7 +237,7 @@ func (c *tccChecker) writeSlot(v, k int32) int32 {
 
 // checkInstalledWrites reports every committed write that no replica installed.
 func (c *tccChecker) checkInstalledWrites() {
-	if len(c.h.Replicas) == 0 {
+	if len(c.h.replicas) == 0 {
 		for v := range c.ids {
 			if c.live[v] && c.isWOT[v] {
 				c.malformed("the history has no replica, so there is no version order: C2, C3 and C6 are not checked")
@@ -261,13 +262,14 @@ func (c *tccChecker) checkInstalledWrites() {
 // resolveReads checks C1 on every read, resolves the version read to its writer and position,
 // and counts a WOT of unknown outcome that was read as committed.
 func (c *tccChecker) resolveReads() {
+	var buf history.Txn
 	n := c.rStart[len(c.rStart)-1]
 	c.rKey, c.rSrc, c.rPos = make([]int32, n), make([]int32, n), make([]int32, n)
 	for v, id := range c.ids {
 		if c.isWOT[v] {
 			continue
 		}
-		reads := c.h.Txns[c.txIdx[v]].Reads
+		reads := c.h.txns.TxnReusing(int(c.txIdx[v]), &buf).Reads
 		for j, r := range reads {
 			i := c.rStart[v] + int32(j)
 			k, written := c.keyNum[r.Key]
@@ -362,12 +364,13 @@ func (c *tccChecker) finalROTs() map[txn.ID]bool {
 
 // checkROTs applies the per-ROT oracles C4, C5 and C6.
 func (c *tccChecker) checkROTs() {
+	var buf history.Txn
 	final := c.finalROTs()
 	for v, id := range c.ids {
 		if c.isWOT[v] {
 			continue
 		}
-		t := &c.h.Txns[c.txIdx[v]]
+		t := c.h.txns.TxnReusing(int(c.txIdx[v]), &buf)
 		if c.opts.MaxRounds > 0 && t.Rounds > c.opts.MaxRounds {
 			c.report(Anomaly{Kind: TCCRounds, Txns: []txn.ID{id},
 				Detail: fmt.Sprintf("%v took %d rounds, more than %d", id, t.Rounds, c.opts.MaxRounds)})
@@ -381,7 +384,7 @@ func (c *tccChecker) checkROTs() {
 				}
 			}
 		}
-		if !final[id] || len(c.h.Replicas) == 0 {
+		if !final[id] || len(c.h.replicas) == 0 {
 			continue
 		}
 		for j, r := range t.Reads {

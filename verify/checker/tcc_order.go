@@ -32,7 +32,7 @@ func (c *tccChecker) buildOrders() {
 	// sorted, so that reports come in the same order on every run. An empty order holds nothing.
 	var held []holding
 	var extra []undeclared
-	for i, rep := range c.h.Replicas {
+	for i, rep := range c.h.replicas {
 		for key, order := range rep.VersionOrder {
 			switch k, ok := c.keyNum[key]; {
 			case len(order) == 0:
@@ -61,7 +61,7 @@ func (c *tccChecker) buildOrders() {
 	mark := int32(-1)
 	clean := func(dst []int32, k int32, h holding) []int32 {
 		mark-- // distinct from -1 (unmarked) and from node numbers
-		return c.cleanOrder(dst, k, c.h.Replicas[h.rep].Name, h.order, mark)
+		return c.cleanOrder(dst, k, c.h.replicas[h.rep].Name, h.order, mark)
 	}
 	for k := range int32(len(c.keys)) {
 		hs := held[start[k]:start[k+1]]
@@ -75,7 +75,7 @@ func (c *tccChecker) buildOrders() {
 			names := make([]string, len(hs))
 			for i, h := range hs {
 				lists[i] = clean(nil, k, h)
-				names[i] = c.h.Replicas[h.rep].Name
+				names[i] = c.h.replicas[h.rep].Name
 			}
 			c.ord = append(c.ord, c.mergeOrders(k, names, lists)...)
 		}

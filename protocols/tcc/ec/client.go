@@ -15,6 +15,7 @@ type Client struct {
 	nodes     []protocol.NodeID
 	timeoutUs int64
 	lastTs    int64
+	timeout   tcc.Timeout // the running transaction's resend
 }
 
 // NewClient builds a session's library; it implements tcc.ClientFactory.
@@ -54,7 +55,7 @@ func (c *Client) fanout(parts []int, req func(p int) protocol.Message, accept fu
 				}
 			})
 		}
-		c.tr.After(c.timeoutUs, send)
+		c.timeout.Arm(c.tr, c.timeoutUs, send)
 	}
 	send()
 }

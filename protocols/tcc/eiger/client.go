@@ -18,6 +18,7 @@ type Client struct {
 	rand        *rand.Rand
 	nodes       []protocol.NodeID // partition → node
 	txTimeoutUs int64
+	timeout     tcc.Timeout // the running attempt's
 
 	clock int64 // the Lamport clock
 	deps  []Dep // versions read since the last write (or that write), append-only
@@ -81,7 +82,7 @@ func (c *Client) next(retry func()) uint64 {
 	c.attempt++
 	a := c.attempt
 	if retry != nil {
-		c.tr.After(c.txTimeoutUs, func() {
+		c.timeout.Arm(c.tr, c.txTimeoutUs, func() {
 			if c.attempt == a {
 				retry()
 			}

@@ -35,6 +35,7 @@ type Client struct {
 	vc     VC
 	// attempt names the running ROT attempt or WOT; callbacks of an earlier one are ignored.
 	attempt uint64
+	timeout tcc.Timeout // the running attempt's
 	// coordinatorOf picks a WOT's coordinator among its participants (sorted); nil is the
 	// uniform choice of spec A14. Scenario tests set it.
 	coordinatorOf func(participants []int) int
@@ -197,7 +198,7 @@ func (c *Client) round1(t *rot) {
 			}
 		})
 	}
-	c.tr.After(c.cfg.txTimeoutUs, func() {
+	c.timeout.Arm(c.tr, c.cfg.txTimeoutUs, func() {
 		if c.attempt == a {
 			c.restartRead(t)
 		}
@@ -346,7 +347,7 @@ func (c *Client) sendWrites(t *wot) {
 		}
 	}
 	retries := t.retries
-	c.tr.After(c.cfg.txTimeoutUs, func() {
+	c.timeout.Arm(c.tr, c.cfg.txTimeoutUs, func() {
 		if c.attempt != a || t.retries != retries {
 			return
 		}

@@ -22,6 +22,7 @@ type Client struct {
 	hwtC    int64
 	cache   map[string]cached
 	attempt uint64
+	timeout tcc.Timeout // the running attempt's
 }
 
 // cached is one of the session's own committed writes that may not be in its stable snapshot
@@ -61,7 +62,7 @@ func (c *Client) call(p int, op protocol.Message, attempt uint64, on func(protoc
 func (c *Client) begin(retry func()) uint64 {
 	c.attempt++
 	a := c.attempt
-	c.tr.After(c.prm.txTimeoutUs, func() {
+	c.timeout.Arm(c.tr, c.prm.txTimeoutUs, func() {
 		if c.attempt == a {
 			retry()
 		}

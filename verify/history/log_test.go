@@ -1,0 +1,39 @@
+package history
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/meridian-kv/meridian/protocol/txn"
+)
+
+// TestLogRoundTrip appends transactions of every shape and reads them back unchanged.
+func TestLogRoundTrip(t *testing.T) {
+	in := []Txn{
+		{ID: txn.NewID(1, 1), DC: "V", Client: "V/0", Status: txn.Committed, StartUs: 5, EndUs: 90,
+			Reads: []txn.Read{{Key: "x", Version: txn.None}, {Key: "y", Version: txn.NewID(2, 7)}}, Writes: []string{"x"}},
+		{ID: txn.NewID(2, 8), DC: "O", Client: "O/3", Status: txn.Aborted, Reason: txn.ReasonStaleRead, StartUs: 1, EndUs: 2,
+			Writes: []string{"y", "z"}, Attempt: 3, First: txn.NewID(2, 6)},
+		{ID: txn.NewID(3, 1), DC: "V", Client: "V/1", Status: txn.Unknown},
+		{ID: txn.NewID(4, 1), DC: "C", Client: "C/0", Status: txn.Committed, Reads: []txn.Read{{Key: "x", Version: txn.NewID(1, 1)}},
+			Snapshot: true, Rounds: 2, EndUs: -4},
+	}
+	for i := range 3 * logChunk { // spill over chunks of transactions and of operations
+		in = append(in, Txn{ID: txn.NewID(5, uint32(i+1)), DC: "S", Client: "S/0", Status: txn.Committed,
+			Reads: []txn.Read{{Key: string(rune('a' + i%26)), Version: txn.NewID(1, 1)}}})
+	}
+	var l Log
+	for _, tx := range in {
+		l.Append(tx)
+	}
+	if l.Len() != len(in) {
+		t.Fatalf("Len() = %d, want %d", l.Len(), len(in))
+	}
+	if got := l.Txns(); !reflect.DeepEqual(got, in) {
+		for i := range in {
+			if !reflect.DeepEqual(got[i], in[i]) {
+				t.Fatalf("transaction %d: got %+v, want %+v", i, got[i], in[i])
+			}
+		}
+	}
+}
