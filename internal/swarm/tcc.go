@@ -53,7 +53,7 @@ func TCCOptions(proto string, seed uint64, extra protocol.Params) bench.Options 
 }
 
 // spreadOverDatacenters moves a one-datacenter TCC run to 2 to 5 of aws-mf's datacenters with
-// WAN jitter and 1 to 6 clients per datacenter, spreads its node faults over every datacenter's
+// WAN jitter and 1 to 3 clients per datacenter, spreads its node faults over every datacenter's
 // nodes, for half the seeds adds a WAN partition between two datacenters, healed before the
 // end, and for two seeds in three makes clients move between datacenters (2–22% of their
 // transactions start with a move). It draws from a stream of its own, so that the one-datacenter draws stay as they are.
@@ -65,7 +65,7 @@ func spreadOverDatacenters(seed uint64, opts *bench.Options) {
 	if n := 2 + r.IntN(topo.N()-1); n < topo.N() {
 		opts.Topology, _ = topology.Subset(topo, topo.DCs[:n])
 	}
-	opts.ClientsPerDC = 1 + r.IntN(6)
+	opts.ClientsPerDC = 1 + r.IntN(3)
 	nodes := opts.Topology.N() * opts.Partitions
 	for i := range opts.Faults {
 		f := &opts.Faults[i]
