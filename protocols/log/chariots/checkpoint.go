@@ -144,24 +144,18 @@ func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) 
 	writeFilterMap(w, f.fmap)
 	flstore.WriteVec(w, "next", f.next, flstore.MaxDCs)
 	for _, p := range f.pending {
-		ts := slices.Sorted(maps.Keys(p))
-		w.Count("early records", len(ts), wire.MaxCheckpointCount)
-		for _, t := range ts {
+		for _, t := range wire.SortedKeys(w, "early records", p) {
 			flstore.WriteRecord(w, p[t])
 		}
 	}
-	clients := slices.Sorted(maps.Keys(f.lastSeq))
-	w.Count("clients", len(clients), wire.MaxCheckpointCount)
-	for _, c := range clients {
+	for _, c := range wire.SortedKeys(w, "clients", f.lastSeq) {
 		w.Uvarint(uint64(c))
 		w.Uvarint(f.lastSeq[c])
 	}
 	flstore.WriteNodes(w, f.queues)
 	w.Int("round robin", f.rr, int(^uint(0)>>1))
 	w.Uvarint(f.seq)
-	seqs := slices.Sorted(maps.Keys(f.unacked))
-	w.Count("unacknowledged batches", len(seqs), wire.MaxCheckpointCount)
-	for _, s := range seqs {
+	for _, s := range wire.SortedKeys(w, "unacknowledged batches", f.unacked) {
 		p := f.unacked[s]
 		w.Uvarint(s)
 		flstore.WriteNode(w, p.to)
@@ -241,9 +235,7 @@ func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	writeToken(w, q.lastTok)
 	writeToken(w, q.outTok)
 	flstore.WriteNode(w, q.outTo)
-	lids := slices.Sorted(maps.Keys(q.unacked))
-	w.Count("unacknowledged assignments", len(lids), wire.MaxCheckpointCount)
-	for _, l := range lids {
+	for _, l := range wire.SortedKeys(w, "unacknowledged assignments", q.unacked) {
 		p := q.unacked[l]
 		flstore.WriteRecord(w, p.rec)
 		flstore.WriteNode(w, p.to)
@@ -306,9 +298,7 @@ func (s *Sender) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) 
 		flstore.WriteNode(w, m)
 		w.Uvarint(s.fetched[m])
 	}
-	ts := slices.Sorted(maps.Keys(s.cache))
-	w.Count("cached records", len(ts), wire.MaxCheckpointCount)
-	for _, t := range ts {
+	for _, t := range wire.SortedKeys(w, "cached records", s.cache) {
 		flstore.WriteRecord(w, s.cache[t])
 	}
 	writeTable(w, s.table)

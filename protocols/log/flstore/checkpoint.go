@@ -21,9 +21,7 @@ import (
 func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	WriteJournal(w, m.cfg.Journal)
-	lids := slices.Sorted(maps.Keys(m.filled))
-	w.Count("filled positions", len(lids), wire.MaxCheckpointCount)
-	for _, l := range lids {
+	for _, l := range wire.SortedKeys(w, "filled positions", m.filled) {
 		WriteRecord(w, m.filled[l])
 	}
 	w.Uvarint(m.next)
@@ -113,9 +111,7 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 // value each), the count of entries indexed and the maintainers' index claims.
 func (x *LogIndexer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
-	tags := slices.Sorted(maps.Keys(x.postings))
-	w.Count("tags", len(tags), wire.MaxCheckpointCount)
-	for _, t := range tags {
+	for _, t := range wire.SortedKeys(w, "tags", x.postings) {
 		w.String("tag", t, wire.MaxKeyLen)
 		ps := x.postings[t]
 		w.Count("postings", len(ps), wire.MaxCheckpointCount)

@@ -3,9 +3,6 @@ package batch
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
@@ -25,9 +22,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	}
 	w := wire.NewWriter(dst)
 	b := r.b
-	nodes := slices.Sorted(maps.Keys(b.bufs))
-	w.Count("batch buffers", len(nodes), wire.MaxCheckpointCount)
-	for _, to := range nodes {
+	for _, to := range wire.SortedKeys(w, "batch buffers", b.bufs) {
 		buf := b.bufs[to]
 		w.Uvarint(uint64(to))
 		w.Count("batch messages", len(buf.msgs), MaxMessages)
@@ -38,9 +33,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 		w.Uvarint(buf.gen)
 	}
 	w.Uvarint(b.lastGen)
-	gens := slices.Sorted(maps.Keys(b.armed))
-	w.Count("batch timers", len(gens), wire.MaxCheckpointCount)
-	for _, g := range gens {
+	for _, g := range wire.SortedKeys(w, "batch timers", b.armed) {
 		w.Uvarint(g)
 		w.Uvarint(uint64(b.armed[g]))
 	}

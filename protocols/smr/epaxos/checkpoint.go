@@ -65,9 +65,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 		w.Bool(e.marks.onStack)
 	}
 	w.Uvarint(r.nextSlot)
-	keys := slices.Sorted(maps.Keys(r.keys))
-	w.Count("epaxos keys", len(keys), wire.MaxCheckpointCount)
-	for _, k := range keys {
+	for _, k := range wire.SortedKeys(w, "epaxos keys", r.keys) {
 		w.String("epaxos key", k, wire.MaxKeyLen)
 		instances(w, r.keys[k].writers)
 		instances(w, r.keys[k].readers)
@@ -96,9 +94,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	g := &r.gc
 	w.Uvarints(g.executedUpTo)
 	for _, over := range g.executedOver {
-		slots := slices.Sorted(maps.Keys(over))
-		w.Count("epaxos executed over", len(slots), wire.MaxCheckpointCount)
-		for _, s := range slots {
+		for _, s := range wire.SortedKeys(w, "epaxos executed over", over) {
 			w.Uvarint(s)
 			w.Bool(over[s])
 		}
@@ -121,9 +117,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 	for _, v := range []int{s.FastCommits, s.SlowCommits, s.Recoveries, s.NoOps, s.Tries} {
 		w.Int("epaxos counter", v, wire.MaxCheckpointCount)
 	}
-	sizes := slices.Sorted(maps.Keys(s.SCCSizes))
-	w.Count("epaxos component sizes", len(sizes), wire.MaxCheckpointCount)
-	for _, size := range sizes {
+	for _, size := range wire.SortedKeys(w, "epaxos component sizes", s.SCCSizes) {
 		w.Int("epaxos component size", size, wire.MaxCheckpointCount)
 		w.Int("epaxos components", s.SCCSizes[size], wire.MaxCheckpointCount)
 	}

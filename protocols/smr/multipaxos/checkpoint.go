@@ -1,9 +1,6 @@
 package multipaxos
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
@@ -27,9 +24,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 	w.Int("multipaxos promises", r.promises, wire.MaxCheckpointCount)
 	w.Varint(r.prepareUs)
 	w.Bool(r.best != nil)
-	slots := slices.Sorted(maps.Keys(r.best))
-	w.Count("multipaxos best", len(slots), wire.MaxCheckpointCount)
-	for _, s := range slots {
+	for _, s := range wire.SortedKeys(w, "multipaxos best", r.best) {
 		e := r.best[s]
 		w.Uvarint(s)
 		w.Uvarint(e.Slot)
@@ -43,15 +38,11 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 	for _, t := range r.queue {
 		w.Txn(t)
 	}
-	ids := slices.Sorted(maps.Keys(r.inflight))
-	w.Count("multipaxos inflight", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "multipaxos inflight", r.inflight) {
 		w.ID(id)
 		w.Uvarint(r.inflight[id])
 	}
-	slots = slices.Sorted(maps.Keys(r.log))
-	w.Count("multipaxos log", len(slots), wire.MaxCheckpointCount)
-	for _, s := range slots {
+	for _, s := range wire.SortedKeys(w, "multipaxos log", r.log) {
 		e := r.log[s]
 		w.Uvarint(s)
 		w.Uvarint(e.ballot)
@@ -64,9 +55,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 	w.Uvarint(r.commitIdx)
 	w.Uvarint(r.trimmed)
 	w.ClientSeqs("multipaxos executed", r.executed)
-	ids = slices.Sorted(maps.Keys(r.pending))
-	w.Count("multipaxos pending", len(ids), wire.MaxCheckpointCount)
-	for _, id := range ids {
+	for _, id := range wire.SortedKeys(w, "multipaxos pending", r.pending) {
 		p := r.pending[id]
 		w.Txn(p.t)
 		w.Varint(p.sentUs)
