@@ -145,7 +145,8 @@ func Wrap(f protocol.Factory) protocol.Factory {
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := cfg.Params[ParamWindow]; ok || cfg.Params[ParamMode] != "" {
+		_, hasWindow := cfg.Params[ParamWindow]
+		if _, hasMode := cfg.Params[ParamMode]; hasWindow || hasMode {
 			params := make(protocol.Params, len(cfg.Params))
 			for k, v := range cfg.Params {
 				if k != ParamWindow && k != ParamMode {
