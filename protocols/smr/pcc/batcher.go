@@ -14,9 +14,10 @@ import (
 // on its own (Deliver), so a member that read something an earlier member or an earlier
 // transaction overwrote aborts alone.
 //
-// The seed (ALVIN, §5 Evaluation) says only "we batch messages for all competitors, using a window of 20 to
-// 50 msec, according to the nodes deployed"; the default, network-level batching (package
-// batch), is that reading. This mode is the spec's alternative, and its choices are ours:
+// The seed (ALVIN, §5 Evaluation) says only "we batch messages for all competitors, using a
+// window of 20 to 50 msec, according to the nodes deployed"; the default, network-level batching
+// (package batch), is that reading. This mode is the spec's alternative, and its choices are
+// ours:
 //
 //   - A batch closes when its window has passed since its first transaction, or at once when it
 //     holds MaxBatchTxns transactions or MaxBatchBytes bytes (the thresholds of network
