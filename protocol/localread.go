@@ -1,6 +1,10 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/meridian-kv/meridian/protocol/txn"
+)
 
 // ServeLocalRead answers Get and ReadSnapshot requests from env's store and reports whether it
 // did. Protocols whose reads are purely local (Message Futures, Helios) call it first in
@@ -27,11 +31,14 @@ func ServeLocalRead(env Env, req Request) bool {
 }
 
 // ValidateCommit returns a description of what is wrong with a Commit request, or "" if it is
-// well formed: a transaction is present and no key is empty or repeated within its reads or
-// within its writes.
+// well formed: a transaction is present, it is not a batch (nor named like one: txn.IsBatchID),
+// and no key is empty or repeated within its reads or within its writes.
 func ValidateCommit(req Request) string {
 	if req.Txn == nil {
 		return "commit request without a transaction"
+	}
+	if req.Txn.Members != nil || txn.IsBatchID(req.Txn.ID) {
+		return "transaction " + req.Txn.ID.String() + " is a batch or named like one; clients commit single transactions"
 	}
 	seen := make(map[string]bool, len(req.Txn.Reads))
 	for _, r := range req.Txn.Reads {

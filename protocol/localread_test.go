@@ -154,6 +154,8 @@ func TestValidateCommit(t *testing.T) {
 		{"repeated read key", &txn.Txn{Reads: rd("a", "b", "a")}, `"a" in read set`},
 		{"empty write key", &txn.Txn{Writes: wr("")}, `"" in write set`},
 		{"repeated write key", &txn.Txn{Reads: rd("w"), Writes: wr("w", "x", "w")}, `"w" in write set`},
+		{"batch id", &txn.Txn{ID: txn.BatchID(0, 1)}, "batch"},
+		{"batch", txn.NewBatch(txn.BatchID(0, 1), []*txn.Txn{{ID: 1}, {ID: 2}}), "batch"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := ValidateCommit(Request{Kind: Commit, Txn: c.tx})

@@ -78,6 +78,10 @@ type Txn struct {
 	ID     ID
 	Reads  []Read
 	Writes []Write
+	// Members is set only on a batch (NewBatch): several transactions that a state-machine
+	// replication protocol orders as one instance (spec alvin.md §5.3, batch_mode=instance).
+	// Clients never submit one, and no store or history ever sees one.
+	Members []*Txn
 }
 
 // WritesKey reports whether t writes key.
@@ -245,6 +249,13 @@ func (t *Txn) SizeBytes() int {
 	if t == nil {
 		return 0
 	}
+	if t.Members != nil {
+		size := 10
+		for _, m := range t.Members {
+			size += m.SizeBytes()
+		}
+		return size
+	}
 	size := 8
 	for _, r := range t.Reads {
 		size += len(r.Key) + 10
@@ -253,4 +264,48 @@ func (t *Txn) SizeBytes() int {
 		size += len(w.Key) + len(w.Value) + 4
 	}
 	return size
+}
+
+// BatchClientBase is the client id of the first node's batch ids: node i names its batches
+// NewID(BatchClientBase+i, seq). No client gets an id in that range: servers hand out
+// (node index + 1)·2^24 + n for node indexes below 254, and the simulator numbers clients from 1.
+const BatchClientBase ClientID = 0xFF000000
+
+// BatchID returns the id of the seq-th batch that node formed.
+func BatchID(node uint32, seq uint32) ID { return NewID(BatchClientBase+ClientID(node), seq) }
+
+// IsBatchID reports whether id lies in the batch ids' range.
+func IsBatchID(id ID) bool { return id.Client() >= BatchClientBase }
+
+// NewBatch returns the batch named id of members (at least two, in the order they are to be
+// validated and applied). Its Reads and Writes are its conflict footprint: every key a member
+// reads (version None) and every key a member writes (no value), each once, in first-use order,
+// so that a batch conflicts with a transaction exactly when one of its members does, and a
+// protocol that computes conflicts from read and write sets orders a batch unchanged.
+func NewBatch(id ID, members []*Txn) *Txn {
+	b := &Txn{ID: id, Members: members}
+	reads, writes := map[string]bool{}, map[string]bool{}
+	for _, m := range members {
+		for _, r := range m.Reads {
+			if !reads[r.Key] {
+				reads[r.Key] = true
+				b.Reads = append(b.Reads, Read{Key: r.Key})
+			}
+		}
+		for _, w := range m.Writes {
+			if !writes[w.Key] {
+				writes[w.Key] = true
+				b.Writes = append(b.Writes, Write{Key: w.Key})
+			}
+		}
+	}
+	return b
+}
+
+// Unbatch returns the transactions t stands for: a batch's members, or t itself.
+func Unbatch(t *Txn) []*Txn {
+	if t.Members != nil {
+		return t.Members
+	}
+	return []*Txn{t}
 }

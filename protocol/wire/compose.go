@@ -192,19 +192,74 @@ func (r *Reader) Bools() []bool {
 	return vs
 }
 
-// OptionalTxn appends a transaction that may be nil (a no-op log entry): a presence flag, then
-// the transaction; Reader.OptionalTxn reads it.
+// MaxBatchTxns bounds the members of one batch (txn.NewBatch) on the wire.
+const MaxBatchTxns = 1 << 12
+
+// The flag that starts an OptionalTxn: none, a transaction, or a batch.
+const (
+	optNone byte = iota
+	optTxn
+	optBatch
+)
+
+// OptionalTxn appends a transaction that may be nil (a no-op log entry) or a batch
+// (txn.NewBatch): a flag byte (0: none, 1: a transaction, 2: a batch), then the transaction, or
+// the batch's id, member count and members. The footprint of a batch is not sent: the reader
+// rebuilds it from the members. Reader.OptionalTxn reads it.
 func (w *Writer) OptionalTxn(t *txn.Txn) {
-	w.Bool(t != nil)
-	if t != nil {
+	switch {
+	case t == nil:
+		w.Byte(optNone)
+	case t.Members != nil:
+		w.Byte(optBatch)
+		w.ID(t.ID)
+		if !txn.IsBatchID(t.ID) || len(t.Members) < 2 {
+			w.Fail("batch", "id %v or %d members out of range", t.ID, len(t.Members))
+		}
+		w.Count("batch members", len(t.Members), MaxBatchTxns)
+		for _, m := range t.Members {
+			w.Txn(m)
+		}
+	default:
+		w.Byte(optTxn)
 		w.Txn(t)
 	}
 }
 
-// OptionalTxn reads a transaction written by Writer.OptionalTxn.
+// OptionalTxn reads a transaction written by Writer.OptionalTxn. It refuses a batch whose id is
+// not a batch id, with fewer than two members or more than MaxBatchTxns, or whose members are
+// batches or repeat an id.
 func (r *Reader) OptionalTxn() *txn.Txn {
-	if r.Bool("transaction present") {
+	switch flag := r.Byte("transaction flag"); flag {
+	case optNone:
+		return nil
+	case optTxn:
 		return r.Txn()
+	case optBatch:
+		id := r.ID("batch id")
+		// A member takes at least 3 bytes: its id and two empty sets.
+		members := make([]*txn.Txn, r.Count("batch members", MaxBatchTxns, 3))
+		seen := make(map[txn.ID]bool, len(members))
+		for i := range members {
+			members[i] = r.Txn()
+			if r.err != nil {
+				return nil
+			}
+			if m := members[i].ID; txn.IsBatchID(m) || seen[m] {
+				r.Fail("batch member", "%v is a batch id or repeated", m)
+				return nil
+			}
+			seen[members[i].ID] = true
+		}
+		if r.err == nil && (!txn.IsBatchID(id) || len(members) < 2) {
+			r.Fail("batch", "id %v or %d members out of range", id, len(members))
+		}
+		if r.err != nil {
+			return nil
+		}
+		return txn.NewBatch(id, members)
+	default:
+		r.Fail("transaction flag", "%d is none of 0, 1, 2", flag)
 	}
 	return nil
 }

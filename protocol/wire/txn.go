@@ -32,6 +32,9 @@ func AppendTxn(dst []byte, t *txn.Txn) ([]byte, error) {
 }
 
 func checkTxn(t *txn.Txn) error {
+	if t.Members != nil {
+		return errors.New("wire: a batch of transactions is encoded by Writer.OptionalTxn only")
+	}
 	if err := checkLen("transaction read set", len(t.Reads), MaxTxnOps); err != nil {
 		return err
 	}

@@ -48,6 +48,17 @@
 // two replicas may see two non-conflicting updates in opposite orders. The registry entry
 // therefore declares serializable snapshots per datacenter: the checker checks the updates
 // globally and each datacenter's read-only transactions with them (checker.Options.SnapshotsPerDC).
+//
+// Batching (spec §5.3): by default the registered protocols run behind network-level batching
+// (package batch, batch_mode=network). With batch_mode=instance the origin instead collects the
+// commit requests it admits during one window (batch_window_ms, by default 20/30/40/50 ms by
+// cluster size) into a batch (pcc.Batcher) and broadcasts the batch as ONE POB transaction: one
+// PROPOSE, one position and one ordering key (pos, batch id), its conflicts those of its
+// members (the batch's read and write sets are their union), one recovery and one NO-OP for the
+// whole batch (every waiting member's client then gets an abort). At delivery the members are
+// handed to P-CC one after the other in batch order, each validated on its own, so a member that
+// conflicts aborts alone. POB itself is unchanged: a batch is one more transaction to it, and
+// the invariants of §6.1 hold over batches. The open batch is in the checkpoint.
 package alvin
 
 import (
@@ -135,7 +146,11 @@ const (
 // ReasonNoOp is the abort reason of a transaction that recovery decided as a NO-OP (§3.7).
 const ReasonNoOp txn.AbortReason = "no-op"
 
-const timerTick protocol.TimerID = 1
+// The replica's timers: housekeeping, and the window of the open batch (instance batching).
+const (
+	timerTick  protocol.TimerID = 1
+	timerBatch protocol.TimerID = 2
+)
 
 // phase of an instance this node leads.
 type phase uint8
@@ -221,12 +236,15 @@ func (r *Replica) OrderingStats() protocol.OrderingStats {
 type Replica struct {
 	env  protocol.Env
 	exec *pcc.Executor
-	self protocol.NodeID
-	n    int
-	all  uint64 // bitmap of every node
-	cq   int
-	fq   int
-	fast bool
+	// batcher collects the commit requests of one window into a batch (batch_mode=instance);
+	// nil: every transaction is broadcast on its own.
+	batcher *pcc.Batcher
+	self    protocol.NodeID
+	n       int
+	all     uint64 // bitmap of every node
+	cq      int
+	fq      int
+	fast    bool
 
 	tickUs, retryUs, recoverUs, reportUs, forgetUs, fastTimeoutUs int64
 	skipDelivered, ignoreDeps                                     bool
@@ -286,7 +304,8 @@ func New(cfg protocol.Config, env protocol.Env, fast bool) (*Replica, error) {
 		return nil, err
 	}
 	p := cfg.Params
-	if err := p.CheckKnown([]string{ParamReads, ParamTick, ParamRetry, ParamRecoverAfter, ParamReportInterval, ParamGCForget, ParamUnsafeSkipDelivered, ParamUnsafeIgnoreDeps}, nil); err != nil {
+	known := append([]string{ParamReads, ParamTick, ParamRetry, ParamRecoverAfter, ParamReportInterval, ParamGCForget, ParamUnsafeSkipDelivered, ParamUnsafeIgnoreDeps}, batch.Params...)
+	if err := p.CheckKnown(known, nil); err != nil {
 		return nil, fmt.Errorf("alvin: %w", err)
 	}
 	n := len(cfg.Nodes)
@@ -356,16 +375,29 @@ func New(cfg protocol.Config, env protocol.Env, fast bool) (*Replica, error) {
 		r.fastTimeoutUs = int64(2*rtts[r.fq-2]*1000) + r.tickUs
 	}
 	r.exec = pcc.New(env, "alvin", readOnly)
+	windowUs, err := batch.InstanceWindowUs(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("alvin: %w", err)
+	}
+	if windowUs > 0 {
+		r.batcher = pcc.NewBatcher(env, self, windowUs, timerBatch)
+	}
 	return r, nil
 }
 
 // Start arms the housekeeping timer.
 func (r *Replica) Start() { r.env.SetTimer(r.tickUs, timerTick) }
 
-// HandleRequest serves reads from the transaction's snapshot and broadcasts commit requests.
+// HandleRequest serves reads from the transaction's snapshot and broadcasts commit requests
+// (with instance batching, puts them in the open batch, which is broadcast when it is full).
 func (r *Replica) HandleRequest(req protocol.Request) {
 	if t, ok := r.exec.Admit(req); ok {
-		r.broadcast(t)
+		if r.batcher != nil {
+			t = r.batcher.Add(t)
+		}
+		if t != nil {
+			r.broadcast(t)
+		}
 	}
 	r.drain()
 }
@@ -379,8 +411,15 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	r.drain()
 }
 
-// HandleTimer runs housekeeping (see tick).
+// HandleTimer runs housekeeping (see tick), or broadcasts the open batch when its window ends.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
+	if id == timerBatch && r.batcher != nil {
+		if b := r.batcher.Fire(); b != nil {
+			r.broadcast(b)
+		}
+		r.drain()
+		return
+	}
 	if id != timerTick {
 		return
 	}
@@ -895,7 +934,7 @@ func (r *Replica) tryDeliver(id txn.ID) {
 	e.deliveredBy |= 1 << r.self
 	committed := false
 	if e.noop {
-		r.exec.Abandon(id, ReasonNoOp)
+		r.exec.Abandon(e.t, ReasonNoOp) // the origin holds the payload, and only there a client waits
 	} else {
 		committed = r.exec.Deliver(e.t)
 	}
@@ -1133,7 +1172,7 @@ func (r *Replica) collect(id txn.ID, e *entry) {
 // known to all, keeps the end-of-run wait going. Version counts alone cannot tell: two nodes may
 // have delivered different non-conflicting transactions and hold as many versions.
 func (r *Replica) Quiescent() bool {
-	return len(r.entries) == 0 && len(r.leads) == 0 && len(r.recs) == 0
+	return len(r.entries) == 0 && len(r.leads) == 0 && len(r.recs) == 0 && (r.batcher == nil || r.batcher.Len() == 0)
 }
 
 // tick retransmits, times out the fast path, recovers stuck entries, reports deliveries and

@@ -6,9 +6,9 @@ import (
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
-// AppendCheckpoint implements protocol.Checkpointer: the P-CC executor, the DQueue's entries,
-// the instances this node leads and the recoveries it runs, the delivery waiters, the collected
-// ids, the report echoes and the counters, every map in id order. The conflict index is left out:
+// AppendCheckpoint implements protocol.Checkpointer: the P-CC executor, the open batch (instance
+// batching), the DQueue's entries, the instances this node leads and the recoveries it runs, the
+// delivery waiters, the collected ids, the report echoes and the counters, every map in id order. The conflict index is left out:
 // it is rebuilt from the entries (an entry is indexed exactly while it has a payload and is not
 // a NO-OP). Promises go through the codec. The inbox and the ready queue are empty between
 // inputs.
@@ -18,6 +18,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 		w.Fail("alvin inbox", "%d messages to itself and %d deliveries are still pending", len(r.inbox), len(r.ready))
 	}
 	r.exec.Checkpoint(w)
+	r.batcher.Checkpoint(w)
 	w.Uvarint(r.maxSeen)
 	ids := sortedIDs(r.entries)
 	w.Count("alvin entries", len(ids), wire.MaxCheckpointCount)
@@ -113,6 +114,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, codec protocol.Codec) ([]byte, er
 func (r *Replica) RestoreCheckpoint(b []byte, codec protocol.Codec) error {
 	rd := wire.NewReader(b)
 	r.exec.Restore(rd)
+	r.batcher.Restore(rd)
 	r.maxSeen = rd.Uvarint("alvin max seen")
 	for range rd.Count("alvin entries", wire.MaxCheckpointCount, 18) {
 		id := rd.ID("alvin entry")

@@ -5,15 +5,17 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/checkpointtest"
 	"github.com/meridian-kv/meridian/internal/scripted"
+	"github.com/meridian-kv/meridian/internal/swarm"
 	"github.com/meridian-kv/meridian/protocol"
 )
 
-// TestCheckpointRoundTrip restores ALVIN replicas, with and without fast decisions, from
-// checkpoints taken all through swarm runs and requires the restored replicas to behave exactly
-// as the originals.
+// TestCheckpointRoundTrip restores ALVIN replicas, with and without fast decisions, behind
+// network batching and with instance batching (open batches included), from checkpoints taken
+// all through swarm runs and requires the restored replicas to behave exactly as the originals.
 func TestCheckpointRoundTrip(t *testing.T) {
 	for _, proto := range []string{"alvin", "alvin-nf"} {
 		t.Run(proto, func(t *testing.T) { checkpointtest.RoundTrip(t, proto, 3) })
+		t.Run(proto+"/instance", func(t *testing.T) { checkpointtest.RoundTripWith(t, proto, 3, swarm.InstanceBatching) })
 	}
 }
 

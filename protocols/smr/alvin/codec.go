@@ -8,7 +8,8 @@ import (
 
 // Codec encodes ALVIN's POB messages for the network runtime: one tag byte, then the fields in
 // declaration order; a dependency or id list is a count (at most MaxIDs) and the ids, strictly
-// increasing; an optional payload is a presence flag and the transaction (wire.AppendTxn).
+// increasing; an optional payload is wire.Writer.OptionalTxn: a flag, then the transaction or,
+// with instance batching, the batch (its id and members, at most wire.MaxBatchTxns).
 // Decode refuses what ALVIN never sends: unsorted or repeated ids, a payload of another
 // transaction, a NO-OP with a payload or dependencies, a status out of range.
 var Codec protocol.Codec = wire.Codec{Protocol: "alvin", Write: write, Read: read}
@@ -58,21 +59,15 @@ func readIDs(r *wire.Reader) []txn.ID {
 }
 
 func writePayload(w *wire.Writer, tid txn.ID, t *txn.Txn) {
-	w.Bool(t != nil)
-	if t != nil {
-		if t.ID != tid {
-			w.Fail("payload", "of another transaction")
-		}
-		w.Txn(t)
+	if t != nil && t.ID != tid {
+		w.Fail("payload", "of another transaction")
 	}
+	w.OptionalTxn(t)
 }
 
 func readPayload(r *wire.Reader, tid txn.ID) *txn.Txn {
-	if !r.Bool("payload flag") {
-		return nil
-	}
-	t := r.Txn()
-	if r.Err() == nil && t.ID != tid {
+	t := r.OptionalTxn()
+	if r.Err() == nil && t != nil && t.ID != tid {
 		r.Fail("payload", "of another transaction")
 	}
 	return t

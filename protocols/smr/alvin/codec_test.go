@@ -12,6 +12,8 @@ func sampleMessages() []protocol.Message {
 	id := txn.NewID(3, 7)
 	deps := []txn.ID{txn.NewID(1, 1), txn.NewID(2, 5)}
 	tx := &txn.Txn{ID: id, Reads: []txn.Read{{Key: "a", Version: txn.NewID(1, 1)}}, Writes: []txn.Write{{Key: "b", Value: []byte("v")}}}
+	bid := txn.BatchID(2, 4) // instance batching: a batch is one POB transaction
+	bt := txn.NewBatch(bid, []*txn.Txn{tx, {ID: txn.NewID(4, 1), Writes: []txn.Write{{Key: "a", Value: []byte("w")}}}})
 	return codectest.Messages(map[string]protocol.Message{
 		"propose":         &Propose{Tid: id, Epoch: 0, Pos: 3, Deps: deps, Payload: tx},
 		"ackpropose":      &AckPropose{Tid: id, Epoch: 5, Pos: 8, Deps: deps},
@@ -22,6 +24,10 @@ func sampleMessages() []protocol.Message {
 		"ackaccept":       &AckAccept{Tid: id, Epoch: 2, Pos: 3, Deps: deps},
 		"stable":          &Stable{Tid: id, Epoch: 0, Pos: 3, Deps: deps, Payload: tx},
 		"stable-noop":     &Stable{Tid: id, Epoch: 7, NoOp: true},
+		"propose-batch":   &Propose{Tid: bid, Pos: 5, Deps: deps, Payload: bt},
+		"accept-batch":    &Accept{Tid: bid, Epoch: 2, Pos: 5, Payload: bt},
+		"stable-batch":    &Stable{Tid: bid, Pos: 5, Deps: deps, Payload: bt},
+		"promise-batch":   &Promise{Tid: bid, Epoch: 4, Status: Pending, Pos: 5, HasProposal: true, ProposedPos: 5, Payload: bt},
 		"prepare":         &Prepare{Tid: id, Epoch: 4},
 		"promise": &Promise{Tid: id, Epoch: 4, Status: Accepted, Pos: 9, Deps: deps, AcceptedEpoch: 2,
 			HasProposal: true, ProposedPos: 3, ProposedDeps: deps[:1], Payload: tx},

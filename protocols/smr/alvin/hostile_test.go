@@ -6,6 +6,7 @@ import (
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/smr/batch"
 )
 
 // randomMessage draws a message of any kind whose fields are random but small, so that they
@@ -21,10 +22,14 @@ func randomMessage(r *rand.Rand) protocol.Message {
 		return union(out)
 	}
 	payload := func(tid txn.ID) *txn.Txn {
-		if r.IntN(3) == 0 {
+		t := &txn.Txn{ID: tid, Reads: []txn.Read{{Key: "x"}}, Writes: []txn.Write{{Key: "x", Value: []byte("h")}}}
+		switch r.IntN(4) {
+		case 0:
 			return nil
+		case 1: // a batch (instance batching) under the same id, with a colliding member
+			return txn.NewBatch(tid, []*txn.Txn{{ID: id(), Reads: []txn.Read{{Key: "x"}}}, t})
 		}
-		return &txn.Txn{ID: tid, Reads: []txn.Read{{Key: "x"}}, Writes: []txn.Write{{Key: "x", Value: []byte("h")}}}
+		return t
 	}
 	tid, epoch, pos := id(), uint64(r.IntN(8)), uint64(r.IntN(12))
 	switch r.IntN(11) {
@@ -54,13 +59,19 @@ func randomMessage(r *rand.Rand) protocol.Message {
 }
 
 // TestUnexpectedMessagesNeverPanic delivers thousands of random, well-encoded but unexpected
-// messages (wrong epochs, unknown transactions, contradicting decisions, nil messages) to the
-// replicas of a running three-node world between real transactions and ticks: no replica may
-// panic. (Safety needs the crash-stop model; this checks only that a replica survives.)
+// messages (wrong epochs, unknown transactions, contradicting decisions, batches where a
+// transaction is expected and the reverse, nil messages) to the replicas of a running three-node
+// world between real transactions and ticks (with instance batching on every third seed): no
+// replica may panic. (Safety needs the crash-stop model; this checks only that a replica
+// survives.)
 func TestUnexpectedMessagesNeverPanic(t *testing.T) {
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 1))
-		s := newScript(t, 3, seed%2 == 0, nil)
+		var params protocol.Params
+		if seed%3 == 0 {
+			params = protocol.Params{batch.ParamMode: batch.ModeInstance}
+		}
+		s := newScript(t, 3, seed%2 == 0, params)
 		s.w.AfterEvent = nil // the random messages break the invariants on purpose
 		for step := range 500 {
 			if step%50 == 0 {
@@ -75,6 +86,7 @@ func TestUnexpectedMessagesNeverPanic(t *testing.T) {
 			s.w.RunTo(s.w.NowMs() + 1)
 			if step%10 == 0 {
 				s.tick()
+				s.reps[r.IntN(3)].HandleTimer(timerBatch)
 			}
 		}
 	}

@@ -16,6 +16,12 @@
 // follows the spec's table by cluster size N (the number of replicas): 20 ms for N ≤ 3, 30 ms for
 // N ≤ 5, 40 ms for N ≤ 7, 50 ms above (DefaultWindowMs).
 //
+// The mode is the parameter batch_mode (ParamMode): "network" (the default) is the above;
+// "instance" is the spec's alternative, batching proposals into one ordering instance (package
+// pcc, Batcher): Wrap then runs the protocol's replica unwrapped and leaves both parameters to
+// it, and the protocol reads its window with InstanceWindowUs (same default and values) and lists
+// Params among the parameters it accepts.
+//
 // Timers: the wrapper shares the replica's timer space by doubling the protocol's timer ids (the
 // protocol's id i is the driver's 2i) and using odd ids for its flushes, so a wrapped protocol's
 // timer ids must lie within ±2^62.
@@ -32,6 +38,59 @@ import (
 
 // ParamWindow is the batching window in milliseconds (an integer; 0: no batching).
 const ParamWindow = "batch_window_ms"
+
+// ParamMode selects what is batched: ModeNetwork (default) or ModeInstance.
+const ParamMode = "batch_mode"
+
+// The batching modes.
+const (
+	// ModeNetwork batches each replica's outgoing messages per destination (this package).
+	ModeNetwork = "network"
+	// ModeInstance batches the transactions a proposer receives within a window into one
+	// ordering instance (pcc.Batcher, read by the protocol).
+	ModeInstance = "instance"
+)
+
+// Params are the batching parameters a protocol that supports instance batching accepts.
+var Params = []string{ParamMode, ParamWindow}
+
+// mode returns the batching mode p selects.
+func mode(p protocol.Params) (string, error) {
+	switch m := p[ParamMode]; m {
+	case "", ModeNetwork:
+		return ModeNetwork, nil
+	case ModeInstance:
+		return ModeInstance, nil
+	default:
+		return "", fmt.Errorf("parameter %s: %q is neither %s nor %s", ParamMode, m, ModeNetwork, ModeInstance)
+	}
+}
+
+// windowMs returns the window p gives for a cluster of n replicas (DefaultWindowMs unless
+// ParamWindow is set).
+func windowMs(p protocol.Params, n int) (int, error) {
+	s, ok := p[ParamWindow]
+	if !ok {
+		return DefaultWindowMs(n), nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("parameter %s: %q is not a non-negative number of milliseconds", ParamWindow, s)
+	}
+	return v, nil
+}
+
+// InstanceWindowUs returns the instance-batching window of cfg in microseconds: the window
+// (ParamWindow, by default DefaultWindowMs of the cluster size) when ParamMode is ModeInstance,
+// else 0 (no instance batching).
+func InstanceWindowUs(cfg protocol.Config) (int64, error) {
+	m, err := mode(cfg.Params)
+	if err != nil || m != ModeInstance {
+		return 0, err
+	}
+	w, err := windowMs(cfg.Params, len(cfg.Nodes))
+	return int64(w) * 1000, err
+}
 
 // Flush thresholds of one destination's buffer (spec §5.3).
 const (
@@ -70,29 +129,36 @@ func (b *Batch) SizeBytes() int {
 	return size
 }
 
-// Wrap returns f with batching: the factory reads and removes ParamWindow, and with a positive
-// window builds f's replica over a batching Env.
+// Wrap returns f with batching: the factory reads and removes ParamMode and ParamWindow, and
+// with a positive window builds f's replica over a batching Env. In ModeInstance it builds f's
+// replica as it is, with both parameters left for it.
 func Wrap(f protocol.Factory) protocol.Factory {
 	return func(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
-		windowMs := DefaultWindowMs(len(cfg.Nodes))
-		if s, ok := cfg.Params[ParamWindow]; ok {
-			v, err := strconv.Atoi(s)
-			if err != nil || v < 0 {
-				return nil, fmt.Errorf("parameter %s: %q is not a non-negative number of milliseconds", ParamWindow, s)
-			}
-			windowMs = v
+		m, err := mode(cfg.Params)
+		if err != nil {
+			return nil, err
+		}
+		if m == ModeInstance {
+			return f(cfg, env)
+		}
+		w, err := windowMs(cfg.Params, len(cfg.Nodes))
+		if err != nil {
+			return nil, err
+		}
+		_, hasWindow := cfg.Params[ParamWindow]
+		if _, hasMode := cfg.Params[ParamMode]; hasWindow || hasMode {
 			params := make(protocol.Params, len(cfg.Params))
 			for k, v := range cfg.Params {
-				if k != ParamWindow {
+				if k != ParamWindow && k != ParamMode {
 					params[k] = v
 				}
 			}
 			cfg.Params = params
 		}
-		if windowMs == 0 {
+		if w == 0 {
 			return f(cfg, env)
 		}
-		b := &batcher{env: env, windowUs: int64(windowMs) * 1000, bufs: make(map[protocol.NodeID]*buffer), armed: make(map[uint64]protocol.NodeID)}
+		b := &batcher{env: env, windowUs: int64(w) * 1000, bufs: make(map[protocol.NodeID]*buffer), armed: make(map[uint64]protocol.NodeID)}
 		inner, err := f(cfg, b)
 		if err != nil {
 			return nil, err

@@ -215,6 +215,36 @@ func TestWindowParameter(t *testing.T) {
 	}
 }
 
+// TestModeParameter: batch_mode is network or instance, anything else is refused naming the
+// parameter; in instance mode Wrap leaves the replica unwrapped and InstanceWindowUs gives the
+// window (by default the one of the cluster size, 0 turning batching off), in network mode 0.
+func TestModeParameter(t *testing.T) {
+	topo, _ := topology.Preset("aws-3")
+	if _, err := sim.New(sim.Config{Topology: topo, Factory: Wrap(toyFactory(1000, 1, 0)), Params: protocol.Params{ParamMode: "proposal"}}); err == nil || !strings.Contains(err.Error(), ParamMode) {
+		t.Errorf("%s=proposal: %v", ParamMode, err)
+	}
+	nodes := make([]protocol.Node, 5)
+	for _, c := range []struct {
+		params protocol.Params
+		wantUs int64
+	}{
+		{protocol.Params{}, 0},
+		{protocol.Params{ParamMode: ModeNetwork, ParamWindow: "7"}, 0},
+		{protocol.Params{ParamMode: ModeInstance}, 30_000},
+		{protocol.Params{ParamMode: ModeInstance, ParamWindow: "7"}, 7_000},
+		{protocol.Params{ParamMode: ModeInstance, ParamWindow: "0"}, 0},
+	} {
+		cfg := protocol.Config{Nodes: nodes, Params: c.params}
+		if got, err := InstanceWindowUs(cfg); err != nil || got != c.wantUs {
+			t.Errorf("%v: window %d µs (%v), want %d", c.params, got, err, c.wantUs)
+		}
+		r, err := Wrap(func(protocol.Config, protocol.Env) (protocol.Replica, error) { return &toy{}, nil })(cfg, nil)
+		if _, wrapped := r.(*Replica); err != nil || wrapped == (c.params[ParamMode] == ModeInstance) {
+			t.Errorf("%v: replica %T (%v)", c.params, r, err)
+		}
+	}
+}
+
 // TestCodecRoundTrip: single messages and batches round-trip, truncations and trailing bytes are
 // refused, and so are batches the wrapper never sends.
 func TestCodecRoundTrip(t *testing.T) {

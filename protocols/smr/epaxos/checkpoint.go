@@ -9,15 +9,17 @@ import (
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
-// AppendCheckpoint implements protocol.Checkpointer: the executor's state, every instance
-// (status, ballots, value, attributes, whether a TryPreAccept set it, the drive of those this replica leads, recovery schedule,
-// the execution algorithm's marks), the per-key index, the watched instances and their waiters,
+// AppendCheckpoint implements protocol.Checkpointer: the executor's state, the open batch
+// (instance batching), every instance (status, ballots, value, attributes, whether a
+// TryPreAccept set it, the drive of those this replica leads, recovery schedule, the execution
+// algorithm's marks), the per-key index, the watched instances and their waiters,
 // the announcements awaiting acknowledgements, the garbage-collection state, the search
 // generation and the ordering counters. Maps go in key order (instances by replica, then
 // slot); the promises a recovery collected go through the codec.
 func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	r.exec.Checkpoint(w)
+	r.batcher.Checkpoint(w)
 	insts := sortedInstances(r.insts)
 	w.Count("epaxos instances", len(insts), wire.MaxCheckpointCount)
 	for _, inst := range insts {
@@ -128,6 +130,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 	rd := wire.NewReader(b)
 	r.exec.Restore(rd)
+	r.batcher.Restore(rd)
 	for range rd.Count("epaxos instances", wire.MaxCheckpointCount, 20) {
 		inst := readInst(rd)
 		e := &entry{status: Status(rd.Byte("epaxos status")), ballot: rd.Uvarint("epaxos ballot"), vballot: rd.Uvarint("epaxos vballot"),

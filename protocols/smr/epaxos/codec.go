@@ -189,19 +189,11 @@ func readInst(r *wire.Reader) Instance {
 	return Instance{Replica: uint32(r.Int("replica", maxReplicas)), Slot: r.Uvarint("slot")}
 }
 
-func writeCmd(w *wire.Writer, t *txn.Txn) {
-	w.Bool(t != nil)
-	if t != nil {
-		w.Txn(t)
-	}
-}
+// writeCmd writes an optional command: a transaction or, with instance batching, a batch
+// (wire.Writer.OptionalTxn).
+func writeCmd(w *wire.Writer, t *txn.Txn) { w.OptionalTxn(t) }
 
-func readCmd(r *wire.Reader) *txn.Txn {
-	if !r.Bool("command present") {
-		return nil
-	}
-	return r.Txn()
-}
+func readCmd(r *wire.Reader) *txn.Txn { return r.OptionalTxn() }
 
 func writeAttrs(w *wire.Writer, a Attrs) {
 	w.Uvarint(a.Seq)

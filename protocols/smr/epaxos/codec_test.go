@@ -11,6 +11,7 @@ import (
 func sampleMessages() []protocol.Message {
 	tx := &txn.Txn{ID: txn.NewID(3, 7), Reads: []txn.Read{{Key: "a", Version: txn.NewID(1, 1)}}, Writes: []txn.Write{{Key: "b", Value: []byte("v")}}}
 	inst := Instance{Replica: 2, Slot: 41}
+	bt := txn.NewBatch(txn.BatchID(2, 4), []*txn.Txn{tx, {ID: txn.NewID(4, 1), Writes: []txn.Write{{Key: "a", Value: []byte("w")}}}})
 	attrs := Attrs{Seq: 9, Deps: []Instance{{Replica: 0, Slot: 3}, {Replica: 1, Slot: 1 << 40}}}
 	return codectest.Messages(map[string]protocol.Message{
 		"preaccept":           &PreAccept{Inst: inst, Ballot: 0, Cmd: tx, Attrs: attrs},
@@ -32,6 +33,11 @@ func sampleMessages() []protocol.Message {
 		"try-preaccept":       &TryPreAccept{Inst: inst, Ballot: 8, Cmd: tx, Attrs: attrs},
 		"try-preaccept-ok":    &TryPreAcceptReply{Inst: inst, Ballot: 8, OK: true},
 		"try-preaccept-no":    &TryPreAcceptReply{Inst: inst, Ballot: 8, Conflict: true, Impossible: true},
+		"preaccept-batch":     &PreAccept{Inst: inst, Cmd: bt, Attrs: attrs},
+		"accept-batch":        &Accept{Inst: inst, Ballot: 5, Cmd: bt, Attrs: attrs},
+		"commit-batch":        &Commit{Inst: inst, Cmd: bt, Attrs: attrs},
+		"prepare-reply-batch": &PrepareReply{Inst: inst, Ballot: 8, OK: true, Status: Accepted, VBallot: 3, Cmd: bt, Attrs: attrs},
+		"try-preaccept-batch": &TryPreAccept{Inst: inst, Ballot: 8, Cmd: bt, Attrs: attrs},
 	})
 }
 

@@ -88,6 +88,16 @@
 // conflicting PreAccept as if it had not seen the first (TestRestartedReplicaRemembersPreAccept).
 //
 // Garbage collection (gc.go): an instance every replica has executed is forgotten gc_after later.
+//
+// Batching (spec alvin.md §5.3): by default the registered protocol runs behind network-level
+// batching (package batch, batch_mode=network). With batch_mode=instance a replica instead
+// collects the commit requests it admits during one window (batch_window_ms, by default
+// 20/30/40/50 ms by cluster size) into a batch (pcc.Batcher) and proposes the batch as ONE
+// instance whose command is the batch: its read and write sets are the union of its members',
+// so its attributes are computed as for any command, and its deps are the union of what
+// interferes with any member. Executing the instance hands the members to P-CC one after the
+// other in batch order, each validated on its own (a conflicting member aborts alone); a batch
+// whose instance ends as a no-op aborts every member. The open batch is in the checkpoint.
 package epaxos
 
 import (
@@ -142,7 +152,11 @@ const (
 // command's leader failed before any quorum learned it.
 const ReasonNoOp txn.AbortReason = "recovered-as-no-op"
 
-const timerTick protocol.TimerID = 1
+// The replica's timers: housekeeping, and the window of the open batch (instance batching).
+const (
+	timerTick  protocol.TimerID = 1
+	timerBatch protocol.TimerID = 2
+)
 
 const tickUs = 5_000 // housekeeping period: retransmissions, fast-path timeouts, recovery
 
@@ -225,13 +239,16 @@ type keyIndex struct {
 // Replica is one EPaxos replica: its instances, the per-key index, the execution state and the
 // P-CC executor.
 type Replica struct {
-	env    protocol.Env
-	exec   *pcc.Executor
-	nodeOf []protocol.NodeID // replica of each datacenter
-	dcOf   map[protocol.NodeID]int
-	self   int
-	n      int
-	cq, fq int
+	env  protocol.Env
+	exec *pcc.Executor
+	// batcher collects the commit requests of one window into a batch (batch_mode=instance);
+	// nil: every transaction is proposed on its own.
+	batcher *pcc.Batcher
+	nodeOf  []protocol.NodeID // replica of each datacenter
+	dcOf    map[protocol.NodeID]int
+	self    int
+	n       int
+	cq, fq  int
 
 	recoverAfterUs, retryUs, fastTimeoutUs, gcAfterUs int64
 	tryIgnoresConflicts                               bool // ParamUnsafeTryIgnoresConflicts
@@ -261,7 +278,8 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		return nil, err
 	}
 	p := pc.Params
-	if err := p.CheckKnown([]string{ParamRecoverAfter, ParamRetry, ParamFastTimeout, ParamGCAfter, ParamUnsafeFastQuorum, ParamUnsafeTryIgnoresConflicts}, nil); err != nil {
+	known := append([]string{ParamRecoverAfter, ParamRetry, ParamFastTimeout, ParamGCAfter, ParamUnsafeFastQuorum, ParamUnsafeTryIgnoresConflicts}, batch.Params...)
+	if err := p.CheckKnown(known, nil); err != nil {
 		return nil, fmt.Errorf("epaxos: %w", err)
 	}
 	n := len(nodeOf)
@@ -316,16 +334,29 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		return nil, fmt.Errorf("epaxos: %w", err)
 	}
 	r.exec = pcc.New(env, "epaxos", pcc.ReadOnlyOrdered)
+	windowUs, err := batch.InstanceWindowUs(pc)
+	if err != nil {
+		return nil, fmt.Errorf("epaxos: %w", err)
+	}
+	if windowUs > 0 {
+		r.batcher = pcc.NewBatcher(env, self, windowUs, timerBatch)
+	}
 	return r, nil
 }
 
 // Start arms the housekeeping timer.
 func (r *Replica) Start() { r.env.SetTimer(tickUs, timerTick) }
 
-// HandleRequest serves reads at the transaction's snapshot (pcc) and orders commit requests.
+// HandleRequest serves reads at the transaction's snapshot (pcc) and orders commit requests
+// (with instance batching, puts them in the open batch, which is proposed when it is full).
 func (r *Replica) HandleRequest(req protocol.Request) {
 	if t, ok := r.exec.Admit(req); ok {
-		r.propose(t)
+		if r.batcher != nil {
+			t = r.batcher.Add(t)
+		}
+		if t != nil {
+			r.propose(t)
+		}
 	}
 }
 
@@ -369,8 +400,15 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 }
 
 // HandleTimer runs housekeeping over the watched instances, in instance order: the original
-// leader's fast-path timeout, retransmission of every phase's requests, and recovery.
+// leader's fast-path timeout, retransmission of every phase's requests, and recovery; or
+// proposes the open batch when its window ends.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
+	if id == timerBatch && r.batcher != nil {
+		if b := r.batcher.Fire(); b != nil {
+			r.propose(b)
+		}
+		return
+	}
 	if id != timerTick {
 		return
 	}
@@ -407,7 +445,7 @@ func (r *Replica) HandleTimer(id protocol.TimerID) {
 // acknowledged, and no instance it knows is waiting to be decided or executed
 // (protocol.Quiescer).
 func (r *Replica) Quiescent() bool {
-	return len(r.announced) == 0 && len(r.watch) == 0 && len(r.waiters) == 0
+	return len(r.announced) == 0 && len(r.watch) == 0 && len(r.waiters) == 0 && (r.batcher == nil || r.batcher.Len() == 0)
 }
 
 // counters are a replica's ordering figures: how the instances it led at ballot 0 were decided,
@@ -601,7 +639,7 @@ func (r *Replica) commit(inst Instance, e *entry, noop bool, t *txn.Txn, attrs A
 		r.stats.NoOps++
 		r.unindex(inst, e)
 		if known != nil {
-			r.exec.Abandon(known.ID, ReasonNoOp)
+			r.exec.Abandon(known, ReasonNoOp)
 		}
 	} else {
 		e.cmd = t

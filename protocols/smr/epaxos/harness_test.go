@@ -55,7 +55,7 @@ type input struct {
 	from  int // message sender, or -1
 	m     protocol.Message
 	req   *protocol.Request
-	timer bool
+	timer protocol.TimerID // a timer that fired (0: the input is no timer)
 }
 
 type testEnv struct {
@@ -181,10 +181,17 @@ func (w *world) tick(us int64) {
 	w.nowUs += us
 	for dc, r := range w.reps {
 		if !w.down[dc] {
-			w.record(dc, input{from: -1, timer: true})
+			w.record(dc, input{from: -1, timer: timerTick})
 			r.HandleTimer(timerTick)
 		}
 	}
+	w.checkStep()
+}
+
+// fireBatch ends dc's batching window now (batch_mode=instance).
+func (w *world) fireBatch(dc int) {
+	w.record(dc, input{from: -1, timer: timerBatch})
+	w.reps[dc].HandleTimer(timerBatch)
 	w.checkStep()
 }
 
@@ -258,8 +265,8 @@ func (w *world) restart(dc int) {
 		switch {
 		case in.req != nil:
 			w.reps[dc].HandleRequest(*in.req)
-		case in.timer:
-			w.reps[dc].HandleTimer(timerTick)
+		case in.timer != 0:
+			w.reps[dc].HandleTimer(in.timer)
 		default:
 			w.reps[dc].HandleMessage(protocol.NodeID(in.from), in.m)
 		}

@@ -6,12 +6,14 @@ import (
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
-// AppendCheckpoint implements protocol.Checkpointer: the executor's state, the ballot and role
+// AppendCheckpoint implements protocol.Checkpointer: the executor's state, the leader's open
+// batch (instance batching), the ballot and role
 // state, the candidate's promises, the leader's slots and peers, the log with its commit and
 // trim points, the executed sequence numbers and the pending transactions; maps in key order.
 func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	r.exec.Checkpoint(w)
+	r.batcher.Checkpoint(w)
 	w.Uvarint(r.promised)
 	w.Int("multipaxos preferred", r.preferred, r.n-1)
 	w.Byte(byte(r.role))
@@ -67,6 +69,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	rd := wire.NewReader(b)
 	r.exec.Restore(rd)
+	r.batcher.Restore(rd)
 	r.promised = rd.Uvarint("multipaxos promised")
 	r.preferred = rd.Int("multipaxos preferred", r.n-1)
 	if r.role = role(rd.Byte("multipaxos role")); r.role > leader {

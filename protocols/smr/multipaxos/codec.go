@@ -12,7 +12,8 @@ import (
 //	Prepare   ballot, from
 //	Promise   ballot, entries
 //	Nack      ballot
-//	Accept    ballot, slot, optional transaction (a presence byte; absent: a no-op)
+//	Accept    ballot, slot, optional transaction (wire.Writer.OptionalTxn; absent: a no-op; a
+//	          batch with instance batching)
 //	Accepted  ballot, slot
 //	Commit    ballot, up-to slot, trim-to slot (at most the up-to slot)
 //	CommitAck ballot, executed slot
@@ -41,19 +42,11 @@ const (
 	tagCommitAck
 )
 
-func writeOptTxn(w *wire.Writer, t *txn.Txn) {
-	w.Bool(t != nil)
-	if t != nil {
-		w.Txn(t)
-	}
-}
+// writeOptTxn writes a slot's value: a transaction, a no-op (nil) or, with instance batching, a
+// batch (wire.Writer.OptionalTxn).
+func writeOptTxn(w *wire.Writer, t *txn.Txn) { w.OptionalTxn(t) }
 
-func readOptTxn(r *wire.Reader) *txn.Txn {
-	if r.Bool("has transaction") {
-		return r.Txn()
-	}
-	return nil
-}
+func readOptTxn(r *wire.Reader) *txn.Txn { return r.OptionalTxn() }
 
 func writeEntries(w *wire.Writer, es []Entry, limit int) {
 	w.Count("entry count", len(es), limit)

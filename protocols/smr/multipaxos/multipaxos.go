@@ -75,9 +75,18 @@
 // up to 3/5/7/more datacenters, as in the spec's evaluation; batch_window_ms=0 turns it off. Each
 // hop of the commit path then waits up to one window: at zero load a non-leader origin waits up
 // to 4 windows more (Forward, Accept, Accepted, Commit), the leader's own clients up to 2.
-// A slot holds one transaction (the spec's §5.1 sketch gives a slot a batch of requests, and
-// §5.3 offers proposal batching as an alternative mode, not built here): under load, network
-// batching carries many slots' Accepts, Accepteds and Forwards in one message instead.
+// A slot then holds one transaction: under load, network batching carries many slots' Accepts,
+// Accepteds and Forwards in one message instead.
+//
+// With batch_mode=instance (the spec's §5.3 alternative, and its §5.1 sketch of a slot holding a
+// batch of requests) there is no network batching; the leader, the proposer of Multi-Paxos,
+// collects the update transactions it receives (its own clients' and forwarded ones) during one
+// window (batch_window_ms, same defaults) into a batch (pcc.Batcher) and proposes the batch in
+// ONE slot. Executing the slot certifies the members one after the other in batch order, each on
+// its own (a conflicting member aborts alone), with the duplicate rule above applied per member.
+// A leader that steps down drops its open batch like its queue: the origins forward those
+// transactions again. The open batch is in the checkpoint. Each origin still forwards each
+// transaction on its own, so a non-leader origin waits for the leader's window only.
 package multipaxos
 
 import (
@@ -135,7 +144,12 @@ const (
 	ParamUnsafeCommitWithoutMajority = protocol.UnsafeParamPrefix + "commit_without_majority"
 )
 
-const timerTick protocol.TimerID = 1
+// The replica's timers: the periodic duties, and the window of the leader's open batch (instance
+// batching).
+const (
+	timerTick  protocol.TimerID = 1
+	timerBatch protocol.TimerID = 2
+)
 
 // quorumLeases is the leader's check-quorum window, in leases (see hasQuorum).
 const quorumLeases = 4
@@ -172,8 +186,11 @@ type pending struct {
 // Replica is one Multi-Paxos replica: acceptor, learner and executor of the log, possibly leader
 // or candidate, and origin of its clients' transactions.
 type Replica struct {
-	env      protocol.Env
-	exec     *pcc.Executor
+	env  protocol.Env
+	exec *pcc.Executor
+	// batcher collects, at the leader, the transactions of one window into a batch
+	// (batch_mode=instance); nil: every transaction takes a slot of its own.
+	batcher  *pcc.Batcher
 	nodeOf   []protocol.NodeID // replica of each datacenter
 	dcOf     map[protocol.NodeID]int
 	self, n  int
@@ -233,7 +250,7 @@ func New(cfg protocol.Config, env protocol.Env, p Placement) (*Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multipaxos: %w", err)
 	}
-	if err := cfg.Params.CheckKnown([]string{ParamLease, ParamResend, ParamUnsafeCommitWithoutMajority}, nil); err != nil {
+	if err := cfg.Params.CheckKnown(append([]string{ParamLease, ParamResend, ParamUnsafeCommitWithoutMajority}, batch.Params...), nil); err != nil {
 		return nil, fmt.Errorf("multipaxos: %w", err)
 	}
 	topo := cfg.Topology
@@ -266,6 +283,13 @@ func New(cfg protocol.Config, env protocol.Env, p Placement) (*Replica, error) {
 		r.commitQuorum = 1
 	}
 	r.beatUs = max(r.leaseUs/5, 1)
+	windowUs, err := batch.InstanceWindowUs(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("multipaxos: %w", err)
+	}
+	if windowUs > 0 {
+		r.batcher = pcc.NewBatcher(env, self, windowUs, timerBatch)
+	}
 	order := FailoverOrder(topo, p)
 	r.preferred, r.rank = order[0], slices.Index(order, self)
 	return r, nil
@@ -359,6 +383,12 @@ func (r *Replica) submit(t *txn.Txn) {
 // HandleTimer runs the periodic duties: heartbeats and retransmission at the leader, Prepare
 // retransmission at a candidate, the lease at the others, and Forward retransmission.
 func (r *Replica) HandleTimer(id protocol.TimerID) {
+	if id == timerBatch && r.batcher != nil {
+		if b := r.batcher.Fire(); b != nil && r.role == leader {
+			r.proposeNext(b)
+		}
+		return
+	}
 	if id != timerTick {
 		return
 	}
@@ -460,6 +490,9 @@ func (r *Replica) stepDown() {
 		r.role = follower
 		r.queue, r.promisedBy, r.best, r.heardUs, r.executedOf = nil, nil, nil, nil, nil
 		clear(r.inflight)
+		if r.batcher != nil {
+			r.batcher.Drop()
+		}
 	}
 }
 
@@ -646,7 +679,8 @@ func (r *Replica) onForward(t *txn.Txn) {
 	}
 }
 
-// propose gives t the next slot, unless it was executed here already or is in flight in this
+// propose gives t the next slot (with instance batching, puts it in the open batch, which takes
+// the next slot when it closes), unless it was executed here already or is in flight in this
 // ballot. A candidate queues it.
 func (r *Replica) propose(t *txn.Txn) {
 	switch {
@@ -661,17 +695,30 @@ func (r *Replica) propose(t *txn.Txn) {
 	if _, dup := r.inflight[t.ID]; dup {
 		return
 	}
+	if r.batcher != nil {
+		t = r.batcher.Add(t)
+	}
+	if t != nil {
+		r.proposeNext(t)
+	}
+}
+
+// proposeNext gives t (a transaction or a batch) the next slot.
+func (r *Replica) proposeNext(t *txn.Txn) {
 	s := r.nextSlot
 	r.nextSlot++
 	r.proposeAt(s, t)
 }
 
-// proposeAt accepts t (nil: no-op) for slot s in this leader's ballot and sends Accept.
+// proposeAt accepts t (nil: no-op; or a batch) for slot s in this leader's ballot and sends
+// Accept.
 func (r *Replica) proposeAt(s uint64, t *txn.Txn) {
 	e := &entry{ballot: r.promised, txn: t, acks: make([]bool, r.n), sentUs: r.env.NowUs()}
 	r.log[s] = e
 	if t != nil {
-		r.inflight[t.ID] = s
+		for _, m := range txn.Unbatch(t) {
+			r.inflight[m.ID] = s
+		}
 	}
 	r.broadcast(&Accept{Ballot: r.promised, Slot: s, Txn: t})
 	r.ack(s, e, r.self)
@@ -843,16 +890,21 @@ func (r *Replica) advance() uint64 {
 	}
 }
 
-// execute certifies and applies t (sequential certification, spec §5.1) unless it is a no-op or
-// a duplicate of a transaction executed already.
+// execute certifies and applies t (sequential certification, spec §5.1), or each member of a
+// batch in batch order, skipping a no-op and duplicates of transactions executed already.
 func (r *Replica) execute(t *txn.Txn) {
-	if t == nil || r.isExecuted(t.ID) {
+	if t == nil {
 		return
 	}
-	r.executed[t.ID.Client()] = t.ID.Seq()
-	delete(r.inflight, t.ID)
-	delete(r.pending, t.ID)
-	r.exec.Deliver(t)
+	for _, m := range txn.Unbatch(t) {
+		if r.isExecuted(m.ID) {
+			continue
+		}
+		r.executed[m.ID.Client()] = m.ID.Seq()
+		delete(r.inflight, m.ID)
+		delete(r.pending, m.ID)
+		r.exec.Deliver(m)
+	}
 }
 
 // isExecuted reports whether id, or a later transaction of its client, was executed here.

@@ -102,9 +102,21 @@ func (e *Executor) Admit(req protocol.Request) (*txn.Txn, bool) {
 }
 
 // Deliver validates t and, if it is valid, installs its writes (§4.4); if t's client waits here,
-// it gets the outcome. The ordering layer calls Deliver exactly once per transaction per replica,
-// in an order that agrees, on every replica, on every pair of conflicting transactions.
+// it gets the outcome. A batch (txn.NewBatch) is its members delivered so, one after the other
+// in batch order: each is validated against what the members before it installed, and commits
+// or aborts on its own. It reports whether t (every member of a batch) committed. The ordering
+// layer calls Deliver exactly once per transaction or batch per replica, in an order that
+// agrees, on every replica, on every pair of conflicting ones.
 func (e *Executor) Deliver(t *txn.Txn) (committed bool) {
+	committed = true
+	for _, m := range txn.Unbatch(t) {
+		committed = e.deliverOne(m) && committed
+	}
+	return committed
+}
+
+// deliverOne validates and applies one transaction and answers its client if it waits here.
+func (e *Executor) deliverOne(t *txn.Txn) (committed bool) {
 	st := e.env.Store()
 	committed = !st.Stale(t.Reads)
 	if committed && len(t.Writes) > 0 {
@@ -121,13 +133,20 @@ func (e *Executor) Deliver(t *txn.Txn) (committed bool) {
 	return committed
 }
 
-// Abandon answers the client waiting here for transaction id, if any, with an abort for reason:
-// the ordering layer decided that id will never be delivered (ALVIN's NO-OP, spec alvin.md §3.7;
-// EPaxos recovery replacing its instance by a no-op), so none of its writes is ever installed.
-func (e *Executor) Abandon(id txn.ID, reason txn.AbortReason) {
-	if req, ok := e.waiting[id]; ok {
-		delete(e.waiting, id)
-		e.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Status: txn.Aborted, Reason: reason})
+// Abandon answers the clients waiting here for t (for each member of a batch), if any, with an
+// abort for reason: the ordering layer decided that t will never be delivered (ALVIN's NO-OP,
+// spec alvin.md §3.7; EPaxos recovery replacing its instance by a no-op), so none of its writes
+// is ever installed. A nil t (a replica that never held the payload, so no client of it waits
+// here) abandons nothing.
+func (e *Executor) Abandon(t *txn.Txn, reason txn.AbortReason) {
+	if t == nil {
+		return
+	}
+	for _, m := range txn.Unbatch(t) {
+		if req, ok := e.waiting[m.ID]; ok {
+			delete(e.waiting, m.ID)
+			e.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Status: txn.Aborted, Reason: reason})
+		}
 	}
 }
 

@@ -143,11 +143,11 @@ func TestAbandonAbortsTheWaitingClient(t *testing.T) {
 	e := New(env, "test", ReadOnlyOrdered)
 	tx := write(txn.NewID(1, 1), "x", "1")
 	e.Admit(commit(tx))
-	e.Abandon(tx.ID, "gone")
+	e.Abandon(tx, "gone")
 	if r := env.last(); r.Status != txn.Aborted || r.Reason != "gone" || e.Waiting() != 0 {
 		t.Fatalf("reply %+v, %d waiting; want an abort for reason gone and none waiting", r, e.Waiting())
 	}
-	e.Abandon(tx.ID, "gone")
+	e.Abandon(tx, "gone")
 	if len(env.replies) != 1 {
 		t.Fatalf("%d replies, want 1", len(env.replies))
 	}
