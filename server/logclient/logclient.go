@@ -24,6 +24,7 @@ import (
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/log/chariots"
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
+	"github.com/meridian-kv/meridian/protocols/log/hyksos"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/rpc"
@@ -41,6 +42,7 @@ type Client struct {
 	conns *rpc.NodeConns
 	tr    *rpc.TCCTransport
 	lib   *flstore.Client
+	kv    *hyksos.Store // Hyksos over lib
 	dcs   int           // datacenters of the cluster: the length of a dependency vector
 	appMu chan struct{} // a one-slot semaphore: one append at a time
 }
@@ -95,7 +97,8 @@ func Dial(ctx context.Context, cfg *cluster.Config, dc string, opts ...grpc.Dial
 		return nil, fmt.Errorf("cannot register with %s of datacenter %s: %w", cfg.Nodes[home].Name, cfg.Topology.DCs[dcIndex], err)
 	}
 	lc.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(tr.ClientID())))
-	return &Client{conns: conns, tr: tr, lib: flstore.NewClient(lc, tr), dcs: cfg.Topology.N(), appMu: make(chan struct{}, 1)}, nil
+	lib := flstore.NewClient(lc, tr)
+	return &Client{conns: conns, tr: tr, lib: lib, kv: hyksos.New(lib), dcs: cfg.Topology.N(), appMu: make(chan struct{}, 1)}, nil
 }
 
 // SetCallTimeout bounds every RPC the client makes (see rpc.NodeConns.SetCallTimeout).
@@ -133,18 +136,43 @@ func (c *Client) Append(ctx context.Context, body []byte, tags []flstore.Tag, de
 	if deps != nil && len(deps) != c.dcs {
 		return flstore.AppendResult{}, fmt.Errorf("logclient: a dependency vector has one TOId per datacenter (%d), not %d", c.dcs, len(deps))
 	}
+	return c.serialAppend(ctx, func(done func(flstore.AppendResult, error)) { c.lib.Append(body, tags, deps, done) })
+}
+
+// serialAppend runs start, an append of the library, when no other append is in flight.
+func (c *Client) serialAppend(ctx context.Context, start func(done func(flstore.AppendResult, error))) (flstore.AppendResult, error) {
 	select {
 	case c.appMu <- struct{}{}:
 	case <-ctx.Done():
 		return flstore.AppendResult{}, fmt.Errorf("%w (%v)", ErrTimeout, ctx.Err())
 	}
-	res, err := await(ctx, c, func(done func(flstore.AppendResult, error)) {
-		c.lib.Append(body, tags, deps, func(r flstore.AppendResult, err error) {
+	return await(ctx, c, func(done func(flstore.AppendResult, error)) {
+		start(func(r flstore.AppendResult, err error) {
 			<-c.appMu // released when the library is free again, even after ctx ended
 			done(r, err)
 		})
 	})
-	return res, err
+}
+
+// Put writes value to key in Hyksos, the key-value store on the log (spec 6.1: an append
+// tagged with the key), and returns the put's TOId and position once it is durable.
+func (c *Client) Put(ctx context.Context, key string, value []byte) (flstore.AppendResult, error) {
+	return c.serialAppend(ctx, func(done func(flstore.AppendResult, error)) { c.kv.Put(key, value, done) })
+}
+
+// Snapshot is what a Hyksos GET_TXN read: as of head of log HL, Reads[i] for the i-th key (a
+// zero Read: no put to it up to HL).
+type Snapshot struct {
+	HL    uint64
+	Reads []hyksos.Read
+}
+
+// GetTxn reads keys from one snapshot of Hyksos (the source's GET_TXN): each key's latest put
+// up to one head of the log of the client's datacenter. A get is a GetTxn of one key.
+func (c *Client) GetTxn(ctx context.Context, keys []string) (Snapshot, error) {
+	return await(ctx, c, func(done func(Snapshot, error)) {
+		c.kv.GetTxn(keys, func(rs []hyksos.Read, hl uint64, err error) { done(Snapshot{HL: hl, Reads: rs}, err) })
+	})
 }
 
 // Head returns the head of the log (every position up to it is filled) and the epoch journal.

@@ -191,8 +191,8 @@ type run struct {
 	clients [][]*flstore.Client // per datacenter
 	// lastCount is every node's records handled at the last sample.
 	lastCount []uint64
-	// hreads are the Hyksos clients' gets and GET_TXNs.
-	hreads []hyksosRead
+	// hyk is the Hyksos clients' record (reads and puts).
+	hyk hyksosRun
 	// machines are the client machines' series, machineAcks their appends answered so far,
 	// lastMachine as of the last sample.
 	machines    []StageSeries
@@ -296,7 +296,7 @@ func Run(o Options) (Result, error) {
 	}
 	snap := r.snapshot()
 	if r.o.Hyksos != nil {
-		if err := checkHyksos(snap, r.hreads); err != nil {
+		if err := checkHyksos(snap, r.hyk); err != nil {
 			r.res.Snapshot = snap
 			return r.res, err
 		}
