@@ -121,14 +121,15 @@ type Config struct {
 	FetchMax, CarryMax int
 	// RowEveryUs is the longest the token holder goes without publishing MaxTOId.
 	RowEveryUs int64
-	// GC turns garbage collection at maintainers on.
-	GC bool
+	// GC turns garbage collection at maintainers on; GCKeepLatest (which implies GC) collects
+	// only records superseded by a later one with the same tags (flstore.MaintainerConfig).
+	GC, GCKeepLatest bool
 	// FilterNoDedupe, QueueIgnoreDeps and QueueIgnoreMinLId are the broken variants.
 	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId bool
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "gc", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
+	"carry_max", "row_every", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -173,12 +174,13 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 	for _, d := range []struct {
 		name string
 		dst  *bool
-	}{{"gc", &c.GC}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
+	}{{"gc", &c.GC}, {"gc_keep_latest", &c.GCKeepLatest}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
 		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}} {
 		if *d.dst, err = p.Bool(d.name, false); err != nil {
 			return Config{}, err
 		}
 	}
+	c.GC = c.GC || c.GCKeepLatest
 	return c, nil
 }
 
@@ -213,7 +215,7 @@ func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		}
 		mc.Queues, mc.DCs = c.Layout.All(dc, flstore.Queue), c.DCs
 		if c.GC {
-			mc.GCEveryUs = 10 * c.ShipUs
+			mc.GCEveryUs, mc.GCKeepLatest = 10*c.ShipUs, c.GCKeepLatest
 		}
 		return flstore.NewMaintainer(mc, env), nil
 	case flstore.Indexer:

@@ -137,13 +137,16 @@ func (o Options) String() string {
 
 // Result is what a run did.
 type Result struct {
-	Appends  int // appends answered
-	Retries  int // appends sent again
-	Reads    int // records read before an append
-	Records  []int
-	EndUs    int64
-	Sim      sim.Stats
-	Snapshot chariots.Snapshot
+	Appends int // appends answered
+	Retries int // appends sent again
+	Reads   int // records read before an append (Hyksos: gets and GET_TXNs)
+	// HyksosRestarts counts GET_TXNs that took a newer snapshot because a put they needed was
+	// collected.
+	HyksosRestarts int
+	Records        []int
+	EndUs          int64
+	Sim            sim.Stats
+	Snapshot       chariots.Snapshot
 	// LatencyUs lists every answered append's latency (first send to answer), in answer order.
 	LatencyUs []int64
 	// Stages are the per-stage throughput series (SampleEveryUs > 0).
@@ -296,6 +299,7 @@ func Run(o Options) (Result, error) {
 	}
 	snap := r.snapshot()
 	if r.o.Hyksos != nil {
+		r.res.HyksosRestarts = r.hyk.restarts
 		if err := checkHyksos(snap, r.hyk); err != nil {
 			r.res.Snapshot = snap
 			return r.res, err
