@@ -4,10 +4,17 @@
 // blocking calls: Append, Read (a range of positions), ReadTag and Head.
 //
 // The client registers with one node of its datacenter, its home: a Chariots batcher, where it
-// sends every append (the maintainer that persists a record answers, and its node relays the
-// answer to the home node, see server/relay.go), or a standalone FLStore maintainer. Reads go
-// to the maintainers owning the positions, head-of-log queries to any active maintainer, and
-// tag lookups to the tag's indexer.
+// sends its appends (the maintainer that persists a record answers, and its node relays the
+// answer to the batcher that took the append, see server/relay.go), or a standalone FLStore
+// maintainer. When a call to its batcher fails (the batcher is down, or did not answer within
+// the call timeout) the client fails over to the next active batcher of its datacenter,
+// registering the same client id there, and sends the same append again with the same append
+// number, so the filter drops the copy if the first one got through (exactly once, CH-S5); it
+// keeps appending there (flstore.ClientConfig.Failover). If the first copy did get through, its
+// answer went to the batcher that failed and the copy gets none: that append ends in an error
+// (ErrTimeout or the call's), its record in the log once. Reads go to the maintainers owning the
+// positions, head-of-log queries to any active maintainer, and tag lookups to the tag's
+// indexer. Put and GetTxn are Hyksos (package hyksos), the key-value store on the log.
 package logclient
 
 import (
@@ -75,8 +82,10 @@ func Dial(ctx context.Context, cfg *cluster.Config, dc string, opts ...grpc.Dial
 	lc := flstore.ClientConfig{Maintainers: l.Active(dcIndex, flstore.Maintainer), Indexers: l.Active(dcIndex, flstore.Indexer)}
 	var home protocol.NodeID
 	if batchers := l.Active(dcIndex, flstore.Batcher); len(batchers) > 0 {
+		// Appends go to the home batcher, and on to the next when it fails (the answer is
+		// relayed to the batcher that took the append: flstore.AppendResult.RelayTo).
 		home = batchers[0]
-		lc.AppendTo = []protocol.NodeID{home} // its answer is relayed to the home node
+		lc.AppendTo, lc.Failover = batchers, true
 	} else {
 		home = lc.Maintainers[0]
 		lc.AppendTo = lc.Maintainers

@@ -221,7 +221,7 @@ func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	case flstore.Indexer:
 		return flstore.NewIndexer(env), nil
 	case flstore.Batcher:
-		return newBatcher(c, dc, env), nil
+		return newBatcher(c, self, dc, env), nil
 	case flstore.Filter:
 		return newFilter(c, self, dc, env), nil
 	case flstore.Queue:

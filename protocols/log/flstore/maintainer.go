@@ -212,7 +212,7 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 			r = r.Clone()
 			m.fill(r)
 			if r.Client != 0 && r.Host == m.cfg.DC {
-				m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId}})
+				m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId, Via: r.Via}})
 			}
 		}
 		m.env.Send(from, ack)
@@ -298,7 +298,7 @@ func (m *LogMaintainer) place(r *Record) {
 	r.TOId = r.LId
 	m.fill(r)
 	if r.Client != 0 {
-		m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId}})
+		m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId, Via: NoVia}})
 	}
 }
 
