@@ -31,7 +31,7 @@ type Batcher struct {
 func (b *Batcher) Handled() uint64 { return b.n }
 
 func newBatcher(c Config, self protocol.NodeID, dc int, env protocol.Env) *Batcher {
-	return &Batcher{env: env, cfg: c, dc: dc, fmap: initialFilterMap(c, dc), bufs: map[protocol.NodeID][]*Record{}}
+	return &Batcher{env: env, cfg: c, self: self, dc: dc, fmap: initialFilterMap(c, dc), bufs: map[protocol.NodeID][]*Record{}}
 }
 
 // Start arms the flush timer.
