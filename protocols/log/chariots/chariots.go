@@ -27,8 +27,10 @@
 // Messages may be lost (a crashed stage, a partition), duplicated or reordered. After the
 // filter every hop is acknowledged and resent (filter→queue batches, the token, Assign), and
 // each receiver deduplicates (batch sequence numbers, token hops, positions). Before the
-// filter nothing is acknowledged: a client retries an append it has no answer for (to any
-// batcher; its filter drops the copies by client and append number), and a sender ships again
+// filter nothing is acknowledged: a client retries an append it has no answer for (at the next
+// batcher of its datacenter, where it then stays: failover; its filter drops the copies by
+// client and append number, and the maintainer's answer goes to the batcher that took the copy
+// it logged, Record.Via), and a sender ships again
 // every record the destination's ATable row does not show after a resend timeout (the filter
 // drops the copies by TOId). The token holder publishes its MaxTOId to the senders (RowUpdate);
 // the other ATable rows are merged from incoming tables and never copied into the own row

@@ -7,14 +7,30 @@
 // datacenters, which then disagree on it (the source accepts this; the optional convergent
 // resolver of spec A17 is not implemented).
 //
-// Hyksos is a client library over flstore.Client: it runs wherever the log's client does (the
-// simulator today; `meridian bench --workload hyksos`, every read checked against the final
-// logs, CH-I9). A lookup by tag asks the indexer again until the indexer is covered up to the
-// head of log (flstore.LookupResult.Covered): indexers learn tags asynchronously, and without
-// that wait a GET_TXN missed a put persisted at a position below its head of log. Garbage
-// collection (the log's gc parameter) drops record bodies and tags, values included: run
-// Hyksos with it off (keeping each key's latest put would need a retention rule across
-// maintainers, which the log does not have).
+// Hyksos is a client library over flstore.Client: it runs wherever the log's client does, in the
+// simulator (`meridian bench --workload hyksos`, every read checked against the final logs,
+// CH-I9) and on real processes (server/logclient's Put and GetTxn; `meridian client --cluster
+// FILE put|get|get-txn` and `meridian bench --workload hyksos --cluster FILE` on a running
+// flstore or chariots cluster, the reads checked the same way against the logs read back). A
+// lookup by tag asks the indexer again until the indexer is covered up to the head of log
+// (flstore.LookupResult.Covered): indexers learn tags asynchronously, and without that wait a
+// GET_TXN missed a put persisted at a position below its head of log.
+//
+// # Garbage collection (our choice: spec 6.1 and 5.8 say no more than the log's rule)
+//
+// The log's plain collection (Chariots parameter gc: drop every record every datacenter holds,
+// spec 4) drops current values too. Hyksos's collection is Chariots's gc_keep_latest, a
+// compaction by key: a maintainer drops a put every datacenter holds only once it is
+// superseded, a later put to the same key held by the same maintainer at a position up to its
+// head of log (flstore's compact.go). A put that is the latest of its key in its datacenter's
+// log is never dropped, so a get or GET_TXN at a head of log at or above the horizon reads what
+// it would have read without collection; in-flight snapshots older than the horizon may need a
+// dropped put: the maintainer returns it marked collected, and GetTxn takes a newer head of the
+// log and reads every key again (ErrCollected, at most snapshotTries heads), so what it returns
+// is always one consistent snapshot (CH-I9). Each maintainer decides over its own share of the
+// log, so a key keeps up to one old put per maintainer behind its current one (memory bounded by
+// keys × maintainers, not by puts). Concurrent puts ordered differently in two datacenters are
+// collected by each datacenter's own order.
 package hyksos
 
 import (
