@@ -95,7 +95,12 @@ func TestChariotsBatcherFailover(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	close(stop)
 	wg.Wait()
-	t.Logf("%d appends acknowledged, %d not; acknowledged after killing %s, per client: %v", len(acks), fails, victim, afterKill)
+	found := 0
+	for _, c := range clients {
+		found += c.Found()
+	}
+	t.Logf("%d appends acknowledged (%d of them found in the log after their calls failed), %d not; acknowledged after killing %s, per client: %v",
+		len(acks), found, fails, victim, afterKill)
 	for i, n := range afterKill {
 		if n == 0 {
 			t.Fatalf("client %d (datacenter %s) had no append acknowledged after the kill", i, cfg.Topology.DCs[i/clientsPerDC])

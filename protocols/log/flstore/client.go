@@ -64,6 +64,10 @@ func (c *Client) AddAppendTarget(n protocol.NodeID) { c.cfg.AppendTo = append(c.
 // Retries counts the appends sent again.
 func (c *Client) Retries() int { return c.retries }
 
+// AppendSeq returns the number of the client's last append (Record.AppendSeq): with the
+// client's id it names the append's record in the log.
+func (c *Client) AppendSeq() uint64 { return c.appendSeq }
+
 // ErrBusy is returned by Append while another append of the client is in flight.
 var ErrBusy = errors.New("flstore: an append is already in flight")
 
