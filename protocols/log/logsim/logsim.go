@@ -137,20 +137,20 @@ func (o Options) String() string {
 
 // Result is what a run did.
 type Result struct {
-	Appends int // appends answered
-	Retries int // appends sent again
-	Reads   int // records read before an append (Hyksos: gets and GET_TXNs)
-	// HyksosRestarts counts GET_TXNs that took a newer snapshot because a put they needed was
-	// collected.
-	HyksosRestarts int
-	Records        []int
-	EndUs          int64
-	Sim            sim.Stats
-	Snapshot       chariots.Snapshot
+	Appends  int // appends answered
+	Retries  int // appends sent again
+	Reads    int // records read before an append (Hyksos: gets and GET_TXNs)
+	Records  []int
+	EndUs    int64
+	Sim      sim.Stats
+	Snapshot chariots.Snapshot
 	// LatencyUs lists every answered append's latency (first send to answer), in answer order.
 	LatencyUs []int64
 	// Stages are the per-stage throughput series (SampleEveryUs > 0).
 	Stages []StageSeries
+	// HyksosRestarts counts GET_TXNs that took a newer snapshot because a put they needed was
+	// collected.
+	HyksosRestarts int
 }
 
 // StageSeries is one stage machine's records handled per sampling period (flstore.Counted),
