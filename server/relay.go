@@ -11,17 +11,30 @@ import (
 // Relayed replies. In a protocol whose replies may come from another node than the one that
 // took the request (registry.Entry.RepliesElsewhere: a Chariots client appends at a batcher,
 // and the maintainer that persists the record answers), a node whose replica answers a request
-// it holds no waiting call for relays the answer to the node that allocated the client's id:
-// the client library sends such requests to that node (the log client appends at the batcher
-// it registered with). The relayed reply travels as a wire.KindReply frame over the peer
+// it holds no waiting call for relays the answer to the node the answer names as the one that
+// took the request (relayVia: the batcher a log client appended at), or else to the node that
+// allocated the client's id. The relayed reply travels as a wire.KindReply frame over the peer
 // transport, after the input that produced it is durable like every other effect, and the
 // receiving node hands it to the waiting call, if any; it is never a replica input and is not
 // recorded.
 
-// relayTarget returns the node a reply with no waiting call here goes to, or false if none.
+// relayVia is implemented by an answer that names the node where its request was taken
+// (flstore.AppendResult: the batcher a client appended at, which need not be the node that
+// allocated its id once the client failed over to another batcher).
+type relayVia interface {
+	RelayTo() (protocol.NodeID, bool)
+}
+
+// relayTarget returns the node a reply with no waiting call here goes to, or false if none:
+// the node its answer names (relayVia), else the node that allocated the client's id.
 func (n *Node) relayTarget(r protocol.Reply) (protocol.NodeID, bool) {
 	if !n.relayReplies {
 		return 0, false
+	}
+	if v, ok := r.Op.(relayVia); ok {
+		if to, ok := v.RelayTo(); ok && to >= 0 && int(to) < len(n.cfg.Nodes) && to != n.self {
+			return to, true
+		}
 	}
 	home := int(r.Client>>24) - 1 // the allocator's index (inputLog.allocateClientIDs)
 	if home < 0 || home >= len(n.cfg.Nodes) || home == int(n.self) {

@@ -1,17 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/meridian-kv/meridian/protocols/log/logsim"
 	"github.com/meridian-kv/meridian/sim"
+	"github.com/meridian-kv/meridian/tools/logbench"
 )
 
 // logWorkload is the --workload of the shared log (Chariots): 512-byte appends from every
@@ -36,6 +41,9 @@ const (
 // latency and every stage's records per sampling period (per second for runs of 3 s or more,
 // per 100 ms below) in the JSON; --history writes every datacenter's log (logsim.HistoryLine).
 func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error {
+	if f.workload == hyksosWorkload && fs.Changed("cluster") {
+		return runHyksosClusterBench(fs, f, stdout)
+	}
 	notFor := []string{"cluster", "partitions"}
 	if f.workload == logWorkload {
 		notFor = append(notFor, "keys", "ops", "read-ratio")
@@ -70,22 +78,11 @@ func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) err
 		o.Capacity = &logsim.Calibrated
 	}
 	if f.workload == hyksosWorkload {
-		w := &logsim.HyksosWorkload{Keys: hyksosKeys, TxnKeys: hyksosTxnKeys}
-		read := hyksosReadRatio
-		if fs.Changed("keys") {
-			w.Keys = f.keys
+		h, err := hyksosFlags(fs, f)
+		if err != nil {
+			return err
 		}
-		if fs.Changed("ops") {
-			w.TxnKeys = f.ops
-		}
-		if fs.Changed("read-ratio") {
-			read = f.readRatio
-		}
-		if w.Keys < 1 || w.TxnKeys < 1 || read < 0 || read > 1 {
-			return usagef("bench: --workload hyksos needs --keys and --ops of at least 1 and --read-ratio in [0, 1]")
-		}
-		w.PutProb, w.TxnProb = 1-read, read/2
-		o.Hyksos = w
+		o.Hyksos = &logsim.HyksosWorkload{Keys: h.Keys, TxnKeys: h.TxnKeys, PutProb: 1 - h.ReadRatio, TxnProb: h.ReadRatio / 2}
 	}
 	o.SampleEveryUs = 100_000
 	if o.DurationUs >= 3_000_000 {
@@ -106,7 +103,17 @@ func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "chariots on %s, %d clients/DC, %s: %d appends, %.0f appends/s, latency p50 %.2f ms p99 %.2f ms, %d retries; every log holds %v records, checks passed\n",
 		topo.Name, f.clients, f.duration, rep.Appends, rep.AppendsPerSec, rep.LatencyMsP50, rep.LatencyMsP99, rep.Retries, rep.RecordsPerDC)
 	if o.Hyksos != nil {
-		fmt.Fprintf(stdout, "hyksos: %d puts (the appends above), %d gets and GET_TXNs, every read the latest put up to its head of log (CH-I9)\n", rep.Appends, res.Reads)
+		collected, records := 0, 0
+		for _, log := range res.Snapshot.Logs {
+			for _, r := range log {
+				records++
+				if r.Collected {
+					collected++
+				}
+			}
+		}
+		fmt.Fprintf(stdout, "hyksos: %d puts (the appends above), %d gets and GET_TXNs (%d took a newer snapshot: a put they needed was collected), every read the latest put up to its head of log (CH-I9); %d of the logs' %d records collected\n",
+			rep.Appends, res.Reads, res.HyksosRestarts, collected, records)
 	}
 	printStages(stdout, rep)
 	if f.jsonFile != "" {
@@ -157,4 +164,70 @@ func printStages(w io.Writer, rep logsim.Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\n", rep.DCs[k.dc], k.role, float64(sum[k])*1e6/float64(rep.DurationUs))
 	}
 	tw.Flush()
+}
+
+// hyksosFlags returns the Hyksos workload's keys, read ratio and keys per GET_TXN: the
+// defaults, overridden by --keys, --read-ratio and --ops.
+func hyksosFlags(fs *pflag.FlagSet, f *benchFlags) (logbench.Hyksos, error) {
+	h := logbench.Hyksos{Keys: hyksosKeys, ReadRatio: hyksosReadRatio, TxnKeys: hyksosTxnKeys}
+	if fs.Changed("keys") {
+		h.Keys = f.keys
+	}
+	if fs.Changed("ops") {
+		h.TxnKeys = f.ops
+	}
+	if fs.Changed("read-ratio") {
+		h.ReadRatio = f.readRatio
+	}
+	if h.Keys < 1 || h.TxnKeys < 1 || h.ReadRatio < 0 || h.ReadRatio > 1 {
+		return h, usagef("bench: --workload hyksos needs --keys and --ops of at least 1 and --read-ratio in [0, 1]")
+	}
+	return h, nil
+}
+
+// hyksosClusterFlags are the flags `bench --workload hyksos --cluster` takes.
+var hyksosClusterFlags = []string{"workload", "cluster", "cert", "key", "clients-per-dc", "duration", "keys", "ops", "read-ratio", "json"}
+
+// runHyksosClusterBench runs `meridian bench --workload hyksos --cluster FILE`: Hyksos clients
+// (--clients-per-dc in every datacenter, closed loop) on a running shared-log cluster through
+// the log's Go client (tools/logbench), then every read checked (CH-I9) and every acknowledged
+// put found in every datacenter's log. The transactional bench's cluster path
+// (bench.RunCluster) drives transactions over rpc connections and cannot host a log client.
+func runHyksosClusterBench(fs *pflag.FlagSet, f *benchFlags, stdout io.Writer) error {
+	var bad string
+	fs.Visit(func(fl *pflag.Flag) {
+		if bad == "" && !slices.Contains(hyksosClusterFlags, fl.Name) {
+			bad = fl.Name
+		}
+	})
+	if bad != "" {
+		return usagef("bench: --%s does not apply to --workload hyksos --cluster (it takes --%s)", bad, strings.Join(hyksosClusterFlags[2:], ", --"))
+	}
+	h, err := hyksosFlags(fs, f)
+	if err != nil {
+		return err
+	}
+	if f.clients < 1 || f.duration <= 0 {
+		return usagef("bench: --clients-per-dc of at least 1 and a positive --duration")
+	}
+	lo := &logOptions{clusterFile: f.cluster, certFile: f.cert, keyFile: f.key, timeout: 10 * time.Second}
+	return withLog(lo, func(ctx context.Context, s *logSession) error {
+		res, err := logbench.Run(ctx, logbench.Options{Cluster: s.cfg, Clients: f.clients, Duration: f.duration, Timeout: lo.timeout,
+			DialOpts: s.dialOpts, Hyksos: &h})
+		if err != nil {
+			return fmt.Errorf("bench: hyksos on %s: %s", s.cfg.Path, describe(err))
+		}
+		hr := res.Hyksos
+		fmt.Fprintf(stdout, "hyksos on %s (%s), %d clients/DC, %.1f s: %d puts %.0f/s (p50 %.2f ms p99 %.2f ms), %d gets and GET_TXNs %.0f/s (p50 %.2f ms p99 %.2f ms), %d errors; %d reads checked (CH-I9), %d acknowledged puts in every log\n",
+			s.cfg.Protocol, s.cfg.Path, f.clients, res.Seconds, res.Appends, res.AppendsPerSec, res.P50Ms, res.P99Ms,
+			hr.Reads, hr.ReadsPerSec, hr.ReadP50Ms, hr.ReadP99Ms, res.Errors, hr.CheckedReads, hr.CheckedPuts)
+		if f.jsonFile == "" {
+			return nil
+		}
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(f.jsonFile, append(b, '\n'), 0o644)
+	}, true)
 }

@@ -32,7 +32,7 @@ func newClientCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	run := func(command string, args []string) error { return runClient(o, command, args, stdin, stdout) }
 	cmd := &cobra.Command{
 		Use:   "client COMMAND [ARG...] (--endpoint ADDR | --cluster FILE) [flags]",
-		Short: "talk to a running cluster (get, put, snapshot, txn; read, write, session on a partitioned TCC cluster)",
+		Short: "talk to a running cluster (get, put, snapshot, txn; read, write, session on a partitioned TCC cluster; put, get, get-txn of Hyksos on a shared log)",
 		Long: `Talk to a running cluster.
 
 With --endpoint ADDR, to one node of a Helios, MF, Ogre or baseline cluster: put, get, snapshot,
@@ -53,6 +53,13 @@ as session state is not persisted; use session to chain transactions. --timeout 
 transaction; the exit status is 1 if one failed or its outcome is unknown. With TLS in the
 cluster file, --cert and --key are required and the CA is the file's.
 
+With --cluster FILE of a shared log (flstore, chariots), to Hyksos, the causally consistent
+key-value store on the log: put K V (an append tagged with the key; prints its position in the
+datacenter's log), get K (the latest put up to the head of the log), get-txn K... (the keys from
+one snapshot, the source's GET_TXN: each key's latest put up to one head of the log). Each
+datacenter (--dc) has its own log; concurrent puts to a key from two datacenters may be ordered
+differently in each, which then disagree on it.
+
 Flags may come anywhere; a key or value that starts with '-' goes after '--'
 (meridian client --endpoint ADDR put -- -k -v).`,
 		Args: cobra.ArbitraryArgs,
@@ -65,15 +72,16 @@ Flags may come anywhere; a key or value that starts with '-' goes after '--'
 	}
 	f := cmd.PersistentFlags()
 	f.StringVar(&o.endpoint, "endpoint", "", "address of a Meridian node's client API, host:port (or --cluster)")
-	f.StringVar(&o.clusterFile, "cluster", "", "cluster file of a partitioned transactional-causal cluster, for read, write and session (or --endpoint)")
+	f.StringVar(&o.clusterFile, "cluster", "", "cluster file of a partitioned transactional-causal cluster (read, write, session) or of a shared log (put, get, get-txn of Hyksos) (or --endpoint)")
 	f.StringVar(&o.dc, "dc", "", "with --cluster: the client's datacenter (default: the topology's first)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "bound on connecting and on each request")
 	f.StringVar(&o.caFile, "ca", "", "TLS: verify the node against this CA certificate (PEM); without it, plaintext")
 	f.StringVar(&o.certFile, "cert", "", "TLS: client certificate (PEM) for nodes that require one; needs --key, and --ca unless --cluster")
 	f.StringVar(&o.keyFile, "key", "", "TLS: the client certificate's private key (PEM)")
 	for _, sub := range []struct{ use, short, long string }{
-		{"put K V", "write V to K in a one-operation transaction and commit it (--endpoint)", ""},
-		{"get K", "read the latest version of K at the node: a local read, not a transaction (--endpoint)", ""},
+		{"put K V", "write V to K in a one-operation transaction and commit it (--endpoint); a Hyksos put (--cluster of a shared log)", ""},
+		{"get K", "read the latest version of K at the node: a local read, not a transaction (--endpoint); a Hyksos get (--cluster of a shared log)", ""},
+		{"get-txn K...", "read the keys from one snapshot of Hyksos, its GET_TXN (--cluster of a shared log)", ""},
 		{"snapshot K...", "read the keys from one consistent snapshot of the node (--endpoint)", ""},
 		{"txn", "run transactions read from standard input, one command per line (--endpoint)", `Run transactions read from standard input, one command per line:
   get K      read K in the current transaction
@@ -126,6 +134,8 @@ func runClient(o clientOptions, cmd string, rest []string, stdin io.Reader, stdo
 			return usagef("client: --ca does not apply to --cluster: the CA comes from the cluster file")
 		case (o.certFile == "") != (o.keyFile == ""):
 			return usagef("client: --cert and --key go together")
+		case isLogCluster(o.clusterFile):
+			return runHyksosClient(o, cmd, rest, stdout)
 		case cmd == "":
 			return usagef("client: missing command (want %s)", tccCommands)
 		}
@@ -144,6 +154,8 @@ func runClient(o clientOptions, cmd string, rest []string, stdin io.Reader, stdo
 	switch {
 	case cmd == "read" || cmd == "write" || cmd == "session":
 		return usagef("client: %s is for partitioned TCC clusters: give --cluster FILE instead of --endpoint", cmd)
+	case cmd == "get-txn":
+		return usagef("client: get-txn is for Hyksos on a shared log: give --cluster FILE instead of --endpoint")
 	case cmd == "put" && len(rest) != 2:
 		return usagef("client: put takes a key and a value, got %d arguments", len(rest))
 	case cmd == "get" && len(rest) != 1:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/topology"
 )
@@ -47,6 +48,44 @@ func TestLogCommandErrors(t *testing.T) {
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, want it to contain %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestHyksosClientErrors: `meridian client --cluster` on a shared-log cluster takes Hyksos's
+// commands and names the problem with bad ones, with exit status 2, before dialling anything.
+func TestHyksosClientErrors(t *testing.T) {
+	dir := t.TempDir()
+	topo, _ := topology.Preset("table4.1")
+	e, err := registry.Lookup("chariots")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := e.Nodes(nil, topo.N())
+	roles, _ := e.Roles(nil, topo.N())
+	data, err := cluster.GenerateNamed(topo, "table4.1", "chariots", dir, 7100, nodes, roles).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "chariots.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"client", "--cluster", file}, "missing command (want put, get or get-txn on a shared-log cluster)"},
+		{[]string{"client", "--cluster", file, "put", "k"}, "put takes a key and a value, got 1"},
+		{[]string{"client", "--cluster", file, "get", "a", "b"}, "get takes one key, got 2"},
+		{[]string{"client", "--cluster", file, "get-txn"}, "get-txn takes at least one key"},
+		{[]string{"client", "--cluster", file, "get-txn", "a", ""}, "a key of 1 to"},
+		{[]string{"client", "--cluster", file, "read", "k"}, `unknown command "read" for a shared-log cluster`},
+		{[]string{"client", "--endpoint", "x:1", "get-txn", "k"}, "get-txn is for Hyksos on a shared log"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q, want it to contain %q", tc.args, code, stderr, tc.want)
 		}
 	}

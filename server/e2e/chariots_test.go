@@ -30,6 +30,12 @@ var chariotsParams = protocol.Params{"b": "10", "gossip": "5ms", "flush": "2ms",
 // stage machine, and stops it when the test ends.
 func startChariots(t *testing.T) (*cluster.Config, string) {
 	t.Helper()
+	return startChariotsWith(t, chariotsParams)
+}
+
+// startChariotsWith is startChariots with the parameters params.
+func startChariotsWith(t *testing.T, params protocol.Params) (*cluster.Config, string) {
+	t.Helper()
 	bin := meridianBinary(t)
 	dir := t.TempDir()
 	topoFile := filepath.Join(dir, "two-dc.json")
@@ -44,16 +50,16 @@ func startChariots(t *testing.T) (*cluster.Config, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := e.Nodes(chariotsParams, topo.N())
+	nodes, err := e.Nodes(params, topo.N())
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles, err := e.Roles(chariotsParams, topo.N())
+	roles, err := e.Roles(params, topo.N())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := cluster.GenerateNamed(topo, topoFile, "chariots", dir, freeBasePort(t, len(nodes)), nodes, roles)
-	cfg.Params = chariotsParams
+	cfg.Params = params
 	cfg.CheckpointBytes = 2 << 10 // maintainers checkpoint (several times) before the kill
 	return bringUp(t, cfg, dir, bin), dir
 }

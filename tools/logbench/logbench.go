@@ -3,7 +3,10 @@
 // second, append latency and, for a local cluster (`meridian cluster up`, whose pid files it
 // reads), every node's CPU time over the run divided by the appends: the per-record CPU cost of
 // each stage machine as a whole process (event loop, Pebble input log, peer transport, gRPC).
-// `meridian log bench` runs it.
+// `meridian log bench` runs it. With Options.Hyksos the clients are Hyksos clients instead
+// (puts, gets and GET_TXNs of the key-value store on the log, spec 6.1; hyksos.go), and the
+// run checks every read (CH-I9) and every acknowledged put against the logs read back;
+// `meridian bench --workload hyksos --cluster FILE` runs that.
 package logbench
 
 import (
@@ -39,6 +42,8 @@ type Options struct {
 	// Timeout bounds each append (0: 10 s).
 	Timeout  time.Duration
 	DialOpts []grpc.DialOption
+	// Hyksos, if set, makes the clients Hyksos clients (BodyBytes and Tags are then unused).
+	Hyksos *Hyksos
 }
 
 // NodeCPU is one node's CPU time over the run.
@@ -58,12 +63,17 @@ type Result struct {
 	P50Ms         float64   `json:"latency_p50_ms"`
 	P99Ms         float64   `json:"latency_p99_ms"`
 	Nodes         []NodeCPU `json:"nodes,omitempty"` // empty unless the cluster's pid files are readable
+	// Hyksos is the Hyksos clients' reads and checks (Appends above count their puts).
+	Hyksos *HyksosResult `json:"hyksos,omitempty"`
 }
 
 // Run runs o.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Clients < 1 || o.Duration <= 0 || o.BodyBytes < 0 || o.Tags < 0 || o.Tags > flstore.MaxTags {
 		return Result{}, fmt.Errorf("logbench: want at least one client, a positive duration, a body size of 0 or more and 0 to %d tags", flstore.MaxTags)
+	}
+	if err := o.Hyksos.check(); err != nil {
+		return Result{}, err
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
@@ -98,32 +108,43 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for i := range body {
 		body[i] = byte('a' + i%26)
 	}
+	var hk *hyksosRun
+	if o.Hyksos != nil {
+		hk = newHyksosRun(*o.Hyksos, o.Cluster)
+	}
 	before := cpuTimes(o.Cluster)
 	var mu sync.Mutex
-	var latencies []time.Duration
+	var latencies, readLatencies []time.Duration
 	errs := 0
 	start := time.Now()
 	end := start.Add(o.Duration)
 	var wg sync.WaitGroup
-	for _, c := range clients {
+	for i, c := range clients {
 		wg.Add(1)
+		op := func(ctx context.Context) (bool, error) { _, err := c.Append(ctx, body, tags, nil); return false, err }
+		if hk != nil {
+			op = hk.client(c, i, i/o.Clients, dcs[i/o.Clients])
+		}
 		go func() {
 			defer wg.Done()
-			var mine []time.Duration
+			var mine, reads []time.Duration
 			bad := 0
 			for ctx.Err() == nil && time.Now().Before(end) {
 				callCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 				t0 := time.Now()
-				_, err := c.Append(callCtx, body, tags, nil)
+				read, err := op(callCtx)
 				cancel()
-				if err != nil {
+				switch {
+				case err != nil:
 					bad++
-					continue
+				case read:
+					reads = append(reads, time.Since(t0))
+				default:
+					mine = append(mine, time.Since(t0))
 				}
-				mine = append(mine, time.Since(t0))
 			}
 			mu.Lock()
-			latencies, errs = append(latencies, mine...), errs+bad
+			latencies, readLatencies, errs = append(latencies, mine...), append(readLatencies, reads...), errs+bad
 			mu.Unlock()
 		}()
 	}
@@ -131,13 +152,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	elapsed := time.Since(start).Seconds()
 	after := cpuTimes(o.Cluster)
 	res := Result{Appends: len(latencies), Errors: errs, Seconds: elapsed, AppendsPerSec: float64(len(latencies)) / elapsed}
-	if len(latencies) > 0 {
-		slices.Sort(latencies)
-		pct := func(p float64) float64 {
-			return float64(latencies[min(len(latencies)-1, int(p*float64(len(latencies))))].Microseconds()) / 1000
-		}
-		res.P50Ms, res.P99Ms = pct(0.50), pct(0.99)
-	}
+	res.P50Ms, res.P99Ms = percentileMs(latencies, 0.50), percentileMs(latencies, 0.99)
 	for _, n := range o.Cluster.Nodes {
 		b, okB := before[n.Name]
 		a, okA := after[n.Name]
@@ -153,7 +168,28 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
+	if hk != nil {
+		hr := &HyksosResult{Reads: len(readLatencies), ReadsPerSec: float64(len(readLatencies)) / elapsed,
+			ReadP50Ms: percentileMs(readLatencies, 0.50), ReadP99Ms: percentileMs(readLatencies, 0.99)}
+		res.Hyksos = hr
+		readers := make([]*logclient.Client, len(dcs)) // one client of each datacenter reads its log back
+		for d := range dcs {
+			readers[d] = clients[d*o.Clients]
+		}
+		if err := hk.check(ctx, hr, readers); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// percentileMs returns the p-th percentile of ds in milliseconds (sorting ds; 0 if empty).
+func percentileMs(ds []time.Duration, p float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return float64(ds[min(len(ds)-1, int(p*float64(len(ds))))].Microseconds()) / 1000
 }
 
 // clockTicksPerSec is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on Linux).

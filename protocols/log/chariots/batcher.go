@@ -20,6 +20,7 @@ const (
 type Batcher struct {
 	env  protocol.Env
 	cfg  Config
+	self protocol.NodeID
 	dc   int
 	fmap *FilterMap
 	bufs map[protocol.NodeID][]*Record
@@ -29,8 +30,8 @@ type Batcher struct {
 // Handled counts the records the batcher took.
 func (b *Batcher) Handled() uint64 { return b.n }
 
-func newBatcher(c Config, dc int, env protocol.Env) *Batcher {
-	return &Batcher{env: env, cfg: c, dc: dc, fmap: initialFilterMap(c, dc), bufs: map[protocol.NodeID][]*Record{}}
+func newBatcher(c Config, self protocol.NodeID, dc int, env protocol.Env) *Batcher {
+	return &Batcher{env: env, cfg: c, self: self, dc: dc, fmap: initialFilterMap(c, dc), bufs: map[protocol.NodeID][]*Record{}}
 }
 
 // Start arms the flush timer.
@@ -74,7 +75,7 @@ func (b *Batcher) HandleRequest(req protocol.Request) {
 			return
 		}
 		r := op.Record.Clone()
-		r.Host, r.TOId, r.LId, r.Deps, r.Client, r.CallSeq, r.NoOp, r.Collected = b.dc, 0, 0, nil, req.Client, req.Seq, false, false
+		r.Host, r.TOId, r.LId, r.Deps, r.Client, r.CallSeq, r.Via, r.NoOp, r.Collected = b.dc, 0, 0, nil, req.Client, req.Seq, b.self, false, false
 		b.add(r) // the owner maintainer answers once the record is persisted
 	case *FilterMapUpdate:
 		reply := protocol.Reply{Client: req.Client, Seq: req.Seq}

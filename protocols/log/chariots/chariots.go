@@ -27,8 +27,10 @@
 // Messages may be lost (a crashed stage, a partition), duplicated or reordered. After the
 // filter every hop is acknowledged and resent (filter→queue batches, the token, Assign), and
 // each receiver deduplicates (batch sequence numbers, token hops, positions). Before the
-// filter nothing is acknowledged: a client retries an append it has no answer for (to any
-// batcher; its filter drops the copies by client and append number), and a sender ships again
+// filter nothing is acknowledged: a client retries an append it has no answer for (at the next
+// batcher of its datacenter, where it then stays: failover; its filter drops the copies by
+// client and append number, and the maintainer's answer goes to the batcher that took the copy
+// it logged, Record.Via), and a sender ships again
 // every record the destination's ATable row does not show after a resend timeout (the filter
 // drops the copies by TOId). The token holder publishes its MaxTOId to the senders (RowUpdate);
 // the other ATable rows are merged from incoming tables and never copied into the own row
@@ -121,14 +123,15 @@ type Config struct {
 	FetchMax, CarryMax int
 	// RowEveryUs is the longest the token holder goes without publishing MaxTOId.
 	RowEveryUs int64
-	// GC turns garbage collection at maintainers on.
-	GC bool
+	// GC turns garbage collection at maintainers on; GCKeepLatest (which implies GC) collects
+	// only records superseded by a later one with the same tags (flstore.MaintainerConfig).
+	GC, GCKeepLatest bool
 	// FilterNoDedupe, QueueIgnoreDeps and QueueIgnoreMinLId are the broken variants.
 	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId bool
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "gc", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
+	"carry_max", "row_every", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -173,12 +176,13 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 	for _, d := range []struct {
 		name string
 		dst  *bool
-	}{{"gc", &c.GC}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
+	}{{"gc", &c.GC}, {"gc_keep_latest", &c.GCKeepLatest}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
 		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}} {
 		if *d.dst, err = p.Bool(d.name, false); err != nil {
 			return Config{}, err
 		}
 	}
+	c.GC = c.GC || c.GCKeepLatest
 	return c, nil
 }
 
@@ -213,13 +217,13 @@ func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		}
 		mc.Queues, mc.DCs = c.Layout.All(dc, flstore.Queue), c.DCs
 		if c.GC {
-			mc.GCEveryUs = 10 * c.ShipUs
+			mc.GCEveryUs, mc.GCKeepLatest = 10*c.ShipUs, c.GCKeepLatest
 		}
 		return flstore.NewMaintainer(mc, env), nil
 	case flstore.Indexer:
 		return flstore.NewIndexer(env), nil
 	case flstore.Batcher:
-		return newBatcher(c, dc, env), nil
+		return newBatcher(c, self, dc, env), nil
 	case flstore.Filter:
 		return newFilter(c, self, dc, env), nil
 	case flstore.Queue:

@@ -12,16 +12,26 @@ import (
 
 // ClientConfig is what a log client is built from.
 type ClientConfig struct {
-	// AppendTo are the nodes appends go to, one at random per attempt: the batchers of the
-	// client's datacenter (Chariots) or the maintainers (standalone FLStore).
+	// AppendTo are the nodes appends go to, one at random per append until an append needs a
+	// retry (see RetryUs and Failover): the batchers of the client's datacenter (Chariots) or
+	// the maintainers (standalone FLStore).
 	AppendTo []protocol.NodeID
 	// Maintainers answer head-of-log queries (any one) and reads (their owners).
 	Maintainers []protocol.NodeID
 	Indexers    []protocol.NodeID
-	// RetryUs resends an append without an answer after this long, to another node of AppendTo
-	// (0: never). Chariots filters drop the copies; standalone maintainers get every request.
+	// RetryUs resends an append without an answer after this long, to the next node of
+	// AppendTo (0: never); the client then sends its appends to the node that answered the
+	// retry. Chariots filters drop the copies; standalone maintainers get every request.
 	RetryUs int64
-	Rand    *rand.Rand
+	// Failover (Chariots only: its filters drop the copies of an append by client and append
+	// number, CH-S5; a standalone maintainer would log a copy twice) sends appends to the
+	// first node of AppendTo, and on to the next whenever a call fails (an error answer: the
+	// node is down, unreachable or did not answer in time) or goes unanswered for RetryUs:
+	// the append, with its append number, at once, trying each node once; the appends after
+	// it stay at the node that answered. A real client (server/logclient) fails over so; the
+	// simulator's clients, whose requests to a crashed node wait for it, retry after RetryUs.
+	Failover bool
+	Rand     *rand.Rand
 	// UnsafeIgnoreCoverage takes an indexer's first answer even if it is not covered up to the
 	// head of log (a negative control for CH-I9 only).
 	UnsafeIgnoreCoverage bool
@@ -37,16 +47,26 @@ type Client struct {
 	appendSeq uint64
 	busy      bool
 	retries   int
+	target    int // index in AppendTo of the node of the last send, or of the last answer
+	// sticky sends every append to target: with Failover, and once an append needed a retry
+	// (the answered node is then known to work, and the one that did not answer may be down).
+	sticky bool
 }
 
 // NewClient builds a client over tr.
-func NewClient(cfg ClientConfig, tr tcc.Transport) *Client { return &Client{cfg: cfg, tr: tr} }
+func NewClient(cfg ClientConfig, tr tcc.Transport) *Client {
+	return &Client{cfg: cfg, tr: tr, sticky: cfg.Failover}
+}
 
 // AddAppendTarget adds a node appends may go to (a new batcher, spec 5.12).
 func (c *Client) AddAppendTarget(n protocol.NodeID) { c.cfg.AppendTo = append(c.cfg.AppendTo, n) }
 
 // Retries counts the appends sent again.
 func (c *Client) Retries() int { return c.retries }
+
+// AppendSeq returns the number of the client's last append (Record.AppendSeq): with the
+// client's id it names the append's record in the log.
+func (c *Client) AppendSeq() uint64 { return c.appendSeq }
 
 // ErrBusy is returned by Append while another append of the client is in flight.
 var ErrBusy = errors.New("flstore: an append is already in flight")
@@ -72,36 +92,47 @@ func (c *Client) append(rec *Record, done func(AppendResult, error)) {
 	c.busy = true
 	c.appendSeq++
 	rec.AppendSeq = c.appendSeq
-	answered := false
-	var send func()
-	send = func() {
-		to := c.cfg.AppendTo[c.cfg.Rand.IntN(len(c.cfg.AppendTo))]
-		c.tr.CallNode(to, protocol.Request{Kind: protocol.Operation, Op: &AppendOp{Record: rec}}, func(rep protocol.Reply) {
+	answered, sends := false, 0
+	var send func(again bool)
+	send = func(again bool) {
+		switch n := len(c.cfg.AppendTo); {
+		case again:
+			c.retries++
+			c.target = (c.target + 1) % n
+		case !c.sticky:
+			c.target = c.cfg.Rand.IntN(n)
+		}
+		sends++
+		this, at := sends, c.target
+		c.tr.CallNode(c.cfg.AppendTo[c.target], protocol.Request{Kind: protocol.Operation, Op: &AppendOp{Record: rec}}, func(rep protocol.Reply) {
 			if answered {
 				return
 			}
 			res, ok := rep.Op.(*AppendResult)
-			if !ok {
-				if rep.Err == "" {
-					return
+			switch {
+			case ok:
+				answered, c.busy = true, false
+				if sends > 1 {
+					c.target, c.sticky = at, true
 				}
+				done(*res, nil)
+			case rep.Err == "":
+			case c.cfg.Failover && this == sends && sends < len(c.cfg.AppendTo):
+				send(true) // the latest send failed: the next node
+			case this == sends:
 				answered, c.busy = true, false
 				done(AppendResult{}, errors.New(rep.Err))
-				return
 			}
-			answered, c.busy = true, false
-			done(*res, nil)
 		})
 		if c.cfg.RetryUs > 0 {
 			c.tr.After(c.cfg.RetryUs, func() {
-				if !answered {
-					c.retries++
-					send()
+				if !answered && this == sends {
+					send(true)
 				}
 			})
 		}
 	}
-	send()
+	send(false)
 }
 
 // Head asks a random maintainer for the head of the log and the epoch journal.

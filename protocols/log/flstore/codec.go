@@ -249,6 +249,7 @@ func WriteRecord(w *wire.Writer, rec *Record) {
 	w.Uvarint(uint64(rec.Client))
 	w.Uvarint(rec.AppendSeq)
 	w.Uvarint(rec.CallSeq)
+	w.Int("via", int(rec.Via), MaxNodes)
 	w.Bool(rec.NoOp)
 	w.Bool(rec.Collected)
 }
@@ -270,6 +271,7 @@ func ReadRecord(r *wire.Reader) *Record {
 	}
 	rec.Client = txn.ClientID(client)
 	rec.AppendSeq, rec.CallSeq = r.Uvarint("append seq"), r.Uvarint("call seq")
+	rec.Via = protocol.NodeID(r.Int("via", MaxNodes))
 	rec.NoOp, rec.Collected = r.Bool("no-op"), r.Bool("collected")
 	return rec
 }
@@ -284,8 +286,8 @@ func WriteRecords(w *wire.Writer, rs []*Record) {
 
 // ReadRecords reads a list WriteRecords wrote; an empty list is nil.
 func ReadRecords(r *wire.Reader) []*Record {
-	// A record takes at least 13 bytes: one per field.
-	n := r.Count("record count", MaxRecords, 13)
+	// A record takes at least 14 bytes: one per field.
+	n := r.Count("record count", MaxRecords, 14)
 	if n == 0 {
 		return nil
 	}

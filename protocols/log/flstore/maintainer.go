@@ -45,6 +45,9 @@ type MaintainerConfig struct {
 	// GCEveryUs, if positive (Chariots), garbage-collects records known to every datacenter that
 	// often (spec 4 GC rule, with the horizon senders pass in FetchReq).
 	GCEveryUs int64
+	// GCKeepLatest restricts that collection to superseded records (compaction by tag: see
+	// compact.go), so that Hyksos keeps every key's current value.
+	GCKeepLatest bool
 }
 
 // progress is one maintainer's last gossiped progress.
@@ -209,7 +212,7 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 			r = r.Clone()
 			m.fill(r)
 			if r.Client != 0 && r.Host == m.cfg.DC {
-				m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId}})
+				m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId, Via: r.Via}})
 			}
 		}
 		m.env.Send(from, ack)
@@ -295,7 +298,7 @@ func (m *LogMaintainer) place(r *Record) {
 	r.TOId = r.LId
 	m.fill(r)
 	if r.Client != 0 {
-		m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId}})
+		m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId, Via: NoVia}})
 	}
 }
 
@@ -410,10 +413,15 @@ func (m *LogMaintainer) updateHL() {
 }
 
 // collect drops the bodies of records every datacenter holds (spec 4: r may be deleted iff
-// every T[j][r.Host] ≥ r.TOId), keeping their names and positions.
+// every T[j][r.Host] ≥ r.TOId), keeping their names and positions; with GCKeepLatest only those
+// superseded (compact.go).
 func (m *LogMaintainer) collect() {
+	var latest map[string]uint64
+	if m.cfg.GCKeepLatest {
+		latest = latestByTag(m.filled, m.hl)
+	}
 	for l, r := range m.filled { // records are shared with messages sent: replace, never modify
-		if !r.Collected && !r.NoOp && r.Host < len(m.horizon) && r.TOId <= m.horizon[r.Host] {
+		if !r.Collected && !r.NoOp && r.Host < len(m.horizon) && r.TOId <= m.horizon[r.Host] && (latest == nil || superseded(r, l, latest)) {
 			c := *r
 			c.Collected, c.Body, c.Tags = true, nil, nil
 			m.filled[l] = &c

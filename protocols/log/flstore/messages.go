@@ -9,7 +9,22 @@ import "github.com/meridian-kv/meridian/protocol"
 type AppendOp struct{ Record *Record }
 
 // AppendResult answers an append once the record is persisted at its owner maintainer.
-type AppendResult struct{ TOId, LId uint64 }
+type AppendResult struct {
+	TOId, LId uint64
+	// Via is the node that took the append (Chariots: a batcher, Record.Via), where a real
+	// node relays the answer (RelayTo); NoVia if the answering node took it. Not encoded: a
+	// decoded answer, already where it was going, has 0.
+	Via protocol.NodeID
+}
+
+// NoVia is AppendResult.Via when the node that answers took the append itself.
+const NoVia protocol.NodeID = -1
+
+// RelayTo returns the node a real deployment relays the answer to when the node that made it
+// holds no waiting call (server/relay.go): the node that took the append, where its client
+// waits. The client may have sent the append to any batcher of its datacenter (a batcher it
+// fails over to after its first is down), so the node that allocated its id is not enough.
+func (a *AppendResult) RelayTo() (protocol.NodeID, bool) { return a.Via, a.Via != NoVia }
 
 // HLQuery asks a maintainer for the head of the log.
 type HLQuery struct{}

@@ -14,9 +14,10 @@ type Tag struct {
 }
 
 // Record is one log entry (spec 2.1). Host and TOId name it across datacenters; LId is its
-// position in one datacenter's log. Client, AppendSeq and CallSeq name the append that created
-// it (its client, the client's append counter, and the request to answer), so that the checker
-// can hold every append to exactly once and the owner maintainer can answer the client.
+// position in one datacenter's log. Client, AppendSeq, CallSeq and Via name the append that
+// created it (its client, the client's append counter, the request to answer and the node that
+// took it), so that the checker can hold every append to exactly once and the owner maintainer
+// can answer the client.
 type Record struct {
 	Host int    // datacenter whose client created it
 	TOId uint64 // 1, 2, 3, ... per host; 0 until a queue (Chariots) or maintainer assigns it
@@ -34,6 +35,9 @@ type Record struct {
 	Client    txn.ClientID
 	AppendSeq uint64
 	CallSeq   uint64
+	// Via is the node that took the append (Chariots: the batcher), where the answer is
+	// relayed (AppendResult.Via).
+	Via protocol.NodeID
 	// NoOp marks a filler record (spec A6, 5.13): skipped by readers, never indexed.
 	NoOp bool
 	// Collected marks a record whose body was garbage-collected (spec 4 GC): every datacenter

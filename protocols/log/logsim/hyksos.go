@@ -1,7 +1,6 @@
 package logsim
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -22,14 +21,25 @@ type HyksosWorkload struct {
 	UnsafeIgnoreCoverage bool
 }
 
-// hyksosRead is one get or GET_TXN as its client saw it: as of head of log HL in datacenter
-// dc, each key's value and position.
-type hyksosRead struct {
-	dc     int
+// putID names a put by its client's append: the client and its append number.
+type putID struct {
 	client txn.ClientID
-	hl     uint64
-	keys   []string
-	reads  []hyksos.Read
+	seq    uint64
+}
+
+// keyValue is what a put wrote.
+type keyValue struct {
+	key   string
+	value []byte
+}
+
+// hyksosRun is the Hyksos clients' record of a run: their reads, and every put they issued (a
+// collected put has lost its tags and body in the logs, so the check looks it up here).
+type hyksosRun struct {
+	reads []hyksos.Observed
+	puts  map[putID]keyValue
+	// restarts counts GET_TXNs taken again because a put they needed was collected.
+	restarts int
 }
 
 // HyksosKey is the name of key k.
@@ -42,6 +52,9 @@ func HyksosKey(k int) string { return fmt.Sprintf("key%d", k) }
 func (r *run) startHyksosClient(c *sim.Conn, cl *flstore.Client, id txn.ClientID, dc int) {
 	w := r.o.Hyksos
 	st := hyksos.New(cl)
+	if r.hyk.puts == nil {
+		r.hyk.puts = map[putID]keyValue{}
+	}
 	var puts uint64   // the client's appends, numbered as flstore.Client numbers them
 	var seen []uint64 // positions (in dc's log) of the puts this client read
 	var next func()
@@ -55,7 +68,8 @@ func (r *run) startHyksosClient(c *sim.Conn, cl *flstore.Client, id txn.ClientID
 			a := &ack{dc: dc, client: id, seq: puts, readLIds: append([]uint64(nil), seen...)}
 			key := HyksosKey(r.rng.IntN(w.Keys))
 			value := []byte(fmt.Sprintf("%d/%d", id, puts))
-			r.appendRecord(c, cl, a, value, []flstore.Tag{{Name: hyksos.Tag(key), Value: value}}, next)
+			r.hyk.puts[putID{id, puts}] = keyValue{key, value}
+			r.appendRecord(c, cl, a, value, hyksos.PutTags(key, value), next)
 		default:
 			n := 1
 			if p < w.PutProb+w.TxnProb {
@@ -66,13 +80,15 @@ func (r *run) startHyksosClient(c *sim.Conn, cl *flstore.Client, id txn.ClientID
 				keys = append(keys, HyksosKey(k))
 			}
 			r.open++
+			before := st.Restarts()
 			st.GetTxn(keys, func(rs []hyksos.Read, hl uint64, err error) {
 				r.open--
+				r.hyk.restarts += st.Restarts() - before
 				if err != nil {
 					r.fail(fmt.Errorf("client %d: GET_TXN %v: %w", id, keys, err))
 					return
 				}
-				r.hreads = append(r.hreads, hyksosRead{dc: dc, client: id, hl: hl, keys: keys, reads: rs})
+				r.hyk.reads = append(r.hyk.reads, hyksos.Observed{DC: dc, Who: fmt.Sprintf("client %d", id), HL: hl, Keys: keys, Reads: rs})
 				r.res.Reads++
 				for _, rd := range rs {
 					if rd.LId > 0 {
@@ -86,37 +102,29 @@ func (r *run) startHyksosClient(c *sim.Conn, cl *flstore.Client, id txn.ClientID
 	c.After(r.rng.Int64N(r.o.ThinkUs+1), next)
 }
 
-// checkHyksos checks CH-I9 on the converged logs: every get and GET_TXN returned, for each
-// key, the put with the highest position at most its head of log in its datacenter's log (and
-// its value); that every put causally before a returned put precedes it in every log is the
-// append checks' (checkClients: each put after every put its client read before it; CH-I2 for
-// the datacenters' knowledge).
-func checkHyksos(s chariots.Snapshot, reads []hyksosRead) error {
-	latest := make([]map[string][]uint64, len(s.Logs)) // per datacenter, key → positions of its puts, increasing
+// checkHyksos checks CH-I9 on the converged logs (hyksos.Check: every get and GET_TXN returned,
+// for each key, the latest put at most its head of log in its datacenter's log, and its value;
+// that every put causally before a returned put precedes it in every log is the append checks'
+// (checkClients: each put after every put its client read before it; CH-I2 for the datacenters'
+// knowledge)), and that collection kept every key's latest put in every log.
+func checkHyksos(s chariots.Snapshot, h hyksosRun) error {
+	putOf := func(rec *flstore.Record) (string, []byte, bool) {
+		kv, ok := h.puts[putID{rec.Client, rec.AppendSeq}]
+		return kv.key, kv.value, ok && !rec.NoOp
+	}
+	if err := hyksos.Check(s.Logs, h.reads, putOf); err != nil {
+		return err
+	}
 	for dc, log := range s.Logs {
-		latest[dc] = map[string][]uint64{}
+		latest := map[string]*flstore.Record{}
 		for l := uint64(1); log[l] != nil; l++ {
-			for _, t := range log[l].Tags {
-				latest[dc][t.Name] = append(latest[dc][t.Name], l)
+			if k, _, ok := putOf(log[l]); ok {
+				latest[k] = log[l]
 			}
 		}
-	}
-	for _, rd := range reads {
-		for i, k := range rd.keys {
-			want := uint64(0)
-			for _, l := range latest[rd.dc][hyksos.Tag(k)] {
-				if l <= rd.hl {
-					want = l
-				}
-			}
-			got := rd.reads[i]
-			if got.LId != want {
-				return fmt.Errorf("CH-I9: client %d at datacenter %d read %s as of %d at position %d, the latest put is at %d",
-					rd.client, rd.dc, k, rd.hl, got.LId, want)
-			}
-			if want > 0 && !bytes.Equal(got.Value, s.Logs[rd.dc][want].Body) {
-				return fmt.Errorf("CH-I9: client %d at datacenter %d read %s = %q, position %d holds %q", rd.client, rd.dc, k, got.Value, want,
-					s.Logs[rd.dc][want].Body)
+		for l := uint64(1); log[l] != nil; l++ { // by position: the first offence is the one reported
+			if k, _, ok := putOf(log[l]); ok && latest[k] == log[l] && log[l].Collected {
+				return fmt.Errorf("hyksos collection: datacenter %d collected the latest put to %s (position %d)", dc, k, l)
 			}
 		}
 	}

@@ -37,3 +37,46 @@ func TestHyksosCatchesStaleIndex(t *testing.T) {
 		t.Fatalf("reads of a lagging index were not caught: %v", err)
 	}
 }
+
+// TestHyksosGC runs Hyksos with its garbage collection (gc_keep_latest: maintainers drop the
+// puts superseded below their head of log once every datacenter holds them) on few keys, so
+// that most puts are superseded: CH-I9 still holds for every read (GET_TXNs that needed a
+// collected put took a newer snapshot), no datacenter collected a key's latest put, and the
+// collection did drop puts.
+func TestHyksosGC(t *testing.T) {
+	topo, _ := topology.Preset("table4.1")
+	o := Options{Topology: topo, Seed: 1, Jitter: 1, ClientsPerDC: 3, DurationUs: 400_000, ThinkUs: 2000, RetryUs: 300_000,
+		SettleUs: 5_000_000, CheckEveryUs: 20_000, Hyksos: &HyksosWorkload{Keys: 5, PutProb: 0.5, TxnProb: 0.25, TxnKeys: 3},
+		Params: protocol.Params{"maintainers": "2", "b": "20", "gc_keep_latest": "true", "ship": "1ms"}}
+	res, err := Run(o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, o)
+	}
+	collected, records := 0, 0
+	for _, log := range res.Snapshot.Logs {
+		for _, r := range log {
+			records++
+			if r.Collected {
+				collected++
+			}
+		}
+	}
+	t.Logf("%d puts, %d reads (%d snapshots taken again), %d of %d records collected", res.Appends, res.Reads, res.HyksosRestarts, collected, records)
+	if collected == 0 || res.Reads < 100 {
+		t.Fatalf("%d records collected, %d reads: the collection was not exercised", collected, res.Reads)
+	}
+}
+
+// TestHyksosCatchesPlainGC is the collection's negative control: the log's plain collection
+// (gc: every record every datacenter holds) drops keys' current values, and the run says so.
+func TestHyksosCatchesPlainGC(t *testing.T) {
+	topo, _ := topology.Preset("table4.1")
+	o := Options{Topology: topo, Seed: 1, Jitter: 1, ClientsPerDC: 3, DurationUs: 400_000, ThinkUs: 2000, RetryUs: 300_000,
+		SettleUs: 5_000_000, Hyksos: &HyksosWorkload{Keys: 5, PutProb: 0.5, TxnProb: 0.25, TxnKeys: 3},
+		Params: protocol.Params{"maintainers": "2", "b": "20", "gc": "true", "ship": "1ms"}}
+	_, err := Run(o)
+	if err == nil || !strings.Contains(err.Error(), "collected") {
+		t.Fatalf("the plain collection of current values was not caught: %v", err)
+	}
+	t.Log(err)
+}

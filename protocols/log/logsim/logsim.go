@@ -139,7 +139,7 @@ func (o Options) String() string {
 type Result struct {
 	Appends  int // appends answered
 	Retries  int // appends sent again
-	Reads    int // records read before an append
+	Reads    int // records read before an append (Hyksos: gets and GET_TXNs)
 	Records  []int
 	EndUs    int64
 	Sim      sim.Stats
@@ -148,6 +148,9 @@ type Result struct {
 	LatencyUs []int64
 	// Stages are the per-stage throughput series (SampleEveryUs > 0).
 	Stages []StageSeries
+	// HyksosRestarts counts GET_TXNs that took a newer snapshot because a put they needed was
+	// collected.
+	HyksosRestarts int
 }
 
 // StageSeries is one stage machine's records handled per sampling period (flstore.Counted),
@@ -191,8 +194,8 @@ type run struct {
 	clients [][]*flstore.Client // per datacenter
 	// lastCount is every node's records handled at the last sample.
 	lastCount []uint64
-	// hreads are the Hyksos clients' gets and GET_TXNs.
-	hreads []hyksosRead
+	// hyk is the Hyksos clients' record (reads and puts).
+	hyk hyksosRun
 	// machines are the client machines' series, machineAcks their appends answered so far,
 	// lastMachine as of the last sample.
 	machines    []StageSeries
@@ -296,7 +299,8 @@ func Run(o Options) (Result, error) {
 	}
 	snap := r.snapshot()
 	if r.o.Hyksos != nil {
-		if err := checkHyksos(snap, r.hreads); err != nil {
+		r.res.HyksosRestarts = r.hyk.restarts
+		if err := checkHyksos(snap, r.hyk); err != nil {
 			r.res.Snapshot = snap
 			return r.res, err
 		}

@@ -81,9 +81,13 @@ func Draw(seed uint64) Options {
 		e.Host = (e.DC + 1) % topo.N()
 		o.Events = append(o.Events, e)
 	}
-	// A quarter of the runs without garbage collection (which drops values) run Hyksos clients.
-	if r.IntN(4) == 0 && p["gc"] == "false" {
+	// A quarter of the runs run Hyksos clients, with Hyksos's garbage collection if collection
+	// was drawn (the log's plain collection drops current values).
+	if r.IntN(4) == 0 {
 		o.Hyksos = &HyksosWorkload{Keys: 10, PutProb: 0.5, TxnProb: 0.3, TxnKeys: 3}
+		if p["gc"] == "true" {
+			p["gc"], p["gc_keep_latest"] = "false", "true"
+		}
 	}
 	return o
 }
