@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -34,8 +35,12 @@ var (
 	// checkpointKey holds the newest checkpoint; it sorts outside the input range.
 	checkpointKey = []byte("ckpt/newest")
 	// segmentPrefix + the big-endian number of the first input after a checkpoint holds that
-	// checkpoint's store segment.
-	segmentPrefix = []byte("store/")
+	// checkpoint's store segment (store.Store.AppendSegment).
+	segmentPrefix = []byte("segment/")
+	// legacySegmentPrefix + the same number holds a segment in the store's first layout
+	// (store.Store.RestoreLegacySegment), which the data directories of earlier versions hold;
+	// they all precede the segments in the current layout.
+	legacySegmentPrefix = []byte("store/")
 )
 
 func segmentKey(next uint64) []byte {
@@ -106,6 +111,13 @@ func (n *Node) writeCheckpoint() error {
 	if err := b.Commit(opts); err != nil {
 		return fmt.Errorf("server: writing a checkpoint: %w", err)
 	}
+	// Flush the memtable in the background: Pebble's open replays and flushes everything its
+	// write-ahead log holds beyond its last flush, so a restart's work stays the inputs since
+	// this checkpoint instead of a whole memtable's worth of inputs it has just deleted (which
+	// the flush drops, covered by the deletion).
+	if _, err := n.log.db.AsyncFlush(); err != nil {
+		return fmt.Errorf("server: flushing after a checkpoint: %w", err)
+	}
 	n.log.logged = 0
 	n.lastCheckpointBytes = int64(len(blob))
 	n.segmentFrom = versions
@@ -152,8 +164,10 @@ func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
 }
 
 // loadCheckpoint restores the newest checkpoint, if there is one, into the freshly built
-// replica, its store and the node; ok is false if the data directory holds none.
-func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
+// replica, its store and the node; ok is false if the data directory holds none. It records the
+// time its steps took in rec.
+func (n *Node) loadCheckpoint(rec *recovery) (c checkpoint, ok bool, err error) {
+	start := time.Now()
 	blob, closer, err := n.log.db.Get(checkpointKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return c, false, nil
@@ -191,9 +205,11 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 	if err := n.env.pcg.UnmarshalBinary(pcg); err != nil {
 		return c, false, err
 	}
+	segmentsStart := time.Now()
 	if err := n.restoreSegments(); err != nil {
 		return c, false, err
 	}
+	rec.segmentsMs = time.Since(segmentsStart).Milliseconds()
 	if got := n.env.store.Versions(); got != versions {
 		return c, false, fmt.Errorf("the store segments hold %d versions, the checkpoint %d", got, versions)
 	}
@@ -204,19 +220,31 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 	n.env.lastUs = c.lastUs
 	n.armed, n.submitted = armed, subs
 	n.lastCheckpointBytes = int64(len(blob))
+	rec.replicaMs = time.Since(start).Milliseconds() - rec.segmentsMs
 	return c, true, nil
 }
 
-// restoreSegments rebuilds the store from its segments, in the order they were written.
+// restoreSegments rebuilds the store from its segments, in the order they were written: those in
+// the legacy layout first.
 func (n *Node) restoreSegments() error {
-	iter, err := n.log.db.NewIter(&pebble.IterOptions{LowerBound: segmentPrefix, UpperBound: []byte("store0")})
+	if err := n.restoreSegmentsUnder(legacySegmentPrefix, n.env.store.RestoreLegacySegment); err != nil {
+		return err
+	}
+	return n.restoreSegmentsUnder(segmentPrefix, n.env.store.RestoreSegment)
+}
+
+// restoreSegmentsUnder restores, with restore, the segments whose keys start with prefix (which
+// ends in '/'), in key order.
+func (n *Node) restoreSegmentsUnder(prefix []byte, restore func([]byte) error) error {
+	upper := append(bytes.Clone(prefix[:len(prefix)-1]), '/'+1)
+	iter, err := n.log.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
 	if err != nil {
 		return err
 	}
 	for iter.First(); iter.Valid(); iter.Next() {
-		if err := n.env.store.RestoreSegment(iter.Value()); err != nil {
+		if err := restore(iter.Value()); err != nil {
 			iter.Close()
-			return fmt.Errorf("store segment %x: %w", iter.Key(), err)
+			return fmt.Errorf("store segment %q: %w", iter.Key(), err)
 		}
 	}
 	return iter.Close()
