@@ -217,38 +217,6 @@ func (n *Node) Run(ctx context.Context) error {
 	return loopErr
 }
 
-// recovery describes a node's recovery, for its log line: what it restored and how long each
-// step took.
-type recovery struct {
-	checkpoint     checkpoint
-	fromCheckpoint bool // the data directory held a checkpoint
-	replayed       int  // inputs replayed after the checkpoint
-	// openMs: opening the data directory (Pebble); segmentsMs: restoring the store's segments;
-	// replicaMs: decoding the rest of the checkpoint; replayMs: replaying the inputs after it.
-	openMs, segmentsMs, replicaMs, replayMs int64
-}
-
-// recover restores the newest checkpoint, if any, then replays the input log after it, and fills
-// in rec. The timers still armed are left in n.armed.
-func (n *Node) recover(rec *recovery) error {
-	var err error
-	if rec.checkpoint, rec.fromCheckpoint, err = n.loadCheckpoint(rec); err != nil {
-		return fmt.Errorf("recovering from the checkpoint: %w", err)
-	}
-	// The log after a checkpoint may be empty: number new inputs after those it covers.
-	n.log.next = max(n.log.next, rec.checkpoint.next)
-	start := time.Now()
-	err = n.log.replay(rec.checkpoint.next, func(in []byte) error {
-		rec.replayed++
-		return n.replayInput(in, n.armed)
-	})
-	if err != nil {
-		return fmt.Errorf("recovering from the input log (record %d after the checkpoint): %w", rec.replayed, err)
-	}
-	rec.replayMs = time.Since(start).Milliseconds()
-	return nil
-}
-
 // failPending answers every request still waiting when the node stops: those the replica holds
 // and those still queued for the loop.
 func (n *Node) failPending() {
