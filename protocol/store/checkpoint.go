@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,7 +66,8 @@ var errCheckpoint = errors.New("store: malformed checkpoint")
 
 // RestoreCheckpoint fills an empty store with the contents encoded in b by AppendCheckpoint. It
 // checks every count against the bytes left before allocating and never panics; on error the
-// store must be discarded.
+// store must be discarded. The restored values are slices of b, which the caller must not
+// modify afterwards.
 func (s *Store) RestoreCheckpoint(b []byte) error {
 	if s.n != 0 || s.seq != 0 {
 		return errors.New("store: restoring a checkpoint into a store that is not empty")
@@ -77,8 +77,8 @@ func (s *Store) RestoreCheckpoint(b []byte) error {
 
 // RestoreSegment appends the versions of a segment written by AppendSegment to a store that
 // holds exactly the versions before it (restored from the earlier segments), and moves the
-// installation position to the segment's. Like RestoreCheckpoint it never panics; on error the
-// store must be discarded.
+// installation position to the segment's. Like RestoreCheckpoint it never panics, on error the
+// store must be discarded, and it keeps b.
 func (s *Store) RestoreSegment(b []byte) error { return s.restoreSegment(b, false) }
 
 // RestoreLegacySegment is RestoreSegment for a segment in the first layout, which numbered keys
@@ -89,9 +89,8 @@ func (s *Store) RestoreLegacySegment(b []byte) error { return s.restoreSegment(b
 // restoreSegment decodes a segment in either layout: they differ only in which keys the list
 // names and what a version's key number indexes.
 func (s *Store) restoreSegment(b []byte, legacy bool) error {
-	// One copy of the segment holds every value restored from it: one allocation instead of
-	// one per version.
-	d := checkpointReader{b: bytes.Clone(b)}
+	// The segment holds every value restored from it: no allocation per version.
+	d := checkpointReader{b: b}
 	if from := d.uvarint(); d.err == nil && from != uint64(s.n) {
 		return fmt.Errorf("%w: a segment from version %d, and the store holds %d", errCheckpoint, from, s.n)
 	}
@@ -170,7 +169,7 @@ func (s *Store) segmentKey(ki uint64, listed []int32, legacy bool, firstWrites i
 // checkpointReader reads RestoreCheckpoint's input, remembering the first error (the store
 // cannot import package wire, whose Reader does this for the protocols).
 type checkpointReader struct {
-	b   []byte // a copy the reader owns
+	b   []byte // the segment, which the store keeps
 	off int
 	err error
 }
@@ -198,7 +197,7 @@ func (d *checkpointReader) count(minBytes int) int {
 	return int(v)
 }
 
-// bytes reads a length-prefixed byte string as a slice of the reader's copy, capped at its
+// bytes reads a length-prefixed byte string as a slice of the segment, capped at its
 // length; empty is nil.
 func (d *checkpointReader) bytes() []byte {
 	n := d.count(1)
