@@ -141,7 +141,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.logger.Info("recovered", "checkpoint", rec.fromCheckpoint, "checkpoint_inputs", rec.checkpoint.next, "inputs", rec.replayed,
-		"ms", time.Since(openStart).Milliseconds(), "open_ms", rec.openMs, "segments_ms", rec.segmentsMs,
+		"versions", n.env.store.Versions(), "ms", time.Since(openStart).Milliseconds(), "open_ms", rec.openMs, "segments_ms", rec.segmentsMs,
 		"replica_ms", rec.replicaMs, "replay_ms", rec.replayMs, "data_dir", dir)
 	if !protocol.Checkpoints(n.replica) {
 		n.logger.Warn("the protocol writes no checkpoints: the input log keeps every input, and a restart replays them all", "protocol", n.cfg.Protocol)
