@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -34,8 +35,12 @@ var (
 	// checkpointKey holds the newest checkpoint; it sorts outside the input range.
 	checkpointKey = []byte("ckpt/newest")
 	// segmentPrefix + the big-endian number of the first input after a checkpoint holds that
-	// checkpoint's store segment.
-	segmentPrefix = []byte("store/")
+	// checkpoint's store segment (store.Store.AppendSegment).
+	segmentPrefix = []byte("segment/")
+	// legacySegmentPrefix + the same number holds a segment in the store's first layout
+	// (store.Store.RestoreLegacySegment), which the data directories of earlier versions hold;
+	// they all precede the segments in the current layout.
+	legacySegmentPrefix = []byte("store/")
 )
 
 func segmentKey(next uint64) []byte {
@@ -48,11 +53,16 @@ const checkpointVersion = 1
 // maxCheckpointPart bounds the replica's part of a checkpoint when decoding.
 const maxCheckpointPart = 1 << 40
 
-// checkpoint is a decoded checkpoint's node-side state; the replica and store parts are
-// restored in place.
+// checkpoint is a decoded checkpoint.
 type checkpoint struct {
-	next   uint64 // the first input not covered
-	lastUs int64
+	next     uint64 // the first input not covered
+	lastUs   int64
+	pcg      []byte // the random source's state
+	armed    map[protocol.TimerID]int
+	subs     submissions
+	versions int    // in the store's segments
+	replica  []byte // the replica's part
+	size     int    // of the whole checkpoint
 }
 
 // checkpointDue reports whether the loop should write a checkpoint now: the protocol supports
@@ -106,6 +116,13 @@ func (n *Node) writeCheckpoint() error {
 	if err := b.Commit(opts); err != nil {
 		return fmt.Errorf("server: writing a checkpoint: %w", err)
 	}
+	// Flush the memtable in the background: Pebble's open replays and flushes everything its
+	// write-ahead log holds beyond its last flush, so a restart's work stays the inputs since
+	// this checkpoint instead of a whole memtable's worth of inputs it has just deleted (which
+	// the flush drops, covered by the deletion).
+	if _, err := n.log.db.AsyncFlush(); err != nil {
+		return fmt.Errorf("server: flushing after a checkpoint: %w", err)
+	}
 	n.log.logged = 0
 	n.lastCheckpointBytes = int64(len(blob))
 	n.segmentFrom = versions
@@ -151,9 +168,9 @@ func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
 	return w.Finish()
 }
 
-// loadCheckpoint restores the newest checkpoint, if there is one, into the freshly built
-// replica, its store and the node; ok is false if the data directory holds none.
-func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
+// readCheckpoint decodes the newest checkpoint, if there is one; ok is false if the data
+// directory holds none.
+func (n *Node) readCheckpoint() (c checkpoint, ok bool, err error) {
 	blob, closer, err := n.log.db.Get(checkpointKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return c, false, nil
@@ -162,8 +179,7 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 		return c, false, err
 	}
 	defer closer.Close()
-	cp, isCheckpointer := n.replica.(protocol.Checkpointer)
-	if !isCheckpointer || !protocol.Checkpoints(n.replica) {
+	if !protocol.Checkpoints(n.replica) {
 		return c, false, fmt.Errorf("the data directory holds a checkpoint, and %s cannot restore one", n.cfg.Protocol)
 	}
 	r := wire.NewReader(blob)
@@ -172,54 +188,56 @@ func (n *Node) loadCheckpoint() (c checkpoint, ok bool, err error) {
 	}
 	c.next = r.Uvarint("next input")
 	c.lastUs = r.Varint("last clock reading")
-	pcg := r.Bytes("random source", wire.MaxTextLen)
-	armed := map[protocol.TimerID]int{}
+	c.pcg = bytes.Clone(r.Bytes("random source", wire.MaxTextLen))
+	c.armed = map[protocol.TimerID]int{}
 	for range r.Count("armed timers", wire.MaxCheckpointCount, 2) {
 		id := protocol.TimerID(r.Varint("timer id"))
-		armed[id] = r.Int("armed timer count", wire.MaxCheckpointCount)
+		c.armed[id] = r.Int("armed timer count", wire.MaxCheckpointCount)
 	}
-	subs := submissions{}
+	c.subs = submissions{}
 	for range r.Count("submissions", wire.MaxCheckpointCount, 3) {
 		client := txn.ClientID(r.Uvarint("client"))
-		subs[client] = submitted{high: uint32(r.Int("high", math.MaxUint32)), below: r.Uvarint("below")}
+		c.subs[client] = submitted{high: uint32(r.Int("high", math.MaxUint32)), below: r.Uvarint("below")}
 	}
-	versions := r.Int("store versions", wire.MaxCheckpointCount)
-	replicaPart := r.Bytes("replica", maxCheckpointPart)
-	if err := r.Done(); err != nil {
-		return c, false, err
-	}
-	if err := n.env.pcg.UnmarshalBinary(pcg); err != nil {
-		return c, false, err
-	}
-	if err := n.restoreSegments(); err != nil {
-		return c, false, err
-	}
-	if got := n.env.store.Versions(); got != versions {
-		return c, false, fmt.Errorf("the store segments hold %d versions, the checkpoint %d", got, versions)
-	}
-	n.segmentFrom = versions
-	if err := cp.RestoreCheckpoint(replicaPart, n.codec); err != nil {
-		return c, false, err
-	}
-	n.env.lastUs = c.lastUs
-	n.armed, n.submitted = armed, subs
-	n.lastCheckpointBytes = int64(len(blob))
-	return c, true, nil
+	c.versions = r.Int("store versions", wire.MaxCheckpointCount)
+	c.replica = bytes.Clone(r.Bytes("replica", maxCheckpointPart))
+	c.size = len(blob)
+	return c, true, r.Done()
 }
 
-// restoreSegments rebuilds the store from its segments, in the order they were written.
-func (n *Node) restoreSegments() error {
-	iter, err := n.log.db.NewIter(&pebble.IterOptions{LowerBound: segmentPrefix, UpperBound: []byte("store0")})
-	if err != nil {
+// restoreCheckpoint restores checkpoint c into the freshly built replica, its store and the node,
+// with the store's segments as the recovery reader hands them over. It records the time its
+// steps took in rec.
+func (n *Node) restoreCheckpoint(c checkpoint, reader *recoveryReader, rec *recovery) error {
+	start := time.Now()
+	if err := n.env.pcg.UnmarshalBinary(c.pcg); err != nil {
 		return err
 	}
-	for iter.First(); iter.Valid(); iter.Next() {
-		if err := n.env.store.RestoreSegment(iter.Value()); err != nil {
-			iter.Close()
-			return fmt.Errorf("store segment %x: %w", iter.Key(), err)
+	for s := range reader.segments {
+		restore := n.env.store.RestoreSegment
+		if s.legacy {
+			restore = n.env.store.RestoreLegacySegment
+		}
+		if s.err == nil {
+			s.err = restore(s.b)
+		}
+		if s.err != nil {
+			return fmt.Errorf("store segment %q: %w", s.key, s.err)
 		}
 	}
-	return iter.Close()
+	rec.segmentsMs = time.Since(start).Milliseconds()
+	if got := n.env.store.Versions(); got != c.versions {
+		return fmt.Errorf("the store segments hold %d versions, the checkpoint %d", got, c.versions)
+	}
+	n.segmentFrom = c.versions
+	if err := n.replica.(protocol.Checkpointer).RestoreCheckpoint(c.replica, n.codec); err != nil {
+		return err
+	}
+	n.env.lastUs = c.lastUs
+	n.armed, n.submitted = c.armed, c.subs
+	n.lastCheckpointBytes = int64(c.size)
+	rec.replicaMs = time.Since(start).Milliseconds() - rec.segmentsMs
+	return nil
 }
 
 // newRandSource returns the replica's random source: fixed per node, because a replay must

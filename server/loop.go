@@ -245,56 +245,73 @@ func (n *Node) encodeInput(in input, readings []int64) ([]byte, error) {
 	return rec, nil
 }
 
-// replayInput runs one recorded input through the replica with its recorded clock readings;
-// its effects are dropped (the peers and clients that could see them already did or are gone)
-// except timers, which are counted so that the live node can re-arm those still pending.
-func (n *Node) replayInput(rec []byte, armed map[protocol.TimerID]int) error {
+// recorded is an input decoded from the log, with the clock readings the replica took while
+// handling it.
+type recorded struct {
+	in       input
+	readings []int64
+}
+
+// decodeInput decodes a log record. It only reads the node's configuration and codec, so the
+// recovery reader runs it on its own goroutine; rec must not change afterwards.
+func (n *Node) decodeInput(rec []byte) (recorded, error) {
+	var r recorded
 	d := wire.NewDecoder(rec)
 	kindByte, err := d.Byte("input kind")
 	if err != nil {
-		return err
+		return r, err
 	}
 	count, err := d.Count("clock readings", len(rec), 1)
 	if err != nil {
-		return err
+		return r, err
 	}
-	e := n.env
-	e.readings = e.readings[:0]
+	r.readings = make([]int64, 0, count)
 	for range count {
 		v, err := d.Varint("clock reading")
 		if err != nil {
-			return err
+			return r, err
 		}
-		e.readings = append(e.readings, v)
+		r.readings = append(r.readings, v)
 	}
-	in := input{kind: inputKind(kindByte)}
-	switch in.kind {
+	r.in.kind = inputKind(kindByte)
+	switch r.in.kind {
 	case inStart:
 	case inMessage:
 		from, err := d.Int("sender", len(n.cfg.Nodes)-1)
 		if err != nil {
-			return err
+			return r, err
 		}
-		in.from = protocol.NodeID(from)
-		if in.msg, err = n.codec.Decode(rec[d.Offset():]); err != nil {
-			return fmt.Errorf("%w: %v", errInputCorrupt, err)
+		r.in.from = protocol.NodeID(from)
+		if r.in.msg, err = n.codec.Decode(rec[d.Offset():]); err != nil {
+			return r, fmt.Errorf("%w: %v", errInputCorrupt, err)
 		}
 	case inRequest:
-		if in.req, err = wire.DecodeRequestWith(rec[d.Offset():], n.codec); err != nil {
-			return fmt.Errorf("%w: %v", errInputCorrupt, err)
+		if r.in.req, err = wire.DecodeRequestWith(rec[d.Offset():], n.codec); err != nil {
+			return r, fmt.Errorf("%w: %v", errInputCorrupt, err)
 		}
 	case inTimer:
 		id, err := d.Varint("timer id")
 		if err != nil {
-			return err
+			return r, err
 		}
-		in.timer = protocol.TimerID(id)
-		disarm(armed, in.timer)
+		r.in.timer = protocol.TimerID(id)
 	default:
-		return errInputCorrupt
+		return r, errInputCorrupt
 	}
+	return r, nil
+}
+
+// replayInput runs one recorded input through the replica with its recorded clock readings;
+// its effects are dropped (the peers and clients that could see them already did or are gone)
+// except timers, which are counted so that the live node can re-arm those still pending.
+func (n *Node) replayInput(r recorded, armed map[protocol.TimerID]int) error {
+	if r.in.kind == inTimer {
+		disarm(armed, r.in.timer)
+	}
+	e := n.env
+	e.readings = r.readings
 	e.replaying, e.replayPos = true, 0
-	if err := n.dispatchReplay(in); err != nil {
+	if err := n.dispatchReplay(r.in); err != nil {
 		return err
 	}
 	for _, t := range e.timers {

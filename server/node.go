@@ -128,6 +128,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	var err error
+	openStart := time.Now()
 	if n.log, err = openInputLog(dir, n.cfg.Durability != "none", n.logger, n.opts.StorageLog); err != nil {
 		return err
 	}
@@ -135,13 +136,13 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.clientKey, err = n.log.clientKey(); err != nil {
 		return err
 	}
-	recoverStart := time.Now()
-	ckpt, fromCheckpoint, recovered, err := n.recover()
-	if err != nil {
+	rec := recovery{openMs: time.Since(openStart).Milliseconds()}
+	if err := n.recover(&rec); err != nil {
 		return err
 	}
-	n.logger.Info("recovered", "checkpoint", fromCheckpoint, "checkpoint_inputs", ckpt.next, "inputs", recovered,
-		"ms", time.Since(recoverStart).Milliseconds(), "data_dir", dir)
+	n.logger.Info("recovered", "checkpoint", rec.fromCheckpoint, "checkpoint_inputs", rec.checkpoint.next, "inputs", rec.replayed,
+		"versions", n.env.store.Versions(), "ms", time.Since(openStart).Milliseconds(), "open_ms", rec.openMs, "segments_ms", rec.segmentsMs,
+		"replica_ms", rec.replicaMs, "replay_ms", rec.replayMs, "data_dir", dir)
 	if !protocol.Checkpoints(n.replica) {
 		n.logger.Warn("the protocol writes no checkpoints: the input log keeps every input, and a restart replays them all", "protocol", n.cfg.Protocol)
 	}
@@ -191,7 +192,7 @@ func (n *Node) Run(ctx context.Context) error {
 	httpServer := &http.Server{Handler: n.httpHandler(&ready), ReadHeaderTimeout: 5 * time.Second}
 	go httpServer.Serve(metricsLn)
 
-	if !fromCheckpoint && recovered == 0 {
+	if !rec.fromCheckpoint && rec.replayed == 0 {
 		n.inputs <- input{kind: inStart}
 	}
 	for id, count := range n.armed {
@@ -214,27 +215,6 @@ func (n *Node) Run(ctx context.Context) error {
 	wg.Wait()
 	n.failPending()
 	return loopErr
-}
-
-// recover restores the newest checkpoint, if any, then replays the input log after it; it
-// returns the checkpoint, whether there was one, and how many inputs it replayed. The timers
-// still armed are left in n.armed.
-func (n *Node) recover() (checkpoint, bool, int, error) {
-	ckpt, ok, err := n.loadCheckpoint()
-	if err != nil {
-		return ckpt, false, 0, fmt.Errorf("recovering from the checkpoint: %w", err)
-	}
-	// The log after a checkpoint may be empty: number new inputs after those it covers.
-	n.log.next = max(n.log.next, ckpt.next)
-	count := 0
-	err = n.log.replay(ckpt.next, func(rec []byte) error {
-		count++
-		return n.replayInput(rec, n.armed)
-	})
-	if err != nil {
-		return ckpt, false, 0, fmt.Errorf("recovering from the input log (record %d after the checkpoint): %w", count, err)
-	}
-	return ckpt, ok, count, nil
 }
 
 // failPending answers every request still waiting when the node stops: those the replica holds

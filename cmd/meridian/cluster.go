@@ -110,7 +110,7 @@ clients (client.pem, client-key.pem).`,
 	f.DurationVar(&o.timeout, "timeout", cluster.DefaultStartTimeout, "how long to wait for every node's /healthz")
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
 	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
-	f.Int64Var(&o.checkpointBytes, "checkpoint-bytes", 0, "input a node logs between two checkpoints of its replica, at least (0: the default, 4 MiB; -1: never checkpoint, keep the whole input log)")
+	f.Int64Var(&o.checkpointBytes, "checkpoint-bytes", 0, "input a node logs between two checkpoints of its replica, at least (0: the default, 1 MiB; -1: never checkpoint, keep the whole input log)")
 	f.BoolVar(&o.admin, "admin", false, "serve the nemesis's fault-injection endpoints (/admin/cut, /admin/heal, /admin/skew) on the metrics ports")
 	_ = cmd.MarkFlagDirname("dir")
 	completeTopology(cmd, "topology")

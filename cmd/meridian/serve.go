@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type serveOptions struct {
 	config, node        string
 	logFormat, logLevel string
 	storageLog          bool
+	cpuProfile          string
 }
 
 // logLevels are the values of serve's --log-level.
@@ -47,6 +49,7 @@ its errors are always logged.`,
 	f.StringVar(&o.node, "node", "", "name of this node in the cluster file")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run, recovery included, to this file (go tool pprof) when the node stops")
 	f.BoolVar(&o.storageLog, "storage-log", false, "also log the storage engine's (Pebble's) informational lines and events (WAL recovery, flushes, compactions), at info level")
 	_ = cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
@@ -78,6 +81,17 @@ func runServe(o serveOptions, stderr io.Writer) error {
 	node, err := server.New(cfg, o.node, slog.New(handler), server.Options{StorageLog: o.storageLog})
 	if err != nil {
 		return usageError{err}
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

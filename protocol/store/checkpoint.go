@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,12 +15,14 @@ func (s *Store) AppendCheckpoint(dst []byte) []byte { return s.AppendSegment(dst
 
 // AppendSegment appends the versions installed from the from-th on (the store is append-only, so
 // a driver that checkpoints often writes each version once: the segment since its last
-// checkpoint), and the installation position. Layout, integers as uvarints:
+// checkpoint), and the installation position. Keys are numbered in the order this store first
+// wrote them, so a segment names only the keys first written in it, and restoring a store from
+// many segments looks each key up once. Layout, integers as uvarints:
 //
 //	from                   the versions before the segment
 //	seq                    Seq()
-//	keys, then each key    the keys the segment writes, in the order of their first version in it
-//	versions, then each    key index, writer, value (length-prefixed), seq − previous seq
+//	keys, then each key    the keys first written in the segment, in that order
+//	versions, then each    key number, writer, value (length-prefixed), seq − previous seq
 //
 // The encoding depends only on the versions installed (not on a key table shared with other
 // stores), so two stores that installed the same versions encode alike.
@@ -29,19 +30,19 @@ func (s *Store) AppendSegment(dst []byte, from int) []byte {
 	from = min(max(from, 0), int(s.n))
 	dst = binary.AppendUvarint(dst, uint64(from))
 	dst = binary.AppendUvarint(dst, s.seq)
-	index := make(map[int32]uint64) // shared key number → index in this segment
-	var names []string
+	firstWrites := 0
 	for i := int32(from); i < s.n; i++ {
-		k := s.at(i).key
-		if _, ok := index[k]; !ok {
-			index[k] = uint64(len(names))
-			names = append(names, s.keys.names[k])
+		if s.at(i).prev < 0 {
+			firstWrites++
 		}
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(names)))
-	for _, name := range names {
-		dst = binary.AppendUvarint(dst, uint64(len(name)))
-		dst = append(dst, name...)
+	dst = binary.AppendUvarint(dst, uint64(firstWrites))
+	for i := int32(from); i < s.n; i++ {
+		if e := s.at(i); e.prev < 0 {
+			name := s.keys.names[e.key]
+			dst = binary.AppendUvarint(dst, uint64(len(name)))
+			dst = append(dst, name...)
+		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(s.n)-uint64(from))
 	prev := uint64(0)
@@ -50,7 +51,7 @@ func (s *Store) AppendSegment(dst []byte, from int) []byte {
 	}
 	for i := int32(from); i < s.n; i++ {
 		e := s.at(i)
-		dst = binary.AppendUvarint(dst, index[e.key])
+		dst = binary.AppendUvarint(dst, uint64(s.writtenAt[e.key]))
 		dst = binary.AppendUvarint(dst, uint64(e.Writer))
 		dst = binary.AppendUvarint(dst, uint64(len(e.Value)))
 		dst = append(dst, e.Value...)
@@ -65,7 +66,8 @@ var errCheckpoint = errors.New("store: malformed checkpoint")
 
 // RestoreCheckpoint fills an empty store with the contents encoded in b by AppendCheckpoint. It
 // checks every count against the bytes left before allocating and never panics; on error the
-// store must be discarded.
+// store must be discarded. The restored values are slices of b, which the caller must not
+// modify afterwards.
 func (s *Store) RestoreCheckpoint(b []byte) error {
 	if s.n != 0 || s.seq != 0 {
 		return errors.New("store: restoring a checkpoint into a store that is not empty")
@@ -75,12 +77,20 @@ func (s *Store) RestoreCheckpoint(b []byte) error {
 
 // RestoreSegment appends the versions of a segment written by AppendSegment to a store that
 // holds exactly the versions before it (restored from the earlier segments), and moves the
-// installation position to the segment's. Like RestoreCheckpoint it never panics; on error the
-// store must be discarded.
-func (s *Store) RestoreSegment(b []byte) error {
-	// One copy of the segment holds every value restored from it: one allocation instead of
-	// one per version.
-	d := checkpointReader{b: bytes.Clone(b)}
+// installation position to the segment's. Like RestoreCheckpoint it never panics, on error the
+// store must be discarded, and it keeps b.
+func (s *Store) RestoreSegment(b []byte) error { return s.restoreSegment(b, false) }
+
+// RestoreLegacySegment is RestoreSegment for a segment in the first layout, which numbered keys
+// within the segment (its key list named every key the segment writes, in the order of their
+// first version in it), as data directories written before the current layout hold.
+func (s *Store) RestoreLegacySegment(b []byte) error { return s.restoreSegment(b, true) }
+
+// restoreSegment decodes a segment in either layout: they differ only in which keys the list
+// names and what a version's key number indexes.
+func (s *Store) restoreSegment(b []byte, legacy bool) error {
+	// The segment holds every value restored from it: no allocation per version.
+	d := checkpointReader{b: b}
 	if from := d.uvarint(); d.err == nil && from != uint64(s.n) {
 		return fmt.Errorf("%w: a segment from version %d, and the store holds %d", errCheckpoint, from, s.n)
 	}
@@ -89,20 +99,19 @@ func (s *Store) RestoreSegment(b []byte) error {
 		return fmt.Errorf("%w: a segment at position %d, and the store is at %d", errCheckpoint, seq, s.seq)
 	}
 	nkeys := d.count(1)
-	keys := make([]int32, 0, nkeys)
+	listed := make([]int32, 0, nkeys)
 	for range nkeys {
-		name := string(d.bytes())
+		name := d.bytes()
 		if d.err != nil {
 			break
 		}
-		k, ok := s.keys.numbers[name]
+		k, ok := s.keys.numbers[string(name)] // no copy of name unless the table lacks it
 		if !ok {
-			k = int32(len(s.keys.names))
-			s.keys.numbers[name] = k
-			s.keys.names = append(s.keys.names, name)
+			k = s.number(string(name))
 		}
-		keys = append(keys, k)
+		listed = append(listed, k)
 	}
+	firstWrites := 0 // of the listed keys, in the current layout
 	nversions := d.count(4)
 	prev := uint64(0)
 	if s.n > 0 {
@@ -113,15 +122,19 @@ func (s *Store) RestoreSegment(b []byte) error {
 		if d.err != nil {
 			break
 		}
-		if ki >= uint64(len(keys)) || prev+delta < prev || prev+delta > seq {
-			return fmt.Errorf("%w: version %d names key %d of %d at position %d+%d of %d", errCheckpoint, s.n, ki, len(keys), prev, delta, seq)
+		k, ok := s.segmentKey(ki, listed, legacy, firstWrites)
+		if !ok || prev+delta < prev || prev+delta > seq {
+			return fmt.Errorf("%w: version %d names key %d (%d written, %d listed) at position %d+%d of %d",
+				errCheckpoint, s.n, ki, len(s.written), len(listed), prev, delta, seq)
+		}
+		if !legacy && ki == uint64(len(s.written)) {
+			firstWrites++
 		}
 		prev += delta
-		k := keys[ki]
-		for int(k) >= len(s.latest) {
-			s.latest = append(s.latest, -1)
-		}
-		s.latest[k] = s.push(entry{Version: Version{Writer: writer, Value: value, Seq: prev}, key: k, prev: s.latest[k]})
+		s.install(k, Version{Writer: writer, Value: value, Seq: prev})
+	}
+	if d.err == nil && !legacy && firstWrites != len(listed) {
+		d.err = fmt.Errorf("%w: %d keys listed, %d first written", errCheckpoint, len(listed), firstWrites)
 	}
 	if d.err == nil && d.off != len(d.b) {
 		d.err = fmt.Errorf("%w: %d trailing bytes", errCheckpoint, len(d.b)-d.off)
@@ -133,10 +146,30 @@ func (s *Store) RestoreSegment(b []byte) error {
 	return nil
 }
 
+// segmentKey resolves a segment's key number ki to the key table's: in the legacy layout an index
+// into the segment's list; in the current one an index into the keys the store has written, the
+// next of which is the first write of the next listed key (firstWrites of them are already). ok is
+// false if ki names no key, or a listed key the store has already written.
+func (s *Store) segmentKey(ki uint64, listed []int32, legacy bool, firstWrites int) (k int32, ok bool) {
+	switch {
+	case legacy:
+		if ki >= uint64(len(listed)) {
+			return 0, false
+		}
+		return listed[ki], true
+	case ki < uint64(len(s.written)):
+		return s.written[ki], true
+	case ki > uint64(len(s.written)) || firstWrites == len(listed):
+		return 0, false
+	}
+	k = listed[firstWrites]
+	return k, int(k) >= len(s.latest) || s.latest[k] < 0
+}
+
 // checkpointReader reads RestoreCheckpoint's input, remembering the first error (the store
 // cannot import package wire, whose Reader does this for the protocols).
 type checkpointReader struct {
-	b   []byte // a copy the reader owns
+	b   []byte // the segment, which the store keeps
 	off int
 	err error
 }
@@ -164,7 +197,7 @@ func (d *checkpointReader) count(minBytes int) int {
 	return int(v)
 }
 
-// bytes reads a length-prefixed byte string as a slice of the reader's copy, capped at its
+// bytes reads a length-prefixed byte string as a slice of the segment, capped at its
 // length; empty is nil.
 func (d *checkpointReader) bytes() []byte {
 	n := d.count(1)

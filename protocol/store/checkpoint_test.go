@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -98,5 +100,71 @@ func TestSegmentsRebuildTheStore(t *testing.T) {
 	}
 	if err := New().RestoreSegment(segments[1]); err == nil {
 		t.Fatal("a segment restored into a store without the versions before it")
+	}
+	// A later segment corrupted anywhere (its key numbers index the keys written before it) is
+	// refused or accepted, never a panic.
+	for i := range segments[2] {
+		s := New()
+		s.RestoreSegment(segments[0])
+		s.RestoreSegment(segments[1])
+		bad := bytes.Clone(segments[2])
+		bad[i] ^= 0x3
+		s.RestoreSegment(bad)
+	}
+}
+
+// BenchmarkRestoreSegments restores a store the size of a node's after 30 minutes of the main
+// workload on a local cluster (about 576,000 versions of 50,000 Zipfian keys, in 48 segments),
+// the bulk of a restart from a checkpoint.
+func BenchmarkRestoreSegments(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(r, 1.01, 1, 49_999)
+	s := New()
+	var segments [][]byte
+	done := 0
+	for i := range 240_000 {
+		writes := make([]txn.Write, 2+i%2)
+		for j := range writes {
+			writes[j] = txn.Write{Key: fmt.Sprintf("user%08d", zipf.Uint64()), Value: fmt.Appendf(nil, "value of %08d", i)}
+		}
+		s.Apply(txn.NewID(txn.ClientID(1+i%60), uint32(i)), writes)
+		if i%5_000 == 4_999 {
+			segments = append(segments, s.AppendSegment(nil, done))
+			done = s.Versions()
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		got := New()
+		for _, seg := range segments {
+			if err := got.RestoreSegment(seg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestLegacySegments restores two segments in the first layout (each numbered its keys itself:
+// a writes a=x b=y; then a read-only commit and c writes b=z c=w), as data directories written
+// before the current layout hold, and continues in the current layout.
+func TestLegacySegments(t *testing.T) {
+	want := New()
+	want.Apply(txn.NewID(1, 1), w("a", "x", "b", "y"))
+	want.Apply(txn.NewID(2, 1), nil)
+	want.Apply(txn.NewID(2, 2), w("b", "z", "c", "w"))
+	got := New()
+	for _, seg := range []string{"0001020161016202008180808010017801018180808010017900", "0203020162016302008280808020017a02018280808020017700"} {
+		b, _ := hex.DecodeString(seg)
+		if err := got.RestoreLegacySegment(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got.AppendCheckpoint(nil), want.AppendCheckpoint(nil)) {
+		t.Fatal("the store restored from legacy segments differs from the original")
+	}
+	want.Apply(txn.NewID(3, 1), w("d", "v", "a", "u"))
+	got.Apply(txn.NewID(3, 1), w("d", "v", "a", "u"))
+	if !bytes.Equal(got.AppendSegment(nil, 4), want.AppendSegment(nil, 4)) {
+		t.Fatal("a segment after the legacy ones differs")
 	}
 }

@@ -29,10 +29,15 @@ type Version struct {
 // is a sequential pass over the arena.
 type Store struct {
 	keys   *Keys
-	latest []int32   // latest[k]: arena index of key k's latest version, -1 for none
-	arena  [][]entry // fixed-size chunks, so that growing never copies
-	n      int32     // versions in the arena
-	seq    uint64
+	latest []int32 // latest[k]: arena index of key k's latest version, -1 for none
+	// written lists the keys this store has written, by number, in the order of their first
+	// version here, and writtenAt[k] is key k's position in it (valid where latest[k] >= 0): the
+	// key numbering of the store's segments, which must not depend on a shared key table.
+	written   []int32
+	writtenAt []int32
+	arena     [][]entry // fixed-size chunks, so that growing never copies
+	n         int32     // versions in the arena
+	seq       uint64
 }
 
 type entry struct {
@@ -63,6 +68,31 @@ func New() *Store { return NewShared(NewKeys()) }
 func NewShared(keys *Keys) *Store { return &Store{keys: keys} }
 
 func (s *Store) at(i int32) *entry { return &s.arena[i>>chunkBits][i&(1<<chunkBits-1)] }
+
+// number returns key's number in the key table, adding the key if it is new there.
+func (s *Store) number(key string) int32 {
+	k, ok := s.keys.numbers[key]
+	if !ok {
+		k = int32(len(s.keys.names))
+		s.keys.numbers[key] = k
+		s.keys.names = append(s.keys.names, key)
+	}
+	return k
+}
+
+// install appends a version of key number k, the key's first here if the store has not written
+// it yet.
+func (s *Store) install(k int32, v Version) {
+	for int(k) >= len(s.latest) {
+		s.latest = append(s.latest, -1)
+		s.writtenAt = append(s.writtenAt, -1)
+	}
+	if s.latest[k] < 0 {
+		s.writtenAt[k] = int32(len(s.written))
+		s.written = append(s.written, k)
+	}
+	s.latest[k] = s.push(entry{Version: v, key: k, prev: s.latest[k]})
+}
 
 func (s *Store) push(e entry) int32 {
 	if int(s.n)>>chunkBits == len(s.arena) {
@@ -114,17 +144,7 @@ func (s *Store) Versions() int { return int(s.n) }
 func (s *Store) Apply(writer txn.ID, writes []txn.Write) {
 	s.seq++
 	for _, w := range writes {
-		k, ok := s.keys.numbers[w.Key]
-		if !ok {
-			k = int32(len(s.keys.names))
-			s.keys.numbers[w.Key] = k
-			s.keys.names = append(s.keys.names, w.Key)
-		}
-		for int(k) >= len(s.latest) {
-			s.latest = append(s.latest, -1)
-		}
-		v := Version{Writer: writer, Value: w.Value, Seq: s.seq}
-		s.latest[k] = s.push(entry{Version: v, key: k, prev: s.latest[k]})
+		s.install(s.number(w.Key), Version{Writer: writer, Value: w.Value, Seq: s.seq})
 	}
 }
 

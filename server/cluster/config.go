@@ -29,7 +29,7 @@ import (
 
 // DefaultCheckpointBytes is how much input a node logs, at least, between two checkpoints unless
 // the cluster file's checkpoint_bytes says otherwise.
-const DefaultCheckpointBytes = 4 << 20
+const DefaultCheckpointBytes = 1 << 20
 
 // Durability modes of the cluster file's durability field.
 const (

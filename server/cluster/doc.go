@@ -16,7 +16,7 @@
 //	client_hop: 500us                # emulated client→node one-way delay (default 0)
 //	durability: sync                 # sync (fsync before any output leaves; the default) or none
 //	data_dir: data                   # base directory (default "data"); node data in <data_dir>/<node name>
-//	checkpoint_bytes: 4194304        # input logged between checkpoints, at least (default 4 MiB; -1: never)
+//	checkpoint_bytes: 1048576        # input logged between checkpoints, at least (default 1 MiB; -1: never)
 //	tls:                             # optional mutual TLS, between nodes and with clients (see below)
 //	  ca: certs/ca.pem
 //	nodes:
