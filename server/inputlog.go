@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // inputLog is the node's write-ahead log of replica inputs, kept in Pebble. Every input the event
@@ -25,6 +26,7 @@ type inputLog struct {
 	sync bool
 	// logged counts the bytes of the records added since the last checkpoint (or the start).
 	logged int64
+	key    []byte // scratch for the key of the record being added (the batch copies it)
 }
 
 var (
@@ -37,8 +39,13 @@ var (
 // openInputLog opens (or creates) the input log in dir. Pebble logs through logger (see
 // storageLogger): its errors always, its informational lines and events only if verbose.
 func openInputLog(dir string, sync bool, logger *slog.Logger, verbose bool) (*inputLog, error) {
+	return openInputLogOn(vfs.Default, dir, sync, logger, verbose)
+}
+
+// openInputLogOn is openInputLog on the file system fs (tests crash an in-memory one).
+func openInputLogOn(fs vfs.FS, dir string, sync bool, logger *slog.Logger, verbose bool) (*inputLog, error) {
 	sl := &storageLogger{logger: logger.With("component", "pebble"), verbose: verbose, exit: os.Exit}
-	opts := &pebble.Options{Logger: sl}
+	opts := &pebble.Options{Logger: sl, FS: fs}
 	if verbose {
 		// Every event (WAL files, flushes, compactions, tables created and deleted) as an
 		// informational line; data corruption stays fatal, as by default.
@@ -130,8 +137,10 @@ type batch struct {
 
 func (l *inputLog) newBatch() *batch { return &batch{log: l, b: l.db.NewBatch()} }
 
+// add appends rec, which the batch copies: the caller may reuse its buffer.
 func (b *batch) add(rec []byte) error {
-	if err := b.b.Set(inputKey(b.log.next), rec, nil); err != nil {
+	b.log.key = binary.BigEndian.AppendUint64(append(b.log.key[:0], inputPrefix...), b.log.next)
+	if err := b.b.Set(b.log.key, rec, nil); err != nil {
 		return err
 	}
 	b.log.next++
@@ -140,14 +149,17 @@ func (b *batch) add(rec []byte) error {
 	return nil
 }
 
-// commit makes the batch durable (fsync unless durability is none).
-func (b *batch) commit() error {
+// commit writes the batch to the log, and makes it durable together with every batch written
+// before it (fsync) if durable is set and durability is not none. A batch written without the
+// fsync is lost in a crash unless a later durable commit (or checkpoint) covers it: Pebble's
+// write-ahead log is one sequential file, and its fsync covers everything written before.
+func (b *batch) commit(durable bool) error {
 	defer b.b.Close()
 	if b.n == 0 {
 		return nil
 	}
 	opts := pebble.NoSync
-	if b.log.sync {
+	if b.log.sync && durable {
 		opts = pebble.Sync
 	}
 	return b.b.Commit(opts)

@@ -92,6 +92,13 @@ func (e *env) SetTimer(afterUs int64, id protocol.TimerID) {
 
 func (e *env) Reply(r protocol.Reply) { e.replies = append(e.replies, r) }
 
+// releases reports whether the buffered effects include any that others see (messages,
+// replies): only then must the inputs behind them be durable before the loop lets them go.
+// Timers are the node's own business; the inputs of a turn that releases nothing may stay in
+// the operating system's buffers until a later turn's sync covers them, since a crash losing
+// them loses nothing anyone saw (as a crash loses the inputs still queued for the loop).
+func (e *env) releases() bool { return len(e.sends) > 0 || len(e.replies) > 0 }
+
 // maxBatch bounds how many inputs one loop iteration makes durable with one fsync.
 const maxBatch = 256
 
@@ -119,7 +126,7 @@ func (n *Node) run(ctx context.Context) error {
 				break drain
 			}
 		}
-		if err := batch.commit(); err != nil {
+		if err := batch.commit(n.env.releases()); err != nil {
 			return fmt.Errorf("server: persisting inputs: %w", err)
 		}
 		n.flush()
@@ -154,10 +161,11 @@ func (n *Node) handle(b *batch, in input) error {
 	if in.kind == inRequest && in.reply != nil {
 		n.pending[replyKey{in.req.Client, in.req.Seq}] = pendingReply{reply: in.reply, atUs: in.atUs, commit: in.req.Kind == protocol.Commit}
 	}
-	rec, err := n.encodeInput(in, e.readings)
+	rec, err := n.encodeInput(n.recordBuf[:0], in, e.readings)
 	if err != nil {
 		return fmt.Errorf("server: recording input: %w", err)
 	}
+	n.recordBuf = rec // the batch copied it
 	return b.add(rec)
 }
 
@@ -226,9 +234,9 @@ func (n *Node) armTimer(d time.Duration, id protocol.TimerID) {
 	})
 }
 
-// encodeInput renders an input record: kind, clock readings, then the kind's payload.
-func (n *Node) encodeInput(in input, readings []int64) ([]byte, error) {
-	rec := []byte{byte(in.kind)}
+// encodeInput appends an input record to rec: kind, clock readings, then the kind's payload.
+func (n *Node) encodeInput(rec []byte, in input, readings []int64) ([]byte, error) {
+	rec = append(rec, byte(in.kind))
 	rec = binary.AppendUvarint(rec, uint64(len(readings)))
 	for _, r := range readings {
 		rec = binary.AppendVarint(rec, r)
