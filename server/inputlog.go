@@ -20,6 +20,8 @@ import (
 // durable before any of its outputs (messages, replies) leave the node. After a crash, replaying
 // the log through a fresh replica rebuilds exactly the state whose effects others may have seen,
 // so an acknowledged commit is never lost — for any deterministic sans-IO protocol, unchanged.
+// One fsync per loop iteration at most (group commit), and none for an iteration with no output
+// to release: its batch becomes durable with the next one that has (see batch.commit).
 type inputLog struct {
 	db   *pebble.DB
 	next uint64 // sequence number of the next record

@@ -70,7 +70,8 @@ type peer struct {
 	lastRecv atomic.Int64 // unix µs of the last message received from this peer
 	dropped  atomic.Uint64
 	// cut drops every message to and from this peer (the nemesis's link cut, /admin/cut).
-	cut atomic.Bool
+	cut      atomic.Bool
+	counters peerCounters // meridian_peer_*_sent_total of this peer
 }
 
 type outFrame struct {
@@ -89,7 +90,8 @@ func newTransport(n *Node, ln net.Listener, tlsConf *tls.Config) *transport {
 		if protocol.NodeID(i) == n.self {
 			continue
 		}
-		p := &peer{id: protocol.NodeID(i), name: nd.Name, addr: nd.PeerAddr, wake: make(chan struct{}, 1)}
+		p := &peer{id: protocol.NodeID(i), name: nd.Name, addr: nd.PeerAddr, wake: make(chan struct{}, 1),
+			counters: n.metrics.peerCounters(nd.Name)}
 		if cfg.WANEmulation && nd.DCIndex != selfDC {
 			a, b := selfDC, nd.DCIndex
 			jitter := topology.JitterProcess{CorrelationUs: cfg.JitterCorrelationUs}
@@ -162,7 +164,7 @@ func (t *transport) queue(to protocol.NodeID, kind byte, payload []byte) {
 	wasEmpty := len(p.queue) == 0
 	p.queue = append(p.queue, outFrame{kind: kind, payload: payload, due: due})
 	p.mu.Unlock()
-	t.n.metrics.peerSent(p.name, len(payload))
+	p.counters.sent(len(payload))
 	if !wasEmpty {
 		return // the writer is busy, or sleeps until a frame due no later than this one
 	}
