@@ -92,13 +92,6 @@ func (e *env) SetTimer(afterUs int64, id protocol.TimerID) {
 
 func (e *env) Reply(r protocol.Reply) { e.replies = append(e.replies, r) }
 
-// releases reports whether the buffered effects include any that others see (messages,
-// replies): only then must the inputs behind them be durable before the loop lets them go.
-// Timers are the node's own business; the inputs of a turn that releases nothing may stay in
-// the operating system's buffers until a later turn's sync covers them, since a crash losing
-// them loses nothing anyone saw (as a crash loses the inputs still queued for the loop).
-func (e *env) releases() bool { return len(e.sends) > 0 || len(e.replies) > 0 }
-
 // maxBatch bounds how many inputs one loop iteration makes durable with one fsync.
 const maxBatch = 256
 
@@ -126,7 +119,7 @@ func (n *Node) run(ctx context.Context) error {
 				break drain
 			}
 		}
-		if err := batch.commit(n.env.releases()); err != nil {
+		if err := batch.commit(); err != nil {
 			return fmt.Errorf("server: persisting inputs: %w", err)
 		}
 		n.flush()
@@ -138,9 +131,11 @@ func (n *Node) run(ctx context.Context) error {
 	}
 }
 
-// handle runs one input through the replica and records it in batch. A request naming a
-// transaction its client already submitted for commit is refused instead, and neither reaches
-// the replica nor is recorded: the replay of the recorded commits rebuilds what refuses it.
+// handle runs one input through the replica and records it in batch, noting whether it put out
+// a message or reply (batch.releases). A request naming a transaction its client already
+// submitted for commit is refused instead, and neither reaches the replica nor is recorded: the
+// replay of the recorded commits rebuilds what refuses it. A request the replica serves locally
+// (protocol.LocalReader) is not recorded either: it changes nothing a replay would rebuild.
 func (n *Node) handle(b *batch, in input) error {
 	if in.kind == inCall {
 		in.call()
@@ -157,9 +152,16 @@ func (n *Node) handle(b *batch, in input) error {
 	if in.kind == inTimer {
 		disarm(n.armed, in.timer)
 	}
+	effects := len(e.sends) + len(e.replies)
 	n.dispatch(in)
 	if in.kind == inRequest && in.reply != nil {
 		n.pending[replyKey{in.req.Client, in.req.Seq}] = pendingReply{reply: in.reply, atUs: in.atUs, commit: in.req.Kind == protocol.Commit}
+	}
+	if len(e.sends)+len(e.replies) > effects {
+		b.releases()
+	}
+	if in.kind == inRequest && n.localReader != nil && n.localReader.ServesLocally(in.req) {
+		return nil
 	}
 	rec, err := n.encodeInput(n.recordBuf[:0], in, e.readings)
 	if err != nil {

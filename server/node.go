@@ -37,9 +37,11 @@ type Node struct {
 	logger  *slog.Logger
 	opts    Options
 	replica protocol.Replica
-	env     *env
-	codec   protocol.Codec
-	opCodec protocol.Codec // codec of client operations; nil unless the protocol serves operations
+	// localReader is the replica if it serves some requests locally (protocol.LocalReader), else nil.
+	localReader protocol.LocalReader
+	env         *env
+	codec       protocol.Codec
+	opCodec     protocol.Codec // codec of client operations; nil unless the protocol serves operations
 	// relayReplies: a reply with no waiting call here goes to the client's home node (relay.go).
 	relayReplies bool
 	log          *inputLog
@@ -119,6 +121,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 	if n.replica, err = entry.New(pc, n.env); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
 	}
+	n.localReader, _ = n.replica.(protocol.LocalReader)
 	if entry.ServesOperations() {
 		n.opCodec = entry.Codec
 	}
