@@ -75,3 +75,14 @@ func AdmitCommit(env Env, req Request, protocolName string) bool {
 	}
 	return true
 }
+
+// LocalReader is implemented by replicas that answer some requests from their local state
+// alone (ServeLocalRead): for a request it reports local, HandleRequest replies at once and
+// changes nothing — no replica state, no store, no randomness drawn, no message, no timer. The
+// network server neither records such a request in its input log nor waits for an fsync of it
+// (only for the inputs before it, whose state the reply shows): a replay without it rebuilds the
+// same state. The simulator ignores it.
+type LocalReader interface {
+	// ServesLocally reports whether req is answered locally, as above.
+	ServesLocally(req Request) bool
+}

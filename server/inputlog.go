@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // inputLog is the node's write-ahead log of replica inputs, kept in Pebble. Every input the event
@@ -19,12 +20,18 @@ import (
 // durable before any of its outputs (messages, replies) leave the node. After a crash, replaying
 // the log through a fresh replica rebuilds exactly the state whose effects others may have seen,
 // so an acknowledged commit is never lost — for any deterministic sans-IO protocol, unchanged.
+// One fsync per loop iteration at most (group commit), and none for an iteration with no output
+// to release: its batch becomes durable with the next one that has (see batch.commit). A local
+// read (protocol.LocalReader) is not recorded, and its reply waits only for the inputs before it.
 type inputLog struct {
 	db   *pebble.DB
 	next uint64 // sequence number of the next record
 	sync bool
 	// logged counts the bytes of the records added since the last checkpoint (or the start).
 	logged int64
+	key    []byte // scratch for the key of the record being added (the batch copies it)
+	// unsynced: a batch was written without the fsync since the last one with it.
+	unsynced bool
 }
 
 var (
@@ -37,8 +44,13 @@ var (
 // openInputLog opens (or creates) the input log in dir. Pebble logs through logger (see
 // storageLogger): its errors always, its informational lines and events only if verbose.
 func openInputLog(dir string, sync bool, logger *slog.Logger, verbose bool) (*inputLog, error) {
+	return openInputLogOn(vfs.Default, dir, sync, logger, verbose)
+}
+
+// openInputLogOn is openInputLog on the file system fs (tests crash an in-memory one).
+func openInputLogOn(fs vfs.FS, dir string, sync bool, logger *slog.Logger, verbose bool) (*inputLog, error) {
 	sl := &storageLogger{logger: logger.With("component", "pebble"), verbose: verbose, exit: os.Exit}
-	opts := &pebble.Options{Logger: sl}
+	opts := &pebble.Options{Logger: sl, FS: fs}
 	if verbose {
 		// Every event (WAL files, flushes, compactions, tables created and deleted) as an
 		// informational line; data corruption stays fatal, as by default.
@@ -126,12 +138,17 @@ type batch struct {
 	log *inputLog
 	b   *pebble.Batch
 	n   int
+	// durable: an input of the iteration put out a message or reply, which may leave only once
+	// the inputs before it (and its own, if recorded) are durable.
+	durable bool
 }
 
 func (l *inputLog) newBatch() *batch { return &batch{log: l, b: l.db.NewBatch()} }
 
+// add appends rec, which the batch copies: the caller may reuse its buffer.
 func (b *batch) add(rec []byte) error {
-	if err := b.b.Set(inputKey(b.log.next), rec, nil); err != nil {
+	b.log.key = binary.BigEndian.AppendUint64(append(b.log.key[:0], inputPrefix...), b.log.next)
+	if err := b.b.Set(b.log.key, rec, nil); err != nil {
 		return err
 	}
 	b.log.next++
@@ -140,17 +157,37 @@ func (b *batch) add(rec []byte) error {
 	return nil
 }
 
-// commit makes the batch durable (fsync unless durability is none).
+// releases notes that the input just handled put out a message or reply (see durable).
+func (b *batch) releases() { b.durable = true }
+
+// commit writes the batch to the log. If the iteration releases anything (durable) and
+// durability is not none, it makes the batch durable together with every batch written before
+// it (one fsync), or, if the batch is empty, just those earlier batches, if any were written
+// without the fsync. Otherwise it writes the batch without the fsync: a crash may lose it, which
+// loses nothing anyone saw, as a crash loses the inputs still queued for the loop; Pebble's
+// write-ahead log is one sequential file, so the next fsync covers it.
 func (b *batch) commit() error {
 	defer b.b.Close()
-	if b.n == 0 {
+	l := b.log
+	sync := l.sync && b.durable && (b.n > 0 || l.unsynced)
+	switch {
+	case sync && b.n == 0:
+		// Nothing new to write; an empty WAL record carries the fsync of the earlier batches.
+		if err := b.b.LogData(nil, nil); err != nil {
+			return err
+		}
+	case b.n == 0:
 		return nil
 	}
 	opts := pebble.NoSync
-	if b.log.sync {
+	if sync {
 		opts = pebble.Sync
 	}
-	return b.b.Commit(opts)
+	if err := b.b.Commit(opts); err != nil {
+		return err
+	}
+	l.unsynced = l.sync && !sync
+	return nil
 }
 
 // allocateClientIDs durably reserves count client ids and returns the first. Ids are

@@ -131,9 +131,11 @@ func (n *Node) run(ctx context.Context) error {
 	}
 }
 
-// handle runs one input through the replica and records it in batch. A request naming a
-// transaction its client already submitted for commit is refused instead, and neither reaches
-// the replica nor is recorded: the replay of the recorded commits rebuilds what refuses it.
+// handle runs one input through the replica and records it in batch, noting whether it put out
+// a message or reply (batch.releases). A request naming a transaction its client already
+// submitted for commit is refused instead, and neither reaches the replica nor is recorded: the
+// replay of the recorded commits rebuilds what refuses it. A request the replica serves locally
+// (protocol.LocalReader) is not recorded either: it changes nothing a replay would rebuild.
 func (n *Node) handle(b *batch, in input) error {
 	if in.kind == inCall {
 		in.call()
@@ -150,14 +152,22 @@ func (n *Node) handle(b *batch, in input) error {
 	if in.kind == inTimer {
 		disarm(n.armed, in.timer)
 	}
+	effects := len(e.sends) + len(e.replies)
 	n.dispatch(in)
 	if in.kind == inRequest && in.reply != nil {
 		n.pending[replyKey{in.req.Client, in.req.Seq}] = pendingReply{reply: in.reply, atUs: in.atUs, commit: in.req.Kind == protocol.Commit}
 	}
-	rec, err := n.encodeInput(in, e.readings)
+	if len(e.sends)+len(e.replies) > effects {
+		b.releases()
+	}
+	if in.kind == inRequest && n.localReader != nil && n.localReader.ServesLocally(in.req) {
+		return nil
+	}
+	rec, err := n.encodeInput(n.recordBuf[:0], in, e.readings)
 	if err != nil {
 		return fmt.Errorf("server: recording input: %w", err)
 	}
+	n.recordBuf = rec // the batch copied it
 	return b.add(rec)
 }
 
@@ -226,9 +236,9 @@ func (n *Node) armTimer(d time.Duration, id protocol.TimerID) {
 	})
 }
 
-// encodeInput renders an input record: kind, clock readings, then the kind's payload.
-func (n *Node) encodeInput(in input, readings []int64) ([]byte, error) {
-	rec := []byte{byte(in.kind)}
+// encodeInput appends an input record to rec: kind, clock readings, then the kind's payload.
+func (n *Node) encodeInput(rec []byte, in input, readings []int64) ([]byte, error) {
+	rec = append(rec, byte(in.kind))
 	rec = binary.AppendUvarint(rec, uint64(len(readings)))
 	for _, r := range readings {
 		rec = binary.AppendVarint(rec, r)

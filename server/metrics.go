@@ -74,9 +74,19 @@ func (m *metrics) observeCommit(r protocol.Reply, latencyS float64) {
 	}
 }
 
-func (m *metrics) peerSent(peer string, bytes int) {
-	m.sentMessages.WithLabelValues(peer).Inc()
-	m.sentBytes.WithLabelValues(peer).Add(float64(bytes))
+// peerCounters are the sent-message counters of one peer, looked up once (a label lookup hashes
+// and locks, per message otherwise).
+type peerCounters struct {
+	messages, bytes prometheus.Counter
+}
+
+func (m *metrics) peerCounters(peer string) peerCounters {
+	return peerCounters{messages: m.sentMessages.WithLabelValues(peer), bytes: m.sentBytes.WithLabelValues(peer)}
+}
+
+func (c peerCounters) sent(bytes int) {
+	c.messages.Inc()
+	c.bytes.Add(float64(bytes))
 }
 
 // httpHandler serves /metrics, /healthz (200 "ok" while the node is healthy, else 503 with the

@@ -70,7 +70,8 @@ type peer struct {
 	lastRecv atomic.Int64 // unix µs of the last message received from this peer
 	dropped  atomic.Uint64
 	// cut drops every message to and from this peer (the nemesis's link cut, /admin/cut).
-	cut atomic.Bool
+	cut      atomic.Bool
+	counters peerCounters // meridian_peer_*_sent_total of this peer
 }
 
 type outFrame struct {
@@ -89,7 +90,8 @@ func newTransport(n *Node, ln net.Listener, tlsConf *tls.Config) *transport {
 		if protocol.NodeID(i) == n.self {
 			continue
 		}
-		p := &peer{id: protocol.NodeID(i), name: nd.Name, addr: nd.PeerAddr, wake: make(chan struct{}, 1)}
+		p := &peer{id: protocol.NodeID(i), name: nd.Name, addr: nd.PeerAddr, wake: make(chan struct{}, 1),
+			counters: n.metrics.peerCounters(nd.Name)}
 		if cfg.WANEmulation && nd.DCIndex != selfDC {
 			a, b := selfDC, nd.DCIndex
 			jitter := topology.JitterProcess{CorrelationUs: cfg.JitterCorrelationUs}
@@ -159,9 +161,13 @@ func (t *transport) queue(to protocol.NodeID, kind byte, payload []byte) {
 		p.dropped.Add(1)
 		return
 	}
+	wasEmpty := len(p.queue) == 0
 	p.queue = append(p.queue, outFrame{kind: kind, payload: payload, due: due})
 	p.mu.Unlock()
-	t.n.metrics.peerSent(p.name, len(payload))
+	p.counters.sent(len(payload))
+	if !wasEmpty {
+		return // the writer is busy, or sleeps until a frame due no later than this one
+	}
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -226,46 +232,55 @@ func (t *transport) dial(ctx context.Context, p *peer) (net.Conn, error) {
 	return conn, nil
 }
 
-// writeFrames writes p's queue in order, each frame once it is due, flushing when the queue
-// runs dry (write coalescing). It returns when the connection fails or ctx ends.
+// writeFrames writes p's queue in order, each frame once it is due: every frame due at once
+// goes into one buffered write (one system call per peer per wake-up, not per frame), and the
+// writer then sleeps on one reusable timer until the next frame is due, or until queue wakes it
+// when the queue was empty. It returns when the connection fails or ctx ends.
 func (t *transport) writeFrames(ctx context.Context, p *peer, conn net.Conn) error {
 	w := bufio.NewWriterSize(conn, 64<<10)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var due []outFrame
 	for {
+		now := time.Now()
+		var nextDue time.Time
 		p.mu.Lock()
-		var next *outFrame
+		k := 0
+		for k < len(p.queue) && !p.queue[k].due.After(now) {
+			k++
+		}
+		due = append(due[:0], p.queue[:k]...)
+		clear(p.queue[:k])
+		p.queue = p.queue[k:]
 		if len(p.queue) > 0 {
-			next = &p.queue[0]
+			nextDue = p.queue[0].due
 		}
 		p.mu.Unlock()
-		if next == nil {
-			if err := w.Flush(); err != nil {
+		for _, f := range due {
+			if err := wire.WriteFrame(w, f.kind, f.payload); err != nil {
 				return err
 			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-p.wake:
-			}
-			continue
 		}
-		if wait := time.Until(next.due); wait > 0 {
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
-			}
+		clear(due)
+		if k > 0 {
+			continue // more may have come due while writing
 		}
-		p.mu.Lock()
-		f := p.queue[0]
-		p.queue[0] = outFrame{}
-		p.queue = p.queue[1:]
-		p.mu.Unlock()
-		if err := wire.WriteFrame(w, f.kind, f.payload); err != nil {
+		if err := w.Flush(); err != nil {
 			return err
 		}
+		var fire <-chan time.Time
+		if !nextDue.IsZero() {
+			timer.Reset(nextDue.Sub(now))
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.wake:
+		case <-fire:
+		}
+		timer.Stop()
 	}
 }
 

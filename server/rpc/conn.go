@@ -35,6 +35,9 @@ import (
 // Call and CallContext may be called from any goroutine, including from a callback.
 type Conn struct {
 	cc      *grpc.ClientConn
+	ownsCC  bool // Close closes cc (Dial); a Conn of NewConn leaves it to its owner
+	closing context.Context
+	stop    context.CancelFunc // ends closing: Close cancels the calls over a shared cc
 	api     meridianpb.MeridianClient
 	id      txn.ClientID
 	token   []byte    // proves id to the node (RegisterResponse.token)
@@ -58,14 +61,38 @@ func Dial(ctx context.Context, target string, opts ...grpc.DialOption) (*Conn, t
 	if err != nil {
 		return nil, 0, fmt.Errorf("rpc: dial %s: %w", target, err)
 	}
-	api := meridianpb.NewMeridianClient(cc)
-	id, token, err := register(ctx, api, 0, nil)
+	c, id, err := newConn(ctx, cc, true)
 	if err != nil {
 		cc.Close()
 		return nil, 0, fmt.Errorf("rpc: register with %s: %w", target, err)
 	}
+	return c, id, nil
+}
+
+// NewConn registers a client with the node at the other end of cc and returns its Conn over cc,
+// which any number of Conns may share: their RPCs are multiplexed over one HTTP/2 connection,
+// so that the requests and replies of many clients share system calls and the node's
+// connection goroutines (a process running many clients of one node, as bench does). Closing
+// the Conn cancels its outstanding calls and leaves cc open; the caller closes cc after every
+// Conn over it.
+func NewConn(ctx context.Context, cc *grpc.ClientConn) (*Conn, txn.ClientID, error) {
+	c, id, err := newConn(ctx, cc, false)
+	if err != nil {
+		return nil, 0, fmt.Errorf("rpc: register with %s: %w", cc.Target(), err)
+	}
+	return c, id, nil
+}
+
+func newConn(ctx context.Context, cc *grpc.ClientConn, ownsCC bool) (*Conn, txn.ClientID, error) {
+	api := meridianpb.NewMeridianClient(cc)
+	id, token, err := register(ctx, api, 0, nil)
+	if err != nil {
+		return nil, 0, err
+	}
 	now := time.Now()
-	c := &Conn{cc: cc, api: api, id: id, token: token, start: now, startUs: now.UnixMicro(), cb: newSerial()}
+	closing, stop := context.WithCancel(context.Background())
+	c := &Conn{cc: cc, ownsCC: ownsCC, closing: closing, stop: stop, api: api, id: id, token: token,
+		start: now, startUs: now.UnixMicro(), cb: newSerial()}
 	return c, c.id, nil
 }
 
@@ -120,6 +147,13 @@ func (c *Conn) CallContext(ctx context.Context, req protocol.Request, done func(
 // it failed.
 func (c *Conn) call(ctx context.Context, req protocol.Request, done func(protocol.Reply, error)) {
 	c.cb.goRPC(func() func() {
+		if !c.ownsCC {
+			// Closing the shared connection does not end the call: Close cancels it.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer context.AfterFunc(c.closing, cancel)()
+			defer cancel()
+		}
 		ctx, cancel := withTimeout(ctx, time.Duration(c.timeout.Load()))
 		defer cancel()
 		r, err := c.do(ctx, req)
@@ -237,15 +271,19 @@ func (c *Conn) send(ctx context.Context, req protocol.Request) (protocol.Reply, 
 	return reply, nil
 }
 
-// Close cancels the outstanding calls and closes the connection. It returns once every
-// outstanding call's callback is queued; those callbacks (reporting the cancellation) then run
-// on the callback goroutine, possibly after Close returns. Calls made after Close fail with
-// ErrClosed. Close may be called from a callback.
+// Close cancels the outstanding calls and closes the connection (unless the Conn shares it:
+// NewConn). It returns once every outstanding call's callback is queued; those callbacks
+// (reporting the cancellation) then run on the callback goroutine, possibly after Close returns.
+// Calls made after Close fail with ErrClosed. Close may be called from a callback.
 func (c *Conn) Close() error {
 	if !c.cb.close() {
 		return nil
 	}
-	err := c.cc.Close()
+	c.stop()
+	var err error
+	if c.ownsCC {
+		err = c.cc.Close()
+	}
 	c.cb.rpcs.Wait()
 	return err
 }

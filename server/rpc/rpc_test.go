@@ -513,6 +513,51 @@ func TestCloseCompletesOutstandingCalls(t *testing.T) {
 	}
 }
 
+// TestConnsShareAConnection: two clients registered over one gRPC connection (NewConn) have
+// distinct ids; closing one cancels its outstanding call and leaves the other working.
+func TestConnsShareAConnection(t *testing.T) {
+	b := newHoldBackend()
+	t.Cleanup(func() { b.release(protocol.Reply{Err: "test over"}) })
+	addr := startServer(t, b, Limits{})
+	cc, err := grpc.NewClient(addr, plaintext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	c1, id1, err := NewConn(ctxT(t), cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, id2, err := NewConn(ctxT(t), cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if id1 == id2 {
+		t.Fatalf("both clients got id %d", id1)
+	}
+	held := make(chan protocol.Reply, 1)
+	c1.Call(protocol.Request{Seq: 1, Kind: protocol.Get, Key: "k"}, func(r protocol.Reply) { held <- r })
+	<-b.got
+	go c1.Close() // it waits for the call it cancels
+	select {
+	case r := <-held:
+		if r.Err == "" {
+			t.Fatalf("the closed client's outstanding call completed without an error: %+v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the client did not cancel its outstanding call")
+	}
+	r := await(t, func(done func(protocol.Reply)) {
+		c2.Call(protocol.Request{Seq: 1, Kind: protocol.Get, Key: "k"}, done)
+		<-b.got
+		b.release(protocol.Reply{Client: id2, Seq: 1, Value: []byte("v")})
+	})
+	if r.Err != "" || string(r.Value) != "v" {
+		t.Fatalf("the other client over the shared connection: %+v", r)
+	}
+}
+
 // TestValuesRoundTrip checks that keys and values are bytes, not UTF-8 text.
 func TestValuesRoundTrip(t *testing.T) {
 	addr := startServer(t, rpctest.NewMemBackend(), Limits{})

@@ -14,10 +14,14 @@ type serial struct {
 	looping bool // the callback goroutine is running
 	closed  bool
 	rpcs    sync.WaitGroup // RPCs whose callbacks are not queued yet
+	// idle hands an RPC to a worker goroutine waiting for one; done, closed with the serial,
+	// ends the waiting workers.
+	idle chan func()
+	done chan struct{}
 }
 
 func newSerial() *serial {
-	s := &serial{}
+	s := &serial{idle: make(chan func()), done: make(chan struct{})}
 	s.wake = sync.NewCond(&s.mu)
 	return s
 }
@@ -29,20 +33,41 @@ func (s *serial) enqueue(f func()) {
 	s.mu.Unlock()
 }
 
-// goRPC runs rpc on a goroutine of its own and queues the callback it returns; once the serial
-// is closed it queues closed instead, without running rpc.
+// goRPC runs rpc on a worker goroutine and queues the callback it returns; once the serial is
+// closed it queues closed instead, without running rpc. Workers outlive their RPC and wait for
+// the next until the serial closes, so that as many run as RPCs were ever outstanding at once,
+// and an RPC rarely pays for a new goroutine whose stack grows, by copying, to the depth of a
+// gRPC call (about 8% of a bench client's CPU without them).
 func (s *serial) goRPC(rpc func() func(), closed func()) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
 		s.enqueueLocked(closed)
+		s.mu.Unlock()
 		return
 	}
 	s.rpcs.Add(1)
-	go func() {
+	s.mu.Unlock()
+	job := func() {
 		defer s.rpcs.Done()
 		s.enqueue(rpc())
-	}()
+	}
+	select {
+	case s.idle <- job:
+	default:
+		go s.worker(job)
+	}
+}
+
+// worker runs job, then every RPC handed to it while it waits, until the serial closes.
+func (s *serial) worker(job func()) {
+	for {
+		job()
+		select {
+		case job = <-s.idle:
+		case <-s.done:
+			return
+		}
+	}
 }
 
 // enqueueLocked queues f, starting the callback goroutine if needed.
@@ -89,6 +114,7 @@ func (s *serial) close() bool {
 		return false
 	}
 	s.closed = true
+	close(s.done)
 	s.wake.Broadcast()
 	return true
 }

@@ -175,13 +175,15 @@ type clusterDriver struct {
 	// nodes serves the partitioned families: one connection per node, shared by every client
 	// library, whose callbacks all run on its one callback goroutine.
 	nodes *rpc.NodeConns
-	// conns are the ReadWrite family's connections, one per client, each with its own
-	// callback goroutine.
+	// conns are the ReadWrite family's clients, each with its own callback goroutine, over
+	// ccs, one gRPC connection per node shared by the node's clients (their requests and
+	// replies then share system calls, on the node and here).
 	conns []*rpc.Conn
+	ccs   map[protocol.NodeID]*grpc.ClientConn
 }
 
 func newClusterDriver(ctx context.Context, cfg *cluster.Config, e registry.Entry, dialOpts []grpc.DialOption) (*clusterDriver, error) {
-	d := &clusterDriver{ctx: ctx, cfg: cfg, dialOpts: dialOpts, clock: &runClock{}}
+	d := &clusterDriver{ctx: ctx, cfg: cfg, dialOpts: dialOpts, clock: &runClock{}, ccs: map[protocol.NodeID]*grpc.ClientConn{}}
 	if e.Family.Partitioned() || e.Family == registry.PartitionedReadWrite {
 		addrs := make(map[protocol.NodeID]string, len(cfg.Nodes))
 		for i, nd := range cfg.Nodes {
@@ -270,7 +272,15 @@ func (d *clusterDriver) Connect(dc int, home protocol.NodeID, name string) (work
 		}
 		return workload.ClientInfo{ID: tr.ClientID(), DC: dc, Name: name, Conn: tccOnRunClock{tr, d.clock}}, nil
 	}
-	conn, id, err := rpc.Dial(d.ctx, nd.ClientAddr, d.dialOpts...)
+	cc, ok := d.ccs[home]
+	if !ok {
+		var err error
+		if cc, err = grpc.NewClient(nd.ClientAddr, d.dialOpts...); err != nil {
+			return workload.ClientInfo{}, fmt.Errorf("bench: connecting to node %s at %s: %w", nd.Name, nd.ClientAddr, err)
+		}
+		d.ccs[home] = cc
+	}
+	conn, id, err := rpc.NewConn(d.ctx, cc)
 	if err != nil {
 		return workload.ClientInfo{}, fmt.Errorf("bench: connecting to node %s at %s: %w", nd.Name, nd.ClientAddr, err)
 	}
@@ -299,6 +309,9 @@ func (d *clusterDriver) close() {
 	}
 	for _, c := range d.conns {
 		c.Close()
+	}
+	for _, cc := range d.ccs {
+		cc.Close()
 	}
 }
 

@@ -154,6 +154,12 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	r.tryCommit()
 }
 
+// ServesLocally implements protocol.LocalReader: a read (Get, ReadSnapshot) is served from the
+// store at once (protocol.ServeLocalRead) and changes nothing.
+func (r *Replica) ServesLocally(req protocol.Request) bool {
+	return req.Kind == protocol.Get || req.Kind == protocol.ReadSnapshot
+}
+
 // HandleMessage incorporates a peer's partial log (Algorithm 4 per record), then merges its
 // timetable, then re-evaluates commit conditions (Algorithm 5), in that order (spec §1.4).
 func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
