@@ -128,7 +128,13 @@ type batch struct {
 	n   int
 }
 
-func (l *inputLog) newBatch() *batch { return &batch{log: l, b: l.db.NewBatch()} }
+// newBatch starts a batch; an indexed one if the replica reads its Disk through it.
+func (l *inputLog) newBatch(indexed bool) *batch {
+	if indexed {
+		return &batch{log: l, b: l.db.NewIndexedBatch()}
+	}
+	return &batch{log: l, b: l.db.NewBatch()}
+}
 
 func (b *batch) add(rec []byte) error {
 	if err := b.b.Set(inputKey(b.log.next), rec, nil); err != nil {
