@@ -280,6 +280,45 @@ func (fm *FilterMap) apply(u *FilterMapUpdate) bool {
 	return true
 }
 
+// missing returns, in order, the updates that extend the map to the epochs of hosts it lacks
+// (another node's map, FilterMapSync); epochs naming no filter, or nodes not in filters, end
+// their host's list.
+func (fm *FilterMap) missing(hosts [][]FilterEpoch, filters []protocol.NodeID) []*FilterMapUpdate {
+	var us []*FilterMapUpdate
+	for h := range min(len(hosts), len(fm.Hosts)) {
+		last := fm.Hosts[h][len(fm.Hosts[h])-1].FromTOId
+		for _, e := range hosts[h] {
+			if len(e.Filters) == 0 || !within(e.Filters, filters) {
+				break
+			}
+			if e.FromTOId > last {
+				us = append(us, &FilterMapUpdate{Host: h, FromTOId: e.FromTOId, Filters: e.Filters})
+				last = e.FromTOId
+			}
+		}
+	}
+	return us
+}
+
+// sync returns a FilterMapSync carrying a copy of the map's epochs.
+func (fm *FilterMap) sync() *FilterMapSync {
+	hosts := make([][]FilterEpoch, len(fm.Hosts))
+	for h, eps := range fm.Hosts {
+		hosts[h] = append([]FilterEpoch(nil), eps...)
+	}
+	return &FilterMapSync{Hosts: hosts}
+}
+
+// ahead reports whether the map has an epoch that hosts (another node's map) lacks.
+func (fm *FilterMap) ahead(hosts [][]FilterEpoch) bool {
+	for h, eps := range fm.Hosts {
+		if h >= len(hosts) || len(hosts[h]) == 0 || hosts[h][len(hosts[h])-1].FromTOId < eps[len(eps)-1].FromTOId {
+			return true
+		}
+	}
+	return false
+}
+
 // epochOf returns the index of host h's epoch covering TOId t.
 func (fm *FilterMap) epochOf(h int, t uint64) int {
 	e := 0
