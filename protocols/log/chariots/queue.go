@@ -23,10 +23,10 @@ type Queue struct {
 	rowTo   []protocol.NodeID // the senders and filters, which learn MaxTOId
 	held    []*Record
 	seen    map[protocol.NodeID]*filterSeen // per filter: batches taken
-	tok     *Token                      // the token, while held here
-	lastHop uint64                      // the last token pass taken
-	lastTok *Token                      // the token as this queue last held it (checkers)
-	outTok  *Token                      // the token passed on, until acknowledged
+	tok     *Token                          // the token, while held here
+	lastHop uint64                          // the last token pass taken
+	lastTok *Token                          // the token as this queue last held it (checkers)
+	outTok  *Token                          // the token passed on, until acknowledged
 	outTo   protocol.NodeID
 	unacked map[uint64]*pendingAssign // by position
 	rto     backoff                   // their resend timeout
