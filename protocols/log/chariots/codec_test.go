@@ -46,7 +46,7 @@ func sampleMessages() []protocol.Message {
 		&flstore.Assign{Records: []*Record{rec}, Journal: j},
 		&flstore.PersistAck{LIds: []uint64{12}},
 		&flstore.FetchReq{FromTOId: 5, Limit: 1000, Horizon: []uint64{1, 2, 3}},
-		&flstore.FetchResp{Records: []*Record{rec}},
+		&flstore.FetchResp{FromTOId: 5, Records: []*Record{rec}},
 		&FilterMapSync{Hosts: [][]FilterEpoch{{{FromTOId: 1, Filters: []protocol.NodeID{4}}, {FromTOId: 101, Filters: []protocol.NodeID{8, 4}}}, {{FromTOId: 1, Filters: []protocol.NodeID{8}}}}},
 	}
 }

@@ -242,7 +242,7 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 		if len(msg.Horizon) > 0 {
 			m.horizon = maxVec(m.horizon, msg.Horizon)
 		}
-		resp := &FetchResp{}
+		resp := &FetchResp{FromTOId: msg.FromTOId}
 		m.disk.hosted(m.cfg.DC, max(msg.FromTOId, m.gcTo[m.cfg.DC]+1), func(r *Record) bool {
 			if r.LId > m.hl {
 				return false

@@ -303,6 +303,7 @@ func Run(o Options) (Result, error) {
 		}
 		if t >= deadline {
 			snap := r.snapshot()
+			r.res.Snapshot = snap
 			return r.res, fmt.Errorf("no convergence %d µs after the appends and faults ended: %d appends unanswered; %v",
 				o.SettleUs, r.open, chariots.CheckConverged(snap))
 		}
