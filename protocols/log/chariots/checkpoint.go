@@ -236,7 +236,7 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	for range r.Count("unacknowledged batches", wire.MaxCheckpointCount, 4) {
 		s := r.Uvarint("batch number")
 		p := &pendingBatch{to: flstore.ReadNode(r)}
-		p.batch = &RecordBatch{Seq: s, Records: readRecordList(r, "batch records")}
+		p.batch = &RecordBatch{Inc: f.inc, Seq: s, Records: readRecordList(r, "batch records")}
 		p.sentAtUs = r.Varint("sent at")
 		p.resent = r.Bool("resent")
 		f.unacked[s] = p
