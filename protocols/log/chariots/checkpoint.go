@@ -167,14 +167,16 @@ func (b *Batcher) RestoreCheckpoint(data []byte, _ protocol.Codec) error {
 }
 
 // AppendCheckpoint implements protocol.Checkpointer: the filter map, per host the next TOId
-// expected and the early arrivals (by TOId), the highest append forwarded per client, the
-// queues and the round-robin position, the last batch number and the unacknowledged batches (by
+// expected, the TOIds logged (the last row) and the early arrivals (by TOId), the highest append
+// forwarded per client, the queues and the round-robin position, the incarnation, the last batch
+// number and the unacknowledged batches (by
 // number: queue, records, when sent, whether resent) with their resend timeout's estimator, and
 // the counts forwarded.
 func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	writeFilterMap(w, f.fmap)
 	flstore.WriteVec(w, "next", f.next, flstore.MaxDCs)
+	flstore.WriteVec(w, "row", f.row, flstore.MaxDCs)
 	for _, p := range f.pending {
 		for _, t := range wire.SortedKeys(w, "early records", p) {
 			flstore.WriteRecord(w, p[t])
@@ -209,6 +211,8 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	f.fmap = readFilterMap(r, dcs, f.cfg.Layout.All(f.dc, flstore.Filter))
 	f.next = flstore.ReadVec(r, "next", flstore.MaxDCs)
 	checkVec(r, "next", f.next, dcs)
+	f.row = flstore.ReadVec(r, "row", flstore.MaxDCs)
+	checkVec(r, "row", f.row, dcs)
 	f.pending = make([]map[uint64]*Record, dcs)
 	for h := range dcs {
 		f.pending[h] = map[uint64]*Record{}

@@ -19,6 +19,7 @@ type Filter struct {
 	dc      int
 	fmap    *FilterMap
 	next    []uint64                 // per host: the next TOId this filter champions and expects
+	row     []uint64                 // per host: the TOIds logged, as the token's row last said
 	pending []map[uint64]*Record     // per host: early arrivals
 	lastSeq map[txn.ClientID]uint64  // per client: the highest append forwarded
 	queues  []protocol.NodeID        // the queues batches go to, round robin
@@ -48,7 +49,7 @@ type pendingBatch struct {
 func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter {
 	f := &Filter{env: env, cfg: c, self: self, dc: dc, fmap: initialFilterMap(c, dc), lastSeq: map[txn.ClientID]uint64{},
 		queues: c.Layout.Active(dc, flstore.Queue), unacked: map[uint64]*pendingBatch{}}
-	f.forwarded = make([]uint64, c.DCs)
+	f.forwarded, f.row = make([]uint64, c.DCs), make([]uint64, c.DCs)
 	for h := range c.DCs {
 		f.next = append(f.next, f.fmap.nextChampioned(self, h, 1))
 		f.pending = append(f.pending, map[uint64]*Record{})
@@ -171,6 +172,7 @@ func (f *Filter) skipLogged(row []uint64) {
 	if len(row) != f.cfg.DCs || f.cfg.FilterNoDedupe {
 		return
 	}
+	f.row = flstore.MaxVec(f.row, row)
 	var out []*Record
 	for h, logged := range row {
 		if f.next[h] == flstore.None || logged < f.next[h] {
@@ -230,9 +232,13 @@ func (f *Filter) applyUpdate(u *FilterMapUpdate) {
 		return
 	}
 	h := u.Host
-	start := f.next[h] // past what it forwarded under the old map; a new champion starts at the epoch
-	if start == flstore.None {
-		start = u.FromTOId
+	// Past what it forwarded under the old map; a new champion starts at the epoch. An epoch
+	// that starts at or below that (learnt late, FilterMapSync: this filter restarted) may give
+	// it TOIds below it that it never forwarded: it starts again past what is logged, and the
+	// queues drop what it forwards twice.
+	start := f.next[h]
+	if start == flstore.None || u.FromTOId <= start {
+		start = max(u.FromTOId, f.row[h]+1)
 	}
 	f.next[h] = f.fmap.nextChampioned(f.self, h, start)
 	var out []*Record
