@@ -143,7 +143,13 @@ type batch struct {
 	durable bool
 }
 
-func (l *inputLog) newBatch() *batch { return &batch{log: l, b: l.db.NewBatch()} }
+// newBatch starts a batch; an indexed one if the replica reads its Disk through it.
+func (l *inputLog) newBatch(indexed bool) *batch {
+	if indexed {
+		return &batch{log: l, b: l.db.NewIndexedBatch()}
+	}
+	return &batch{log: l, b: l.db.NewBatch()}
+}
 
 // add appends rec, which the batch copies: the caller may reuse its buffer.
 func (b *batch) add(rec []byte) error {

@@ -20,7 +20,7 @@ func openAndReopen(t *testing.T, verbose bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := l.newBatch()
+	b := l.newBatch(false)
 	if err := b.add([]byte("record")); err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,7 @@ type env struct {
 	pcg       *rand.PCG // the state of rand, which checkpoints save
 	rand      *rand.Rand
 	store     *store.Store
+	disk      disk
 
 	sends   []send
 	timers  []timerReq
@@ -82,6 +83,12 @@ func (e *env) NowUs() int64 {
 func (e *env) Rand() *rand.Rand    { return e.rand }
 func (e *env) Store() *store.Store { return e.store }
 
+// Disk implements protocol.DiskEnv: the replica's keys in the node's Pebble (see disk).
+func (e *env) Disk() protocol.Disk {
+	e.disk.used = true
+	return &e.disk
+}
+
 func (e *env) Send(to protocol.NodeID, m protocol.Message) {
 	e.sends = append(e.sends, send{to: to, msg: m})
 }
@@ -104,7 +111,8 @@ func (n *Node) run(ctx context.Context) error {
 			return nil
 		case first = <-n.inputs:
 		}
-		batch := n.log.newBatch()
+		batch := n.log.newBatch(n.env.disk.used)
+		n.env.disk.batch = batch.b
 		if err := n.handle(batch, first); err != nil {
 			return err
 		}
@@ -119,6 +127,7 @@ func (n *Node) run(ctx context.Context) error {
 				break drain
 			}
 		}
+		n.env.disk.batch = nil
 		if err := batch.commit(); err != nil {
 			return fmt.Errorf("server: persisting inputs: %w", err)
 		}
@@ -154,6 +163,9 @@ func (n *Node) handle(b *batch, in input) error {
 	}
 	effects := len(e.sends) + len(e.replies)
 	n.dispatch(in)
+	if e.disk.err != nil {
+		return e.disk.err
+	}
 	if in.kind == inRequest && in.reply != nil {
 		n.pending[replyKey{in.req.Client, in.req.Seq}] = pendingReply{reply: in.reply, atUs: in.atUs, commit: in.req.Kind == protocol.Commit}
 	}

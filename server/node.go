@@ -144,6 +144,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.log.close()
+	n.env.disk.db = n.log.db
 	if n.clientKey, err = n.log.clientKey(); err != nil {
 		return err
 	}

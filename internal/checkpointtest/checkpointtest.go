@@ -111,7 +111,7 @@ func (h *harness) fail(format string, args ...any) {
 
 func (h *harness) factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	pcg := rand.NewPCG(env.Rand().Uint64(), env.Rand().Uint64())
-	te := &recordingEnv{inner: env, pcg: pcg, rand: rand.New(pcg)}
+	te := &recordingEnv{inner: env, pcg: pcg, rand: rand.New(pcg), disk: store.NewMemDisk()}
 	orig, err := h.entry.New(cfg, te)
 	if err != nil {
 		return nil, err
@@ -210,13 +210,17 @@ func (w *twin) maybeCheckpoint() {
 	}
 	storeCkpt := w.env.inner.Store().AppendCheckpoint(nil)
 	if w.shadow != nil {
-		if err := sameCheckpoint(w.shadow, w.h.entry.Codec, w.senv.store, ckpt, storeCkpt); err != nil {
+		err := sameCheckpoint(w.shadow, w.h.entry.Codec, w.senv.store, ckpt, storeCkpt)
+		if err == nil && !w.senv.disk.Equal(w.env.disk) {
+			err = fmt.Errorf("disks differ (%d keys, the original's %d)", w.senv.disk.Len(), w.env.disk.Len())
+		}
+		if err != nil {
 			w.h.fail("node %d, input %d: the restored replica fed the same inputs drifted from the original: %v", w.cfg.Self, w.inputs, err)
 			return
 		}
 	}
 	pcg := *w.env.pcg
-	senv := &recordingEnv{pcg: &pcg, store: store.New()}
+	senv := &recordingEnv{pcg: &pcg, store: store.New(), disk: w.env.disk.Clone()}
 	senv.rand = rand.New(senv.pcg)
 	if err := senv.store.RestoreCheckpoint(storeCkpt); err != nil {
 		w.h.fail("node %d, input %d: restoring the store: %v", w.cfg.Self, w.inputs, err)
@@ -317,9 +321,12 @@ type timer struct {
 // recordingEnv records one input's clock readings and outputs. The original's passes every call
 // on to the simulator's Env, but draws its random numbers from a source of its own, whose state
 // a checkpoint copies; the shadow's replays the original's clock readings and keeps its outputs.
+// Each has a Disk of its own (protocol.DiskEnv): a shadow's starts as a copy of the original's
+// when its checkpoint is taken, as a restarted node finds its disk.
 type recordingEnv struct {
 	inner     protocol.Env // nil for a shadow
 	store     *store.Store // a shadow's own
+	disk      *store.MemDisk
 	pcg       *rand.PCG
 	rand      *rand.Rand
 	replaying bool
@@ -361,6 +368,9 @@ func (e *recordingEnv) Store() *store.Store {
 	}
 	return e.store
 }
+
+// Disk implements protocol.DiskEnv.
+func (e *recordingEnv) Disk() protocol.Disk { return e.disk }
 
 func (e *recordingEnv) Send(to protocol.NodeID, m protocol.Message) {
 	e.sends = append(e.sends, sent{to, m})

@@ -53,8 +53,23 @@ func (b *Batcher) HandleTimer(id protocol.TimerID) {
 	}
 }
 
-// HandleMessage takes a receiver's batch of other datacenters' records.
-func (b *Batcher) HandleMessage(_ protocol.NodeID, m protocol.Message) {
+// HandleMessage takes a receiver's batch of other datacenters' records, or a filter's map
+// (FilterMapSync: the batcher adopts the epochs it lacks, and answers with its map if that is
+// ahead).
+func (b *Batcher) HandleMessage(from protocol.NodeID, m protocol.Message) {
+	if sync, ok := m.(*FilterMapSync); ok {
+		fs := b.cfg.Layout.All(b.dc, flstore.Filter)
+		if !containsNode(fs, from) {
+			return
+		}
+		for _, u := range b.fmap.missing(sync.Hosts, fs) {
+			b.fmap.apply(u)
+		}
+		if b.fmap.ahead(sync.Hosts) {
+			b.env.Send(from, b.fmap.sync())
+		}
+		return
+	}
 	batch, ok := m.(*RecordBatch)
 	if !ok {
 		return

@@ -35,31 +35,74 @@
 // drops the copies by TOId). The token holder publishes its MaxTOId to the senders (RowUpdate);
 // the other ATable rows are merged from incoming tables and never copied into the own row
 // (spec A4). A queue also refuses a record whose TOId its host already has in the log, so a
-// late copy can never be logged twice; local records have no TOId before the token, so their
-// uniqueness rests on the filter alone. Crashed stages in the simulator keep their state (a
-// fail-stop crash with durable state). A batcher or a receiver may restart empty (spec 5.13):
-// what it held or what reached it meanwhile is recovered by the clients' retries and the
-// senders' resends (TestStagesRestartEmpty, logtest.World.Restart). Other stages restarting
-// empty are not handled: a sender would start its ATable again from zeros (CH-I6 forbids an
-// entry to go back), a filter would forget which appends it forwarded, a queue its token
-// (below), a maintainer its records (its durable log is the real server's, per-stage
-// checkpoints).
+// late copy can never be logged twice; local records have no TOId before the token: the filter
+// drops their copies, and a queue also drops a copy of a local append already logged (by client
+// and append number, Token.Logged). Crashed stages in the simulator keep their state (a
+// fail-stop crash with durable state: a real node replays its input log after its checkpoint,
+// and a maintainer's records are on its Disk).
 //
-// # Token loss (spec 5.13; our choice)
+// # Restarting empty (spec 5.13, our choices)
+//
+// A stage whose machine and disk are lost restarts with no state (logsim's restart events in
+// the swarm; TestStagesRestartEmpty, TestFilterRestartEmpty, TestFilterRestartAfterSplit,
+// TestSenderRestartEmpty):
+//   - A batcher or a receiver loses what it buffered or what reached it meanwhile: the clients'
+//     retries and the senders' resends recover it. Its filter map or batchers revert to the
+//     initial ones (a filter map is learnt again, below; any batcher serves a receiver).
+//   - A sender starts its ATable from zeros: it fetches and ships its datacenter's records from
+//     TOId 1 again (the destinations' filters drop the copies) until the destinations' rows come
+//     back in their tables, and learns its own row from the token's next RowUpdate. Its table
+//     goes back to zero once; the checker holds it monotone from the restart on (CH-I6 is about
+//     what a node knows, and it knows nothing). Maintainers keep the largest garbage-collection
+//     horizon they were given, so collection does not go back.
+//   - A filter forgets which appends it forwarded, the next TOId of each host, its filter map
+//     and added queues. Its batches are numbered under a new incarnation (its clock at start),
+//     so the queues take them (they keep the batch numbers of each filter's two newest
+//     incarnations, and drop older ones). A client's retry of an append it already forwarded
+//     passes it, and the queue holding the token drops it (Token.Logged: per client, the append
+//     numbers logged, a contiguous prefix and the numbers above it). Other datacenters' records
+//     below what is logged wait in it until the token's row (RowUpdate) moves it past them, as
+//     for a filter that became a champion late. A filter that receives a record it does not
+//     champion sends its map to the batcher (FilterMapSync); whichever of the two is behind
+//     adopts the other's epochs, so a restarted filter or batcher learns a split again.
+//   - A queue or a maintainer restarting empty is not handled (below).
+//
+// # Token loss, and a queue or maintainer restarting empty (spec 5.13; designed, not built)
 //
 // The network never loses the token: the holder keeps each pass until the next queue
 // acknowledges its hop, resending it every retry period, and a queue takes each hop once, so
 // lost, duplicated and late passes are harmless (TestTokenPassLost). A queue that crashes
-// holding the token keeps it, and the ring waits for it to return. A queue whose state is gone
-// (restarted empty) loses the token with the positions and TOIds it assigned since its last
-// pass; that token is not rebuilt. The design we chose, not implemented: the surviving queue
-// with the newest copy (LastToken) freezes the ring, asks every maintainer for its positions
-// above that copy's LastLId, sets LastLId to the highest filled one and fills the unfilled ones
-// below it with no-ops, and sets MaxTOId[h] to the highest TOId of host h persisted. What
-// stopped us: a local record whose TOId was assigned but not persisted, while a later one was,
-// leaves a hole in its host's TOIds (CH-I1), and its client's retry is dropped by the filter's
-// deduplication; closing it needs a no-op carrying that TOId in every datacenter and the
-// filter forgetting that client's append number.
+// holding the token keeps it, and the ring waits for it to return.
+//
+// A queue restarting empty loses more than the token it may hold: the records it held (already
+// acknowledged to filters, which have moved past them), the assignments it sent that no
+// maintainer acknowledged (positions the token has passed, which then stay unfilled), and, if
+// it is the first queue of the ring, it makes a second token from zeros. The design we chose,
+// not built: (1) no queue makes a token at start; the first queue of the initial ring
+// coordinates a rebuild, at start and whenever the token has not come back for a timeout. (2)
+// The rebuild freezes the ring under a new generation carried by tokens and Assign (queues hand
+// over the token or their newest copy, drop older generations and stop resending assignments;
+// maintainers refuse older generations); if a queue still holds the token, or passed it
+// unacknowledged, the newest is adopted. (3) Otherwise it asks every maintainer for its
+// progress and truncates the log to its stable prefix T, the least first-unfilled position
+// over the maintainers minus one (the exact head of the log): every position up to T is filled,
+// and nothing above it has been read or shipped (reads and senders stop at the head of the
+// log). Maintainers delete their records above T; the token restarts at LastLId = T with
+// MaxTOId and Logged recomputed from the records up to T; filters reset their next TOIds to the
+// row (backwards too) and forget their local deduplication, so that clients' retries and
+// senders' resends bring back what was truncated. What it needs that we do not have: a
+// maintainer must answer an append only once the head of the log passes it (today it answers on
+// persisting, so a truncated record may have been acknowledged), index entries must go out only
+// up to the head of the log, and the row the token publishes (RowUpdate, hence every ATable)
+// must cover only the stable prefix, since other datacenters stop resending what a row says is
+// logged. (This replaces our earlier design, which filled holes with no-ops and left a hole in
+// a host's TOIds when a later record was persisted before an earlier one was lost.)
+//
+// A maintainer restarting with its disk lost loses its records (spec 5.13: in-datacenter
+// replication of maintainers is out of scope). Other datacenters hold copies of most of them,
+// but their positions in this datacenter's log, which clients may have read, are gone, and we
+// do not rebuild them. Its peers keep its last gossiped progress (they never take a lower one),
+// so the head of the log does not go back, and reads of its ranges find nothing.
 //
 // # Explicit order
 //
@@ -282,6 +325,45 @@ func (fm *FilterMap) apply(u *FilterMapUpdate) bool {
 	}
 	fm.Hosts[u.Host] = append(eps, FilterEpoch{FromTOId: u.FromTOId, Filters: append([]protocol.NodeID(nil), u.Filters...)})
 	return true
+}
+
+// missing returns, in order, the updates that extend the map to the epochs of hosts it lacks
+// (another node's map, FilterMapSync); epochs naming no filter, or nodes not in filters, end
+// their host's list.
+func (fm *FilterMap) missing(hosts [][]FilterEpoch, filters []protocol.NodeID) []*FilterMapUpdate {
+	var us []*FilterMapUpdate
+	for h := range min(len(hosts), len(fm.Hosts)) {
+		last := fm.Hosts[h][len(fm.Hosts[h])-1].FromTOId
+		for _, e := range hosts[h] {
+			if len(e.Filters) == 0 || !within(e.Filters, filters) {
+				break
+			}
+			if e.FromTOId > last {
+				us = append(us, &FilterMapUpdate{Host: h, FromTOId: e.FromTOId, Filters: e.Filters})
+				last = e.FromTOId
+			}
+		}
+	}
+	return us
+}
+
+// sync returns a FilterMapSync carrying a copy of the map's epochs.
+func (fm *FilterMap) sync() *FilterMapSync {
+	hosts := make([][]FilterEpoch, len(fm.Hosts))
+	for h, eps := range fm.Hosts {
+		hosts[h] = append([]FilterEpoch(nil), eps...)
+	}
+	return &FilterMapSync{Hosts: hosts}
+}
+
+// ahead reports whether the map has an epoch that hosts (another node's map) lacks.
+func (fm *FilterMap) ahead(hosts [][]FilterEpoch) bool {
+	for h, eps := range fm.Hosts {
+		if h >= len(hosts) || len(hosts[h]) == 0 || hosts[h][len(hosts[h])-1].FromTOId < eps[len(eps)-1].FromTOId {
+			return true
+		}
+	}
+	return false
 }
 
 // epochOf returns the index of host h's epoch covering TOId t.

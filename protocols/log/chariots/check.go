@@ -101,6 +101,14 @@ func NewChecker() *Checker {
 	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}}
 }
 
+// Restarted tells the checker that node id restarted empty (spec 5.13): what it knew is gone,
+// so its head of log or ATable starts again from zero and is held monotone from there on
+// (CH-I6 holds for what it knows; a restarted sender learns the table again).
+func (c *Checker) Restarted(id protocol.NodeID) {
+	delete(c.prevHL, id)
+	delete(c.prevTable, id)
+}
+
 // originKey names the client append a local record came from.
 type originKey struct {
 	host   int

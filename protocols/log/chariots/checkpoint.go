@@ -14,11 +14,16 @@ import (
 // are package flstore's. Maps go in key order; what the configuration fixes (the layout, the
 // maintainers a sender fetches from, its receivers) is rebuilt by the factory and not written.
 
-// writeFilterMap writes a filter map: the local filters, then per host its epochs.
+// writeFilterMap writes a filter map: the local filters, then its epochs per host.
 func writeFilterMap(w *wire.Writer, fm *FilterMap) {
 	flstore.WriteNodes(w, fm.Local)
-	w.Count("hosts", len(fm.Hosts), flstore.MaxDCs)
-	for _, eps := range fm.Hosts {
+	writeHostEpochs(w, fm.Hosts)
+}
+
+// writeHostEpochs writes a filter map's epochs per host.
+func writeHostEpochs(w *wire.Writer, hosts [][]FilterEpoch) {
+	w.Count("hosts", len(hosts), flstore.MaxDCs)
+	for _, eps := range hosts {
 		w.Count("filter epochs", len(eps), wire.MaxCheckpointCount)
 		for _, e := range eps {
 			w.Uvarint(e.FromTOId)
@@ -27,23 +32,32 @@ func writeFilterMap(w *wire.Writer, fm *FilterMap) {
 	}
 }
 
-// readFilterMap reads what writeFilterMap wrote, checking it has hosts datacenters, each with a
-// first epoch, and names filters of filters only.
-func readFilterMap(r *wire.Reader, hosts int, filters []protocol.NodeID) *FilterMap {
-	fm := &FilterMap{Local: flstore.ReadNodes(r)}
+// readHostEpochs reads what writeHostEpochs wrote.
+func readHostEpochs(r *wire.Reader) [][]FilterEpoch {
+	var hosts [][]FilterEpoch
 	for range r.Count("hosts", flstore.MaxDCs, 1) {
 		var eps []FilterEpoch
 		for range r.Count("filter epochs", wire.MaxCheckpointCount, 2) {
-			e := FilterEpoch{FromTOId: r.Uvarint("from toid"), Filters: flstore.ReadNodes(r)}
+			eps = append(eps, FilterEpoch{FromTOId: r.Uvarint("from toid"), Filters: flstore.ReadNodes(r)})
+		}
+		hosts = append(hosts, eps)
+	}
+	return hosts
+}
+
+// readFilterMap reads what writeFilterMap wrote, checking it has hosts datacenters, each with a
+// first epoch, and names filters of filters only.
+func readFilterMap(r *wire.Reader, hosts int, filters []protocol.NodeID) *FilterMap {
+	fm := &FilterMap{Local: flstore.ReadNodes(r), Hosts: readHostEpochs(r)}
+	for _, eps := range fm.Hosts {
+		for _, e := range eps {
 			if r.Err() == nil && (len(e.Filters) == 0 || !within(e.Filters, filters)) {
 				r.Fail("filter epoch", "names no filter, or a node that is not a filter of the datacenter")
 			}
-			eps = append(eps, e)
 		}
 		if r.Err() == nil && len(eps) == 0 {
 			r.Fail("filter epochs", "a host without an epoch")
 		}
-		fm.Hosts = append(fm.Hosts, eps)
 	}
 	if r.Err() == nil && (len(fm.Hosts) != hosts || len(fm.Local) == 0 || !within(fm.Local, filters)) {
 		r.Fail("filter map", "%d hosts (want %d), or local filters that are not the datacenter's", len(fm.Hosts), hosts)
@@ -86,6 +100,24 @@ func readToken(r *wire.Reader) *Token {
 		r.Fail("token", "not a token")
 	}
 	return tk
+}
+
+// writeSeqSet writes a set of sequence numbers: its contiguous prefix, then the numbers above.
+func writeSeqSet(w *wire.Writer, s *seqSet) {
+	w.Uvarint(s.upTo)
+	flstore.WriteVec(w, "numbers above", slices.Sorted(maps.Keys(s.above)), wire.MaxCheckpointCount)
+}
+
+// readSeqSet reads what writeSeqSet wrote.
+func readSeqSet(r *wire.Reader) *seqSet {
+	s := &seqSet{upTo: r.Uvarint("numbers up to")}
+	for _, n := range flstore.ReadVec(r, "numbers above", wire.MaxCheckpointCount) {
+		if s.above == nil {
+			s.above = map[uint64]bool{}
+		}
+		s.above[n] = true
+	}
+	return s
 }
 
 // writeBackoff writes a resend timeout's estimator: smoothed delay, its deviation, doublings.
@@ -135,14 +167,16 @@ func (b *Batcher) RestoreCheckpoint(data []byte, _ protocol.Codec) error {
 }
 
 // AppendCheckpoint implements protocol.Checkpointer: the filter map, per host the next TOId
-// expected and the early arrivals (by TOId), the highest append forwarded per client, the
-// queues and the round-robin position, the last batch number and the unacknowledged batches (by
+// expected, the TOIds logged (the last row) and the early arrivals (by TOId), the highest append
+// forwarded per client, the queues and the round-robin position, the incarnation, the last batch
+// number and the unacknowledged batches (by
 // number: queue, records, when sent, whether resent) with their resend timeout's estimator, and
 // the counts forwarded.
 func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	writeFilterMap(w, f.fmap)
 	flstore.WriteVec(w, "next", f.next, flstore.MaxDCs)
+	flstore.WriteVec(w, "row", f.row, flstore.MaxDCs)
 	for _, p := range f.pending {
 		for _, t := range wire.SortedKeys(w, "early records", p) {
 			flstore.WriteRecord(w, p[t])
@@ -154,6 +188,7 @@ func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) 
 	}
 	flstore.WriteNodes(w, f.queues)
 	w.Int("round robin", f.rr, int(^uint(0)>>1))
+	w.Uvarint(f.inc)
 	w.Uvarint(f.seq)
 	for _, s := range wire.SortedKeys(w, "unacknowledged batches", f.unacked) {
 		p := f.unacked[s]
@@ -176,6 +211,8 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	f.fmap = readFilterMap(r, dcs, f.cfg.Layout.All(f.dc, flstore.Filter))
 	f.next = flstore.ReadVec(r, "next", flstore.MaxDCs)
 	checkVec(r, "next", f.next, dcs)
+	f.row = flstore.ReadVec(r, "row", flstore.MaxDCs)
+	checkVec(r, "row", f.row, dcs)
 	f.pending = make([]map[uint64]*Record, dcs)
 	for h := range dcs {
 		f.pending[h] = map[uint64]*Record{}
@@ -197,12 +234,13 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 		r.Fail("queues", "none, or nodes that are not queues of the datacenter")
 	}
 	f.rr = r.Int("round robin", int(^uint(0)>>1))
+	f.inc = r.Uvarint("incarnation")
 	f.seq = r.Uvarint("batch number")
 	f.unacked = map[uint64]*pendingBatch{}
 	for range r.Count("unacknowledged batches", wire.MaxCheckpointCount, 4) {
 		s := r.Uvarint("batch number")
 		p := &pendingBatch{to: flstore.ReadNode(r)}
-		p.batch = &RecordBatch{Seq: s, Records: readRecordList(r, "batch records")}
+		p.batch = &RecordBatch{Inc: f.inc, Seq: s, Records: readRecordList(r, "batch records")}
 		p.sentAtUs = r.Varint("sent at")
 		p.resent = r.Bool("resent")
 		f.unacked[s] = p
@@ -225,10 +263,14 @@ func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	fs := slices.Sorted(maps.Keys(q.seen))
 	w.Count("filters seen", len(fs), flstore.MaxNodes)
 	for _, f := range fs {
-		s := q.seen[f]
 		flstore.WriteNode(w, f)
-		w.Uvarint(s.upTo)
-		flstore.WriteVec(w, "batches above", slices.Sorted(maps.Keys(s.above)), wire.MaxCheckpointCount)
+		for i, s := range q.seen[f].seen {
+			w.Bool(s != nil)
+			if s != nil {
+				w.Uvarint(q.seen[f].inc[i])
+				writeSeqSet(w, s)
+			}
+		}
 	}
 	writeToken(w, q.tok)
 	w.Uvarint(q.lastHop)
@@ -253,17 +295,16 @@ func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 func (q *Queue) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	r := wire.NewReader(b)
 	q.held = readRecordList(r, "held records")
-	q.seen = map[protocol.NodeID]*seqSet{}
+	q.seen = map[protocol.NodeID]*filterSeen{}
 	for range r.Count("filters seen", flstore.MaxNodes, 3) {
 		f := flstore.ReadNode(r)
-		s := &seqSet{upTo: r.Uvarint("batches up to")}
-		for _, n := range flstore.ReadVec(r, "batches above", wire.MaxCheckpointCount) {
-			if s.above == nil {
-				s.above = map[uint64]bool{}
+		fs := &filterSeen{}
+		for i := range fs.seen {
+			if r.Bool("incarnation present") {
+				fs.inc[i], fs.seen[i] = r.Uvarint("filter incarnation"), readSeqSet(r)
 			}
-			s.above[n] = true
 		}
-		q.seen[f] = s
+		q.seen[f] = fs
 	}
 	q.tok = readToken(r)
 	q.lastHop = r.Uvarint("last hop")

@@ -2,6 +2,7 @@ package chariots
 
 import (
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
 )
@@ -23,16 +24,19 @@ const (
 	tagFilterMapUpdate
 	tagAddQueue
 	tagAddMaintainer
+	tagFilterMapSync
 )
 
 func write(w *wire.Writer, m protocol.Message) bool {
 	switch m := m.(type) {
 	case *RecordBatch:
 		w.Byte(tagRecordBatch)
+		w.Uvarint(m.Inc)
 		w.Uvarint(m.Seq)
 		flstore.WriteRecords(w, m.Records)
 	case *BatchAck:
 		w.Byte(tagBatchAck)
+		w.Uvarint(m.Inc)
 		w.Uvarint(m.Seq)
 	case *Token:
 		w.Byte(tagToken)
@@ -44,6 +48,10 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		flstore.WriteJournal(w, m.Journal)
 		flstore.WriteVec(w, "row sent", m.RowSent, flstore.MaxDCs)
 		w.Varint(m.RowSentAtUs)
+		for _, c := range wire.SortedKeys(w, "clients logged", m.Logged) {
+			w.Uvarint(uint64(c))
+			writeSeqSet(w, m.Logged[c])
+		}
 	case *TokenAck:
 		w.Byte(tagTokenAck)
 		w.Uvarint(m.Hop)
@@ -72,6 +80,9 @@ func write(w *wire.Writer, m protocol.Message) bool {
 	case *AddMaintainer:
 		w.Byte(tagAddMaintainer)
 		flstore.WriteNode(w, m.Node)
+	case *FilterMapSync:
+		w.Byte(tagFilterMapSync)
+		writeHostEpochs(w, m.Hosts)
 	default:
 		return flstore.WriteMessage(w, m)
 	}
@@ -82,13 +93,21 @@ func read(r *wire.Reader) protocol.Message {
 	tag := r.Byte("tag")
 	switch tag {
 	case tagRecordBatch:
-		return &RecordBatch{Seq: r.Uvarint("seq"), Records: flstore.ReadRecords(r)}
+		return &RecordBatch{Inc: r.Uvarint("incarnation"), Seq: r.Uvarint("seq"), Records: flstore.ReadRecords(r)}
 	case tagBatchAck:
-		return &BatchAck{Seq: r.Uvarint("seq")}
+		return &BatchAck{Inc: r.Uvarint("incarnation"), Seq: r.Uvarint("seq")}
 	case tagToken:
-		return &Token{Hop: r.Uvarint("hop"), MaxTOId: flstore.ReadVec(r, "max toid", flstore.MaxDCs), LastLId: r.Uvarint("last lid"),
+		tk := &Token{Hop: r.Uvarint("hop"), MaxTOId: flstore.ReadVec(r, "max toid", flstore.MaxDCs), LastLId: r.Uvarint("last lid"),
 			Deferred: flstore.ReadRecords(r), Ring: flstore.ReadNodes(r), Journal: flstore.ReadJournal(r),
-			RowSent: flstore.ReadVec(r, "row sent", flstore.MaxDCs), RowSentAtUs: r.Varint("row sent at")}
+			RowSent: flstore.ReadVec(r, "row sent", flstore.MaxDCs), RowSentAtUs: r.Varint("row sent at"), Logged: map[txn.ClientID]*seqSet{}}
+		for range r.Count("clients logged", wire.MaxCheckpointCount, 3) {
+			c := r.Uvarint("client")
+			if c > uint64(^txn.ClientID(0)) && r.Err() == nil {
+				r.Fail("client", "client id %d out of range", c)
+			}
+			tk.Logged[txn.ClientID(c)] = readSeqSet(r)
+		}
+		return tk
 	case tagTokenAck:
 		return &TokenAck{Hop: r.Uvarint("hop")}
 	case tagRowUpdate:
@@ -105,6 +124,8 @@ func read(r *wire.Reader) protocol.Message {
 		return &AddQueue{Node: flstore.ReadNode(r)}
 	case tagAddMaintainer:
 		return &AddMaintainer{Node: flstore.ReadNode(r)}
+	case tagFilterMapSync:
+		return &FilterMapSync{Hosts: readHostEpochs(r)}
 	}
 	return flstore.ReadMessage(r, tag)
 }

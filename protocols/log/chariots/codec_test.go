@@ -5,6 +5,7 @@ import (
 
 	"github.com/meridian-kv/meridian/internal/codectest"
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
 )
 
@@ -16,12 +17,12 @@ func sampleMessages() []protocol.Message {
 	j := flstore.Journal{{StartLId: 1, Maintainers: []protocol.NodeID{0, 1}, B: 1000}, {StartLId: 4001, Maintainers: []protocol.NodeID{0, 1, 5}, B: 1000}}
 	table := [][]uint64{{1, 2, 3}, {0, 2, 0}, {1, 0, 3}}
 	return []protocol.Message{
-		&RecordBatch{Seq: 3, Records: []*Record{rec, local}},
+		&RecordBatch{Inc: 1234, Seq: 3, Records: []*Record{rec, local}},
 		&RecordBatch{Records: []*Record{noop}},
-		&BatchAck{Seq: 3},
+		&BatchAck{Inc: 1234, Seq: 3},
 		&Token{Hop: 9, MaxTOId: []uint64{4, 5, 6}, LastLId: 15, Deferred: []*Record{rec}, Ring: []protocol.NodeID{3, 4}, Journal: j,
-			RowSent: []uint64{4, 5, 6}, RowSentAtUs: -5},
-		&Token{MaxTOId: []uint64{0}, Ring: []protocol.NodeID{3}, Journal: j[:1]},
+			RowSent: []uint64{4, 5, 6}, RowSentAtUs: -5, Logged: map[txn.ClientID]*seqSet{3: {upTo: 4, above: map[uint64]bool{6: true}}, 9: {upTo: 1}}},
+		&Token{MaxTOId: []uint64{0}, Ring: []protocol.NodeID{3}, Journal: j[:1], Logged: map[txn.ClientID]*seqSet{}},
 		&TokenAck{Hop: 9},
 		&RowUpdate{Row: []uint64{1, 2}},
 		&ShipBatch{FromDC: 2, Records: []*Record{rec}, Table: table},
@@ -45,7 +46,8 @@ func sampleMessages() []protocol.Message {
 		&flstore.Assign{Records: []*Record{rec}, Journal: j},
 		&flstore.PersistAck{LIds: []uint64{12}},
 		&flstore.FetchReq{FromTOId: 5, Limit: 1000, Horizon: []uint64{1, 2, 3}},
-		&flstore.FetchResp{Records: []*Record{rec}},
+		&flstore.FetchResp{FromTOId: 5, Records: []*Record{rec}},
+		&FilterMapSync{Hosts: [][]FilterEpoch{{{FromTOId: 1, Filters: []protocol.NodeID{4}}, {FromTOId: 101, Filters: []protocol.NodeID{8, 4}}}, {{FromTOId: 1, Filters: []protocol.NodeID{8}}}}},
 	}
 }
 

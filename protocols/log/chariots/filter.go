@@ -19,10 +19,12 @@ type Filter struct {
 	dc      int
 	fmap    *FilterMap
 	next    []uint64                 // per host: the next TOId this filter champions and expects
+	row     []uint64                 // per host: the TOIds logged, as the token's row last said
 	pending []map[uint64]*Record     // per host: early arrivals
 	lastSeq map[txn.ClientID]uint64  // per client: the highest append forwarded
 	queues  []protocol.NodeID        // the queues batches go to, round robin
 	rr      int                      // round-robin position
+	inc     uint64                   // incarnation: the clock when it started
 	seq     uint64                   // last batch number
 	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
 	rto     backoff                  // their resend timeout
@@ -47,7 +49,7 @@ type pendingBatch struct {
 func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter {
 	f := &Filter{env: env, cfg: c, self: self, dc: dc, fmap: initialFilterMap(c, dc), lastSeq: map[txn.ClientID]uint64{},
 		queues: c.Layout.Active(dc, flstore.Queue), unacked: map[uint64]*pendingBatch{}}
-	f.forwarded = make([]uint64, c.DCs)
+	f.forwarded, f.row = make([]uint64, c.DCs), make([]uint64, c.DCs)
 	for h := range c.DCs {
 		f.next = append(f.next, f.fmap.nextChampioned(self, h, 1))
 		f.pending = append(f.pending, map[uint64]*Record{})
@@ -55,8 +57,12 @@ func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter
 	return f
 }
 
-// Start arms the resend timer.
-func (f *Filter) Start() { f.env.SetTimer(f.cfg.RetryUs, retryTimer) }
+// Start takes the filter's incarnation, which numbers its batches apart from those of a filter
+// that ran before it with the same id (and restarted empty), and arms the resend timer.
+func (f *Filter) Start() {
+	f.inc = uint64(max(f.env.NowUs(), 1))
+	f.env.SetTimer(f.cfg.RetryUs, retryTimer)
+}
 
 // HandleTimer resends the batches no queue acknowledged within the resend period.
 func (f *Filter) HandleTimer(id protocol.TimerID) {
@@ -85,7 +91,7 @@ func (f *Filter) HandleTimer(id protocol.TimerID) {
 func (f *Filter) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	switch m := m.(type) {
 	case *BatchAck:
-		if p := f.unacked[m.Seq]; p != nil {
+		if p := f.unacked[m.Seq]; p != nil && m.Inc == f.inc {
 			f.rto.acked(f.env.NowUs()-p.sentAtUs, !p.resent)
 			delete(f.unacked, m.Seq)
 		}
@@ -95,37 +101,57 @@ func (f *Filter) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		}
 	case *RecordBatch:
 		var out []*Record
+		foreign := false
 		for _, r := range m.Records {
 			if r != nil {
-				out = f.filter(r, out)
+				out, foreign = f.filter(r, out, foreign)
 			}
 		}
 		f.forward(out)
+		if foreign && containsNode(f.cfg.Layout.All(f.dc, flstore.Batcher), from) {
+			f.env.Send(from, f.fmap.sync())
+		}
+	case *FilterMapSync:
+		if !containsNode(f.cfg.Layout.All(f.dc, flstore.Batcher), from) && !containsNode(f.cfg.Layout.All(f.dc, flstore.Filter), from) {
+			return
+		}
+		for _, u := range f.fmap.missing(m.Hosts, f.cfg.Layout.All(f.dc, flstore.Filter)) {
+			f.applyUpdate(u)
+		}
+		if f.fmap.ahead(m.Hosts) {
+			f.env.Send(from, f.fmap.sync())
+		}
 	}
 }
 
-// filter appends to out what r lets through.
-func (f *Filter) filter(r *Record, out []*Record) []*Record {
+// filter appends to out what r lets through; foreign becomes true if r is another
+// datacenter's record this filter does not champion.
+func (f *Filter) filter(r *Record, out []*Record, foreign bool) ([]*Record, bool) {
 	if r.TOId == 0 { // local: once per client append
 		if r.AppendSeq <= f.lastSeq[r.Client] && !f.cfg.FilterNoDedupe {
-			return out
+			return out, foreign
 		}
 		f.lastSeq[r.Client] = max(f.lastSeq[r.Client], r.AppendSeq)
-		return append(out, r)
+		return append(out, r), foreign
 	}
 	h := r.Host
-	if h < 0 || h >= f.cfg.DCs || f.fmap.Champion(r) != f.self {
-		return out // not ours (a batcher on an older map): the sender's resend reaches the champion
+	if h < 0 || h >= f.cfg.DCs {
+		return out, foreign
+	}
+	if f.fmap.Champion(r) != f.self {
+		// Not ours: the batcher or this filter has an older map (FilterMapSync settles which);
+		// the sender's resend reaches the champion.
+		return out, true
 	}
 	if f.cfg.FilterNoDedupe {
 		f.forwarded[h]++
-		return append(out, r)
+		return append(out, r), foreign
 	}
 	if r.TOId < f.next[h] || f.pending[h][r.TOId] != nil {
-		return out // a copy
+		return out, foreign // a copy
 	}
 	f.pending[h][r.TOId] = r // early, or the next expected: drain forwards it and what follows
-	return f.drain(h, out)
+	return f.drain(h, out), foreign
 }
 
 // drain forwards host h's pending records from the next expected one on, while they follow.
@@ -146,6 +172,7 @@ func (f *Filter) skipLogged(row []uint64) {
 	if len(row) != f.cfg.DCs || f.cfg.FilterNoDedupe {
 		return
 	}
+	f.row = flstore.MaxVec(f.row, row)
 	var out []*Record
 	for h, logged := range row {
 		if f.next[h] == flstore.None || logged < f.next[h] {
@@ -171,7 +198,7 @@ func (f *Filter) forward(rs []*Record) {
 	f.n += uint64(len(rs))
 	q := f.queues[f.rr%len(f.queues)]
 	f.rr++
-	b := &RecordBatch{Seq: f.seq, Records: rs}
+	b := &RecordBatch{Inc: f.inc, Seq: f.seq, Records: rs}
 	f.unacked[f.seq] = &pendingBatch{to: q, batch: b, sentAtUs: f.env.NowUs()}
 	f.env.Send(q, b)
 }
@@ -183,25 +210,8 @@ func (f *Filter) HandleRequest(req protocol.Request) {
 	case *FilterMapUpdate:
 		if !within(op.Filters, f.cfg.Layout.All(f.dc, flstore.Filter)) {
 			reply.Err = "chariots: not filters of this datacenter"
-		} else if f.fmap.apply(op) {
-			h := op.Host
-			start := f.next[h] // past what it forwarded under the old map; a new champion starts at the epoch
-			if start == flstore.None {
-				start = op.FromTOId
-			}
-			f.next[h] = f.fmap.nextChampioned(f.self, h, start)
-			var out []*Record
-			ts := make([]uint64, 0, len(f.pending[h]))
-			for t := range f.pending[h] {
-				ts = append(ts, t)
-			}
-			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-			early := f.pending[h]
-			f.pending[h] = map[uint64]*Record{}
-			for _, t := range ts { // refile the early arrivals under the new map
-				out = f.filter(early[t], out)
-			}
-			f.forward(out)
+		} else {
+			f.applyUpdate(op)
 		}
 	case *AddQueue:
 		if !containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), op.Node) {
@@ -213,6 +223,36 @@ func (f *Filter) HandleRequest(req protocol.Request) {
 		reply.Err = "chariots: a filter takes elasticity events only"
 	}
 	f.env.Reply(reply)
+}
+
+// applyUpdate extends the filter map with u, if new, and refiles the host's early arrivals
+// under it.
+func (f *Filter) applyUpdate(u *FilterMapUpdate) {
+	if !f.fmap.apply(u) {
+		return
+	}
+	h := u.Host
+	// Past what it forwarded under the old map; a new champion starts at the epoch. An epoch
+	// that starts at or below that (learnt late, FilterMapSync: this filter restarted) may give
+	// it TOIds below it that it never forwarded: it starts again past what is logged, and the
+	// queues drop what it forwards twice.
+	start := f.next[h]
+	if start == flstore.None || u.FromTOId <= start {
+		start = max(u.FromTOId, f.row[h]+1)
+	}
+	f.next[h] = f.fmap.nextChampioned(f.self, h, start)
+	var out []*Record
+	ts := make([]uint64, 0, len(f.pending[h]))
+	for t := range f.pending[h] {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	early := f.pending[h]
+	f.pending[h] = map[uint64]*Record{}
+	for _, t := range ts { // refile the early arrivals under the new map
+		out, _ = f.filter(early[t], out, false)
+	}
+	f.forward(out)
 }
 
 func containsNode(ns []protocol.NodeID, n protocol.NodeID) bool {

@@ -1,9 +1,11 @@
 package chariots
 
 import (
+	"maps"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
 )
 
@@ -20,11 +22,11 @@ type Queue struct {
 	dc      int
 	rowTo   []protocol.NodeID // the senders and filters, which learn MaxTOId
 	held    []*Record
-	seen    map[protocol.NodeID]*seqSet // per filter: batches taken
-	tok     *Token                      // the token, while held here
-	lastHop uint64                      // the last token pass taken
-	lastTok *Token                      // the token as this queue last held it (checkers)
-	outTok  *Token                      // the token passed on, until acknowledged
+	seen    map[protocol.NodeID]*filterSeen // per filter: batches taken
+	tok     *Token                          // the token, while held here
+	lastHop uint64                          // the last token pass taken
+	lastTok *Token                          // the token as this queue last held it (checkers)
+	outTok  *Token                          // the token passed on, until acknowledged
 	outTo   protocol.NodeID
 	unacked map[uint64]*pendingAssign // by position
 	rto     backoff                   // their resend timeout
@@ -47,10 +49,11 @@ type pendingAssign struct {
 func newQueue(c Config, self protocol.NodeID, dc int, env protocol.Env) *Queue {
 	q := &Queue{env: env, cfg: c, self: self, dc: dc,
 		rowTo: append(append([]protocol.NodeID(nil), c.Layout.All(dc, flstore.Sender)...), c.Layout.All(dc, flstore.Filter)...),
-		seen:  map[protocol.NodeID]*seqSet{}, unacked: map[uint64]*pendingAssign{}}
+		seen:  map[protocol.NodeID]*filterSeen{}, unacked: map[uint64]*pendingAssign{}}
 	ring := c.Layout.Active(dc, flstore.Queue)
 	if ring[0] == self {
-		q.tok = &Token{MaxTOId: make([]uint64, c.DCs), Ring: ring, Journal: c.InitialJournal(dc), RowSent: make([]uint64, c.DCs)}
+		q.tok = &Token{MaxTOId: make([]uint64, c.DCs), Ring: ring, Journal: c.InitialJournal(dc), RowSent: make([]uint64, c.DCs),
+			Logged: map[txn.ClientID]*seqSet{}}
 		q.lastTok = q.tok.clone()
 	}
 	return q
@@ -95,16 +98,16 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 			return
 		}
 		if q.seen[from] == nil {
-			q.seen[from] = &seqSet{}
+			q.seen[from] = &filterSeen{}
 		}
-		if q.seen[from].add(m.Seq) {
+		if q.seen[from].take(m.Inc, m.Seq) {
 			for _, r := range m.Records {
 				if r != nil && r.Host >= 0 && r.Host < q.cfg.DCs && (r.TOId == 0) == (r.Host == q.dc) {
 					q.held = append(q.held, r)
 				}
 			}
 		}
-		q.env.Send(from, &BatchAck{Seq: m.Seq})
+		q.env.Send(from, &BatchAck{Inc: m.Inc, Seq: m.Seq})
 		if q.tok != nil {
 			q.process()
 			q.sendAssigns(false)
@@ -210,6 +213,8 @@ func (q *Queue) process() int {
 		rest := cand[:0]
 		for _, r := range cand {
 			switch {
+			case r.TOId == 0 && q.loggedAppend(r):
+				// a copy of a local append already logged: dropped
 			case r.TOId == 0 && (q.cfg.QueueIgnoreMinLId || r.MinLId <= tk.LastLId) && (r.WantDeps == nil || q.depsMet(r.WantDeps, -1)):
 				c := r.Clone()
 				c.Deps = append([]uint64(nil), tk.MaxTOId...)
@@ -250,6 +255,13 @@ func (q *Queue) depsMet(deps []uint64, host int) bool {
 	return true
 }
 
+// loggedAppend reports whether local record r is a copy of an append logged already (by its
+// client and append number; unless local deduplication is off, UnsafeFilterNoDedupe).
+func (q *Queue) loggedAppend(r *Record) bool {
+	s := q.tok.Logged[r.Client]
+	return r.AppendSeq > 0 && s != nil && s.has(r.AppendSeq) && !q.cfg.FilterNoDedupe
+}
+
 // assign gives r (a copy) the next position.
 func (q *Queue) assign(r *Record) {
 	tk := q.tok
@@ -257,6 +269,12 @@ func (q *Queue) assign(r *Record) {
 	q.n++
 	r.LId = tk.LastLId
 	tk.MaxTOId[r.Host] = r.TOId
+	if r.Host == q.dc && r.AppendSeq > 0 {
+		if tk.Logged[r.Client] == nil {
+			tk.Logged[r.Client] = &seqSet{}
+		}
+		tk.Logged[r.Client].add(r.AppendSeq)
+	}
 	q.unacked[r.LId] = &pendingAssign{rec: r, to: tk.Journal.Owner(r.LId)}
 }
 
@@ -353,15 +371,48 @@ func (q *Queue) applyElasticity() {
 	q.addMaint = nil
 }
 
+// filterSeen is, for one filter, the batches a queue took of the filter's two newest
+// incarnations (index 0 the newest): a filter that restarted empty numbers its batches from 1
+// again under a newer incarnation, and the batches of older ones are dropped. Two, not one, so
+// that a batch of a bogus future incarnation cannot make the queue drop the filter's own.
+type filterSeen struct {
+	inc  [2]uint64
+	seen [2]*seqSet
+}
+
+// take records batch seq of incarnation inc and reports whether it is new.
+func (s *filterSeen) take(inc, seq uint64) bool {
+	switch {
+	case s.seen[0] != nil && inc == s.inc[0]:
+		return s.seen[0].add(seq)
+	case s.seen[1] != nil && inc == s.inc[1]:
+		return s.seen[1].add(seq)
+	case s.seen[0] == nil || inc > s.inc[0]:
+		s.inc[1], s.seen[1] = s.inc[0], s.seen[0]
+		s.inc[0], s.seen[0] = inc, &seqSet{}
+		return s.seen[0].add(seq)
+	case s.seen[1] == nil || inc > s.inc[1]:
+		s.inc[1], s.seen[1] = inc, &seqSet{}
+		return s.seen[1].add(seq)
+	}
+	return false // an older incarnation's
+}
+
 // seqSet is a set of sequence numbers ≥ 1: a contiguous prefix and the numbers above it.
 type seqSet struct {
 	upTo  uint64
 	above map[uint64]bool
 }
 
+// has reports whether n is in the set.
+func (s *seqSet) has(n uint64) bool { return n <= s.upTo || s.above[n] }
+
+// clone returns a copy of s.
+func (s *seqSet) clone() *seqSet { return &seqSet{upTo: s.upTo, above: maps.Clone(s.above)} }
+
 // add inserts s and reports whether it was new.
 func (s *seqSet) add(n uint64) bool {
-	if n <= s.upTo || s.above[n] {
+	if s.has(n) {
 		return false
 	}
 	if s.above == nil {

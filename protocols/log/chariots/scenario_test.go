@@ -483,3 +483,94 @@ func TestStagesRestartEmpty(t *testing.T) {
 		}
 	}
 }
+
+// restart restarts node id empty and tells the checker (a restarted sender's ATable starts
+// again from zeros).
+func (w *world) restart(id protocol.NodeID) {
+	w.t.Helper()
+	if err := w.Restart(id); err != nil {
+		w.t.Fatal(err)
+	}
+	w.chk.Restarted(id)
+}
+
+// TestFilterRestartEmpty restarts A's filter after it forwarded a1 and B's b1 (spec 5.13): the
+// new filter has forgotten both. The client's retry of a1 (its answer lost) passes the new
+// filter and is dropped by the queue (the token's Logged); B's b2 waits in the new filter
+// until the token's row moves it past b1; the new filter's batches, numbered from 1 again
+// under a newer incarnation, are taken. Each record is logged once in both datacenters.
+func TestFilterRestartEmpty(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{})
+	w.appendAt(dcA, 1, "a1")
+	w.appendAt(dcB, 2, "b1")
+	w.converged(2_000_000)
+	w.restart(w.node(dcA, flstore.Filter, 0))
+	w.RunUntil(w.NowUs() + 1000)
+	w.appendSeq(dcA, 0, 1, 1, "a1") // the retry
+	w.appendAt(dcB, 2, "b2")
+	w.appendAt(dcA, 1, "a2")
+	s := w.converged(w.NowUs() + 2_000_000)
+	for dc := range 2 {
+		if n := len(s.Logs[dc]); n != 4 {
+			t.Fatalf("datacenter %d logged %d records, want 4 (a1, a2, b1, b2)", dc, n)
+		}
+	}
+}
+
+// TestFilterRestartAfterSplit restarts B's new filter F2 after a filter split (CH-S10) gave it
+// A's even TOIds from 41: restarted, it holds the initial map, where it champions nothing, and
+// drops what the batcher sends it; FilterMapSync gives it the split again (and a restarted
+// batcher, routing by the initial map to F1, learns it from F1 the same way). All 80 of A's
+// records are logged at B once, F2 forwarding some of the even ones from 41.
+func TestFilterRestartAfterSplit(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"spare_filters": "1", "b": "16"})
+	f1, f2 := w.node(dcB, flstore.Filter, 0), w.node(dcB, flstore.Filter, 1)
+	for i := range 80 {
+		w.appendAt(dcA, txn.ClientID(i%4+1), "a")
+		w.RunUntil(w.NowUs() + 1000)
+		switch i {
+		case 10:
+			u := &FilterMapUpdate{Host: dcA, FromTOId: 41, Filters: []protocol.NodeID{f2, f1}}
+			w.Request(99, 1, w.node(dcB, flstore.Batcher, 0), u)
+			w.Request(99, 2, f1, u)
+			w.Request(99, 3, f2, u)
+		case 25:
+			w.restart(f2)
+		case 55:
+			w.restart(w.node(dcB, flstore.Batcher, 0))
+		}
+	}
+	s := w.converged(w.NowUs() + 3_000_000)
+	if n := s.Truth[dcB][dcA]; n != 80 {
+		t.Fatalf("B logged %d of A's records, want 80", n)
+	}
+	if n := w.Reps[f2].(*Filter).Forwarded(dcA); n == 0 {
+		t.Fatal("the restarted F2 forwarded none of A's records: it never learned the split")
+	}
+}
+
+// TestSenderRestartEmpty restarts A's sender while A appends (spec 5.13): the new sender's
+// ATable starts from zeros, so it fetches and ships A's records from TOId 1 again until B's
+// table reaches it (B's filter drops the copies), and learns its own row from the token and
+// the other rows from B's tables. Every record reaches B once.
+func TestSenderRestartEmpty(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{})
+	sender := w.node(dcA, flstore.Sender, 0)
+	for i := range 20 {
+		w.appendAt(dcA, 1, "a")
+		w.appendAt(dcB, 2, "b")
+		w.RunUntil(w.NowUs() + 3000)
+		if i == 10 {
+			w.restart(sender)
+		}
+	}
+	w.converged(w.NowUs() + 2_000_000)
+	w.RunUntil(w.NowUs() + 200_000) // B's table reaches A
+	s := w.snapshot()
+	if n := s.Truth[dcB][dcA]; n != 20 {
+		t.Fatalf("B logged %d of A's records, want 20", n)
+	}
+	if t0 := s.Tables[sender][dcB][dcA]; t0 != 20 {
+		t.Fatalf("the restarted sender's table shows B holding %d of A's records, want 20", t0)
+	}
+}

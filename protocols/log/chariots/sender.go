@@ -169,6 +169,9 @@ func (s *Sender) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	switch m := m.(type) {
 	case *flstore.FetchResp:
 		low := s.lowWater()
+		if m.FromTOId > max(low, s.fetched[from])+1 {
+			return // it answers a request of the sender that ran before this one (restarted empty)
+		}
 		for _, r := range m.Records {
 			if r == nil || r.Host != s.dc || r.TOId == 0 {
 				continue

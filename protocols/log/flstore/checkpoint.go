@@ -8,24 +8,26 @@ import (
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
-// Checkpoints (protocol.Checkpointer) of the two FLStore stages. A maintainer's checkpoint
-// holds its whole share of the log (the records are its state: a real node keeps no other copy),
-// so it grows with the log; the server writes one after at least as much input as the last
-// one's size, which keeps the cost per record appended constant.
+// Checkpoints (protocol.Checkpointer) of the two FLStore stages. A maintainer's records are on
+// its Disk (protocol.Disk), which the driver keeps durable itself, so its checkpoint holds its
+// metadata only and does not grow with the log.
 
-// AppendCheckpoint implements protocol.Checkpointer: the journal, the filled positions with
-// their records (by position), the progress (next, contig) and head of the log, the peers'
+// AppendCheckpoint implements protocol.Checkpointer: the journal, the records persisted, the
+// progress (next, contig), the positions filled above next, the head of log, the peers'
 // progress (by node), the explicit-order appends waiting, the index entries not yet
-// acknowledged (by indexer), the no-op fill's lag start, the positions of the records exposed to
-// senders (Chariots, by TOId), the garbage-collection horizon and the last collection's time.
+// acknowledged (by indexer), the no-op fill's lag start, the garbage-collection horizon, how far
+// each host's records were collected, and the last collection's time.
 func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	WriteJournal(w, m.cfg.Journal)
-	for _, l := range wire.SortedKeys(w, "filled positions", m.filled) {
-		WriteRecord(w, m.filled[l])
-	}
+	w.Uvarint(m.count)
 	w.Uvarint(m.next)
 	w.Uvarint(m.contig)
+	above := slices.Sorted(maps.Keys(m.above))
+	w.Count("positions above next", len(above), wire.MaxCheckpointCount)
+	for _, l := range above {
+		w.Uvarint(l)
+	}
 	w.Uvarint(m.hl)
 	peers := slices.Sorted(maps.Keys(m.peers))
 	w.Count("peers", len(peers), MaxNodes)
@@ -51,11 +53,8 @@ func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, 
 	}
 	writeClaims(w, m.claimed)
 	w.Varint(m.lagSinceUs)
-	w.Count("local records", len(m.local), wire.MaxCheckpointCount)
-	for _, r := range m.local {
-		w.Uvarint(r.LId)
-	}
 	WriteVec(w, "horizon", m.horizon, MaxDCs)
+	WriteVec(w, "collected", m.gcTo, MaxDCs)
 	w.Varint(m.lastGCUs)
 	return w.Finish()
 }
@@ -67,12 +66,12 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	if r.Err() == nil && (!m.cfg.Journal.Valid() || !m.cfg.Journal.Within(m.cfg.Peers)) {
 		r.Fail("journal", "invalid, or names a node that is not a maintainer of the datacenter")
 	}
-	m.filled = map[uint64]*Record{}
-	for range r.Count("filled positions", wire.MaxCheckpointCount, 13) {
-		rec := ReadRecord(r)
-		m.filled[rec.LId] = rec
+	m.count, m.next, m.contig = r.Uvarint("records"), r.Uvarint("next"), r.Uvarint("contig")
+	m.above = map[uint64]bool{}
+	for range r.Count("positions above next", wire.MaxCheckpointCount, 1) {
+		m.above[r.Uvarint("position above next")] = true
 	}
-	m.next, m.contig, m.hl = r.Uvarint("next"), r.Uvarint("contig"), r.Uvarint("head of log")
+	m.hl = r.Uvarint("head of log")
 	m.peers = map[protocol.NodeID]progress{}
 	for range r.Count("peers", MaxNodes, 4) {
 		p := ReadNode(r)
@@ -93,16 +92,11 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	}
 	m.claimed = readClaims(r)
 	m.lagSinceUs = r.Varint("lag start")
-	m.local = nil
-	for range r.Count("local records", wire.MaxCheckpointCount, 1) {
-		l := r.Uvarint("local position")
-		rec := m.filled[l]
-		if rec == nil && r.Err() == nil {
-			r.Fail("local records", "position %d is not filled", l)
-		}
-		m.local = append(m.local, rec)
-	}
 	m.horizon = ReadVec(r, "horizon", MaxDCs)
+	m.gcTo = ReadVec(r, "collected", MaxDCs)
+	if r.Err() == nil && m.cfg.Chariots && len(m.gcTo) != m.cfg.DCs {
+		r.Fail("collected", "%d hosts, want %d", len(m.gcTo), m.cfg.DCs)
+	}
 	m.lastGCUs = r.Varint("last collection")
 	return r.Done()
 }

@@ -110,6 +110,7 @@ func WriteMessage(w *wire.Writer, m protocol.Message) bool {
 		WriteVec(w, "horizon", m.Horizon, MaxDCs)
 	case *FetchResp:
 		w.Byte(tagFetchResp)
+		w.Uvarint(m.FromTOId)
 		WriteRecords(w, m.Records)
 	default:
 		return false
@@ -151,7 +152,7 @@ func ReadMessage(r *wire.Reader, tag byte) protocol.Message {
 	case tagFetchReq:
 		return &FetchReq{FromTOId: r.Uvarint("from toid"), Limit: r.Int("limit", MaxRecords), Horizon: ReadVec(r, "horizon", MaxDCs)}
 	case tagFetchResp:
-		return &FetchResp{Records: ReadRecords(r)}
+		return &FetchResp{FromTOId: r.Uvarint("from toid"), Records: ReadRecords(r)}
 	}
 	r.Fail("tag", "unknown message tag %d", tag)
 	return nil

@@ -15,8 +15,10 @@
 // "spare_queues=1", ...; roles placed in a fixed order inside each datacenter). So the
 // simulator runs a deployment unchanged (sim.Config{Nodes: layout.Nodes, Factory: Factory}),
 // and so will the network server. Clients speak protocol.Operation requests whose Op is one of
-// this package's operations (AppendOp, HLQuery, ReadOp, LookupOp). The records live in the
-// maintainers' own state, not in protocol/store, whose versions are transactions'.
+// this package's operations (AppendOp, HLQuery, ReadOp, LookupOp). A maintainer's records live
+// on its Disk (protocol.Disk: the node's Pebble on a real server, written with the input that
+// brought them; in memory in the simulator), not in protocol/store, whose versions are
+// transactions', nor in its memory or checkpoints, which hold its metadata only.
 //
 // The two protocols, `flstore` (this package: one datacenter, standalone appends) and
 // `chariots` (package chariots: the geo-replicated pipeline, whose maintainers are this

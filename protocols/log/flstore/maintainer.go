@@ -56,18 +56,26 @@ type progress struct {
 	epochs       int // length of the journal it was computed under
 }
 
-// MaintainerState is what a maintainer holds, for the checkers.
+// MaintainerState is what a maintainer holds, for the checkers; Filled is read from its Disk.
 type MaintainerState struct {
 	Filled  map[uint64]*Record
 	HL      uint64
 	Journal Journal
 }
 
-// LogMaintainer persists its share of one datacenter's log and serves it (spec 3, 5.6).
+// LogMaintainer persists its share of one datacenter's log and serves it (spec 3, 5.6). Its
+// records live on its Disk (protocol.Disk; diskRecords), written as it accepts them and read to
+// serve reads and fetches; in memory and in its checkpoints it keeps only metadata: its progress,
+// the positions filled out of order above it, its peers', the index entries not yet
+// acknowledged and the garbage-collection horizon.
 type LogMaintainer struct {
-	env    protocol.Env
-	cfg    MaintainerConfig
-	filled map[uint64]*Record
+	env  protocol.Env
+	cfg  MaintainerConfig
+	disk diskRecords
+	// above holds the own positions filled above next (Chariots: assignments arrive out of
+	// order); every own position below next is filled.
+	above  map[uint64]bool
+	count  uint64 // records persisted (no-op fillers included)
 	next   uint64 // first own unfilled position (None: owns no more)
 	contig uint64 // last own position below next
 	peers  map[protocol.NodeID]progress
@@ -78,9 +86,11 @@ type LogMaintainer struct {
 	// claimed is, per indexer, the last claim it acknowledged (IndexAdd.Through).
 	claimed    map[protocol.NodeID]indexClaim
 	lagSinceUs int64
-	// local holds Chariots records hosted by this datacenter, sorted by TOId, for senders.
-	local    []*Record
+	// horizon is, per host, the highest TOId every datacenter holds (from senders' FetchReq);
+	// gcTo, per host, the TOId up to which records were collected (Chariots). A record of this
+	// datacenter at or below gcTo is no more exposed to senders.
 	horizon  []uint64
+	gcTo     []uint64
 	lastGCUs int64
 }
 
@@ -91,14 +101,17 @@ const (
 
 // NewMaintainer builds a maintainer.
 func NewMaintainer(cfg MaintainerConfig, env protocol.Env) *LogMaintainer {
-	m := &LogMaintainer{env: env, cfg: cfg, filled: map[uint64]*Record{}, peers: map[protocol.NodeID]progress{},
-		unindexed: map[protocol.NodeID][]IndexEntry{}, claimed: map[protocol.NodeID]indexClaim{}}
+	m := &LogMaintainer{env: env, cfg: cfg, disk: diskRecords{protocol.DiskOf(env)}, above: map[uint64]bool{},
+		peers: map[protocol.NodeID]progress{}, unindexed: map[protocol.NodeID][]IndexEntry{}, claimed: map[protocol.NodeID]indexClaim{}}
+	if cfg.Chariots {
+		m.gcTo = make([]uint64, cfg.DCs)
+	}
 	m.next = cfg.Journal.NextOwned(cfg.Self, 0)
 	return m
 }
 
 // Handled counts the records this maintainer persisted (no-op fillers included).
-func (m *LogMaintainer) Handled() uint64 { return uint64(len(m.filled)) }
+func (m *LogMaintainer) Handled() uint64 { return m.count }
 
 // Counted is implemented by every stage machine of the log family: Handled counts the records
 // it handled (persisted, batched, forwarded, assigned, shipped or received), for per-stage
@@ -107,10 +120,19 @@ type Counted interface {
 	Handled() uint64
 }
 
-// State returns the maintainer's log share, head of log and journal (shared: do not modify).
+// State returns the maintainer's log share (read from its Disk), head of log and journal
+// (shared: do not modify).
 func (m *LogMaintainer) State() MaintainerState {
-	return MaintainerState{Filled: m.filled, HL: m.hl, Journal: m.cfg.Journal}
+	filled := map[uint64]*Record{}
+	m.disk.records(1, None, func(r *Record) bool {
+		filled[r.LId] = r
+		return true
+	})
+	return MaintainerState{Filled: filled, HL: m.hl, Journal: m.cfg.Journal}
 }
+
+// filled reports whether own position l is filled.
+func (m *LogMaintainer) filled(l uint64) bool { return l < m.next || m.above[l] }
 
 // Start arms the gossip timer.
 func (m *LogMaintainer) Start() { m.env.SetTimer(m.cfg.GossipUs, gossipTimer) }
@@ -206,10 +228,9 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 				continue // not ours, or malformed: ignored
 			}
 			ack.LIds = append(ack.LIds, r.LId)
-			if m.filled[r.LId] != nil {
+			if m.filled(r.LId) {
 				continue // a retransmission
 			}
-			r = r.Clone()
 			m.fill(r)
 			if r.Client != 0 && r.Host == m.cfg.DC {
 				m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId, Via: r.Via}})
@@ -224,11 +245,14 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 		if len(msg.Horizon) > 0 {
 			m.horizon = maxVec(m.horizon, msg.Horizon)
 		}
-		i := sort.Search(len(m.local), func(i int) bool { return m.local[i].TOId >= msg.FromTOId })
-		resp := &FetchResp{}
-		for ; i < len(m.local) && len(resp.Records) < msg.Limit && m.local[i].LId <= m.hl; i++ {
-			resp.Records = append(resp.Records, m.local[i])
-		}
+		resp := &FetchResp{FromTOId: msg.FromTOId}
+		m.disk.hosted(m.cfg.DC, max(msg.FromTOId, m.gcTo[m.cfg.DC]+1), func(r *Record) bool {
+			if r.LId > m.hl {
+				return false
+			}
+			resp.Records = append(resp.Records, r)
+			return len(resp.Records) < msg.Limit
+		})
 		m.env.Send(from, resp)
 	}
 }
@@ -272,19 +296,10 @@ func (m *LogMaintainer) HandleRequest(req protocol.Request) {
 		reply.Op = &HLResult{HL: m.hl, Journal: m.cfg.Journal}
 	case *ReadOp:
 		res := &ReadResult{HL: max(m.hl, op.HL)}
-		for l := max(op.From, 1); l <= min(op.To, res.HL); {
-			if m.cfg.Journal.Owner(l) == m.cfg.Self {
-				if r := m.filled[l]; r != nil {
-					res.Records = append(res.Records, r)
-				}
-				l++
-				continue
-			}
-			l = m.cfg.Journal.NextOwned(m.cfg.Self, l)
-			if l == None {
-				break
-			}
-		}
+		m.disk.records(max(op.From, 1), min(op.To, res.HL), func(r *Record) bool {
+			res.Records = append(res.Records, r)
+			return true
+		})
 		reply.Op = res
 	default:
 		reply.Err = "flstore: unknown operation"
@@ -317,10 +332,12 @@ func (m *LogMaintainer) placeWaiting() {
 	}
 }
 
-// fill persists r at r.LId: records it, advances the progress, queues its tags for indexing
-// and, in Chariots, exposes a record of this datacenter's clients to senders.
+// fill persists r at r.LId on the Disk (in Chariots also under its host and TOId, for senders
+// and garbage collection; collected at once if every datacenter is known to hold it), advances
+// the progress and queues its tags for indexing.
 func (m *LogMaintainer) fill(r *Record) {
-	m.filled[r.LId] = r
+	m.count++
+	m.above[r.LId] = true
 	m.advance()
 	if !r.NoOp && len(m.cfg.Indexers) > 0 {
 		for _, t := range r.Tags {
@@ -328,17 +345,21 @@ func (m *LogMaintainer) fill(r *Record) {
 			m.unindexed[ix] = append(m.unindexed[ix], IndexEntry{Tag: t.Name, Value: t.Value, LId: r.LId})
 		}
 	}
-	if m.cfg.Chariots && r.Host == m.cfg.DC {
-		i := sort.Search(len(m.local), func(i int) bool { return m.local[i].TOId >= r.TOId })
-		m.local = append(m.local, nil)
-		copy(m.local[i+1:], m.local[i:])
-		m.local[i] = r
+	if !m.cfg.Chariots {
+		m.disk.put(r)
+		return
 	}
+	if r.Host < len(m.gcTo) && r.TOId <= m.gcTo[r.Host] {
+		r = collected(r)
+	}
+	m.disk.put(r)
+	m.disk.index(r)
 }
 
 // advance moves next past filled positions.
 func (m *LogMaintainer) advance() {
-	for m.next != None && m.filled[m.next] != nil {
+	for m.next != None && m.above[m.next] {
+		delete(m.above, m.next)
 		m.contig = m.next
 		m.next = m.cfg.Journal.NextOwned(m.cfg.Self, m.next)
 	}
@@ -413,24 +434,36 @@ func (m *LogMaintainer) updateHL() {
 }
 
 // collect drops the bodies of records every datacenter holds (spec 4: r may be deleted iff
-// every T[j][r.Host] ≥ r.TOId), keeping their names and positions; with GCKeepLatest only those
-// superseded (compact.go).
+// every T[j][r.Host] ≥ r.TOId), keeping their names and positions: per host, those between the
+// last collection's horizon and the new one (a record that arrives later below it is collected
+// as it is filled). With GCKeepLatest only superseded records go (collectSuperseded).
 func (m *LogMaintainer) collect() {
-	var latest map[string]uint64
 	if m.cfg.GCKeepLatest {
-		latest = latestByTag(m.filled, m.hl)
+		m.collectSuperseded()
+		return
 	}
-	for l, r := range m.filled { // records are shared with messages sent: replace, never modify
-		if !r.Collected && !r.NoOp && r.Host < len(m.horizon) && r.TOId <= m.horizon[r.Host] && (latest == nil || superseded(r, l, latest)) {
-			c := *r
-			c.Collected, c.Body, c.Tags = true, nil, nil
-			m.filled[l] = &c
+	for h := range min(len(m.horizon), len(m.gcTo)) {
+		if m.horizon[h] <= m.gcTo[h] {
+			continue
 		}
+		m.disk.hosted(h, m.gcTo[h]+1, func(r *Record) bool {
+			if r.TOId > m.horizon[h] {
+				return false
+			}
+			if !r.Collected && !r.NoOp {
+				m.disk.put(collected(r))
+			}
+			return true
+		})
+		m.gcTo[h] = m.horizon[h]
 	}
-	if m.cfg.DC < len(m.horizon) { // every datacenter holds these: senders need them no more
-		i := sort.Search(len(m.local), func(i int) bool { return m.local[i].TOId > m.horizon[m.cfg.DC] })
-		m.local = m.local[i:]
-	}
+}
+
+// collected returns a copy of r without its body and tags, marked collected.
+func collected(r *Record) *Record {
+	c := *r
+	c.Collected, c.Body, c.Tags = true, nil, nil
+	return &c
 }
 
 // IndexerOf returns the indexer of tag name among indexers (by hash of the name, spec 3.5).

@@ -137,8 +137,12 @@ type FetchReq struct {
 	Horizon  []uint64
 }
 
-// FetchResp answers a FetchReq.
-type FetchResp struct{ Records []*Record }
+// FetchResp answers a FetchReq from FromTOId (the request's): the records of this
+// datacenter's clients with TOId ≥ FromTOId, in TOId order, up to the head of the log.
+type FetchResp struct {
+	FromTOId uint64
+	Records  []*Record
+}
 
 const headerBytes = 16
 
@@ -189,7 +193,7 @@ func (m *PersistAck) SizeBytes() int { return headerBytes + 8*len(m.LIds) }
 func (m *FetchReq) SizeBytes() int { return headerBytes + 16 + 8*len(m.Horizon) }
 
 // SizeBytes estimates the encoded size.
-func (m *FetchResp) SizeBytes() int { return headerBytes + recordsBytes(m.Records) }
+func (m *FetchResp) SizeBytes() int { return headerBytes + 8 + recordsBytes(m.Records) }
 
 func journalBytes(j Journal) int {
 	n := 0

@@ -1,6 +1,7 @@
 package flstore_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -51,5 +52,42 @@ func BenchmarkMaintainerAppend(b *testing.B) {
 		env.nowUs += 10
 		r.HandleRequest(protocol.Request{Client: txn.ClientID(1 + i%64), Seq: uint64(i + 1), Kind: protocol.Operation,
 			Op: &flstore.AppendOp{Record: &flstore.Record{Body: body, Tags: tags, AppendSeq: uint64(i + 1)}}})
+	}
+}
+
+// BenchmarkMaintainerCheckpoint is one standalone maintainer's checkpoint after a log of N
+// untagged 512-byte records (tags would add index entries that no indexer acknowledges here): its size (bytes/ckpt) and the CPU of writing it (ns/op), which must not
+// grow with N now that the records live on the maintainer's Disk (docs/BENCHMARKS.md).
+//
+//	go test ./protocols/log/flstore -run '^$' -bench MaintainerCheckpoint
+func BenchmarkMaintainerCheckpoint(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 300_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			params := protocol.Params{"maintainers": "1"}
+			l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 1, flstore.Indexer: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			topo := &topology.Topology{Name: "one", DCs: []string{"X"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
+			env := &discardEnv{rand: rand.New(rand.NewPCG(1, 2)), store: store.New()}
+			r, err := flstore.Factory(protocol.Config{Self: 0, Nodes: l.Nodes, Topology: topo, Params: params}, env)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Start()
+			body := make([]byte, 512)
+			for i := range n {
+				r.HandleRequest(protocol.Request{Client: txn.ClientID(1 + i%64), Seq: uint64(i + 1), Kind: protocol.Operation,
+					Op: &flstore.AppendOp{Record: &flstore.Record{Body: body, AppendSeq: uint64(i + 1)}}})
+			}
+			var ckpt []byte
+			b.ResetTimer()
+			for range b.N {
+				if ckpt, err = r.(protocol.Checkpointer).AppendCheckpoint(ckpt[:0], nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(ckpt)), "bytes/ckpt")
+		})
 	}
 }

@@ -24,21 +24,31 @@ import (
 	"github.com/meridian-kv/meridian/topology"
 )
 
-// EventKind is an elasticity event (spec 5.12).
+// EventKind is an elasticity event (spec 5.12) or a stage machine restarting empty (5.13).
 type EventKind uint8
 
-// The elasticity events.
+// The events.
 const (
 	AddQueue EventKind = iota + 1
 	AddMaintainer
 	AddBatcher
 	SplitFilter
+	RestartBatcher
+	RestartFilter
+	RestartSender
+	RestartReceiver
 )
 
-var eventNames = map[EventKind]string{AddQueue: "add-queue", AddMaintainer: "add-maintainer", AddBatcher: "add-batcher", SplitFilter: "split-filter"}
+var eventNames = map[EventKind]string{AddQueue: "add-queue", AddMaintainer: "add-maintainer", AddBatcher: "add-batcher", SplitFilter: "split-filter",
+	RestartBatcher: "restart-batcher", RestartFilter: "restart-filter", RestartSender: "restart-sender", RestartReceiver: "restart-receiver"}
+
+// restarts are the roles the restart events restart.
+var restarts = map[EventKind]flstore.Role{RestartBatcher: flstore.Batcher, RestartFilter: flstore.Filter,
+	RestartSender: flstore.Sender, RestartReceiver: flstore.Receiver}
 
 // Event adds the first spare machine of a role to datacenter DC at AtUs (SplitFilter: the
-// spare filter takes the even TOIds of host Host from a boundary ahead of the log).
+// spare filter takes the even TOIds of host Host from a boundary ahead of the log), or
+// restarts the first active machine of a role there with no state (Restart*).
 type Event struct {
 	Kind EventKind
 	DC   int
@@ -140,6 +150,7 @@ type Result struct {
 	Appends  int // appends answered
 	Retries  int // appends sent again
 	Reads    int // records read before an append (Hyksos: gets and GET_TXNs)
+	Restarts int // stage machines restarted empty
 	Records  []int
 	EndUs    int64
 	Sim      sim.Stats
@@ -213,6 +224,16 @@ func Run(o Options) (Result, error) {
 	if factory == nil {
 		factory = chariots.Factory
 	}
+	r := &run{o: o, cfg: cfg, chk: chariots.NewChecker(), rng: rand.New(rand.NewPCG(o.Seed, 0x6c6f67))}
+	for _, e := range o.Events {
+		if _, ok := restarts[e.Kind]; ok {
+			factory = restartableFactory(factory, func(id protocol.NodeID) {
+				r.res.Restarts++
+				r.chk.Restarted(id)
+			})
+			break
+		}
+	}
 	svc, lan := o.Service, sim.LAN{}
 	if o.Capacity != nil {
 		svc.PerInput, lan = o.Capacity.service(cfg.Layout.Role, false)
@@ -223,7 +244,7 @@ func Run(o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := &run{o: o, cfg: cfg, s: s, chk: chariots.NewChecker(), rng: rand.New(rand.NewPCG(o.Seed, 0x6c6f67))}
+	r.s = s
 	r.clients = make([][]*flstore.Client, o.Topology.N())
 	if r.ctl, err = s.Connect(^txn.ClientID(0), 0); err != nil {
 		return Result{}, err
@@ -285,6 +306,7 @@ func Run(o Options) (Result, error) {
 		}
 		if t >= deadline {
 			snap := r.snapshot()
+			r.res.Snapshot = snap
 			return r.res, fmt.Errorf("no convergence %d µs after the appends and faults ended: %d appends unanswered; %v",
 				o.SettleUs, r.open, chariots.CheckConverged(snap))
 		}
@@ -519,7 +541,7 @@ func (r *run) appendRecord(c *sim.Conn, cl *flstore.Client, a *ack, body []byte,
 // bytes big-endian), for reads by tag.
 func ClientTag(id txn.ClientID) string { return fmt.Sprintf("client:%d", id) }
 
-// elastic carries out elasticity event e, through the control client's requests.
+// elastic carries out event e (elasticity, or a restart), through the control client's requests.
 func (r *run) elastic(e Event) {
 	l := r.cfg.Layout
 	spare := func(role flstore.Role) (protocol.NodeID, bool) {
@@ -532,6 +554,10 @@ func (r *run) elastic(e Event) {
 	}
 	call := func(to protocol.NodeID, op protocol.Message) {
 		r.ctl.CallNode(to, protocol.Request{Kind: protocol.Operation, Op: op}, func(protocol.Reply) {})
+	}
+	if role, ok := restarts[e.Kind]; ok {
+		call(l.Active(e.DC, role)[0], restartOp{})
+		return
 	}
 	switch e.Kind {
 	case AddQueue:

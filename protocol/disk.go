@@ -1,0 +1,40 @@
+package protocol
+
+import "github.com/meridian-kv/meridian/protocol/store"
+
+// Disk is a replica's durable key-value space, for state too large to keep in memory or to write
+// into every checkpoint: a log maintainer's records. A driver that offers one implements
+// DiskEnv; a replica built on an Env without one gets an in-memory Disk (DiskOf), which is what
+// the simulator's crashes (fail-stop, state kept) amount to.
+//
+// Set takes effect at once for the replica's later reads, and becomes durable with the input
+// that made it, before any output of that input leaves the node: the network server writes it
+// into the Pebble batch that logs the input. Nothing on a Disk is part of a checkpoint
+// (protocol.Checkpointer), so a checkpoint holds the replica's metadata only.
+//
+// A restarted server restores its newest checkpoint and replays the inputs after it against the
+// Disk as the crash left it, which already holds those inputs' writes (the server drops the
+// writes made while replaying). So a replica's state must never depend on what it reads from
+// its Disk, only its outputs (messages, replies) may, and those of a replayed input are dropped.
+type Disk interface {
+	// Get returns key's value (the caller must not modify it), or false if it has none.
+	Get(key []byte) (value []byte, ok bool)
+	// Set gives key the value (both copied).
+	Set(key, value []byte)
+	// Scan calls fn with every key in [from, to) in order and its value (valid during the call
+	// only), until fn returns false.
+	Scan(from, to []byte, fn func(key, value []byte) bool)
+}
+
+// DiskEnv is implemented by an Env whose driver keeps a Disk for its replica.
+type DiskEnv interface {
+	Disk() Disk
+}
+
+// DiskOf returns env's Disk, or a new in-memory one if its driver keeps none.
+func DiskOf(env Env) Disk {
+	if d, ok := env.(DiskEnv); ok {
+		return d.Disk()
+	}
+	return store.NewMemDisk()
+}
