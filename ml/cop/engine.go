@@ -19,7 +19,9 @@ const (
 	// every serializable scheme is equivalent to (spec §6.4).
 	Serial Scheme = iota
 	// COP runs a plan with version comparisons and read counters (Alg. 13, spec §5); its
-	// result is bit-identical to Serial's on the same plan.
+	// result is bit-identical to Serial's on the same plan. A plan whose transactions each read
+	// and write one set (SGD's) runs on per-transaction completion stamps instead of
+	// per-parameter versions (chainRunner), which enforce the same plan.
 	COP
 	// Locking takes a spinlock on every parameter a transaction reads or writes, in ascending
 	// order, before it reads (spec §6.1).
