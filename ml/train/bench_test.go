@@ -114,8 +114,9 @@ func BenchmarkLoad(b *testing.B) {
 					return err
 				}))
 				fusedCPU = append(fusedCPU, timed(&fused, func() error {
-					planner := cop.NewPlanner(0)
-					_, err := dataset.ReadLIBSVM(bytes.NewReader(text), name, func(_ int, s dataset.Sample) { planner.Add(s.Features, s.Features) })
+					planner := &fusedPlanner{Planner: cop.NewPlanner(0)} // as Load plans a file
+					_, err := dataset.ReadLIBSVM(bytes.NewReader(text), name, planner.onSample)
+					planner.flush()
 					return err
 				}))
 				timed(&offline, func() error {
