@@ -131,6 +131,9 @@ func Load(in Input) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
+	if planner != nil {
+		planner.flush() // the last sample's planning is part of the load
+	}
 	d.LoadDuration = time.Since(start)
 	d.HeldOut = d.Test != nil && d.Test.Len() > 0
 	if !d.HeldOut {
@@ -147,7 +150,6 @@ func Load(in Input) (*Data, error) {
 		d.Plan, err = cop.PlanAll(d.Txns)
 		d.PlanDuration = time.Since(start)
 	case Fused:
-		planner.flush()
 		d.Plan, err = planner.Plan(d.Txns)
 	case Sources:
 		err = d.planAtSources(in.Planning.Sources)
