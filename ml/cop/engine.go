@@ -19,7 +19,9 @@ const (
 	// every serializable scheme is equivalent to (spec §6.4).
 	Serial Scheme = iota
 	// COP runs a plan with version comparisons and read counters (Alg. 13, spec §5); its
-	// result is bit-identical to Serial's on the same plan.
+	// result is bit-identical to Serial's on the same plan. A plan whose transactions each read
+	// and write one set (SGD's) runs on per-transaction completion stamps instead of
+	// per-parameter versions (chainRunner), which enforce the same plan.
 	COP
 	// Locking takes a spinlock on every parameter a transaction reads or writes, in ascending
 	// order, before it reads (spec §6.1).
@@ -130,6 +132,7 @@ type worker struct {
 	held     []uint64  // Locking, OCC: the metadata words of the locks held
 	versions []TxnID   // OCC: the versions read
 	restarts int64
+	doneUpTo TxnID // COP on a chain: every transaction up to it has finished this epoch
 	_        [64]byte
 }
 
@@ -176,7 +179,11 @@ func NewEngine(scheme Scheme, plan *Plan, numParams int, opts Options) (*Engine,
 	case Serial:
 		e.run = &serialRunner{params: make([]float64, numParams)}
 	case COP:
-		e.run = &copRunner{slots: make(slots, numParams), implied: plan.impliedWrites()}
+		if plan.impliedWrites() {
+			e.run = newChainRunner(numParams, n, opts.Observer != nil)
+		} else {
+			e.run = &copRunner{slots: make(slots, numParams)}
+		}
 	case Locking:
 		e.run = &lockingRunner{slots: make(slots, numParams)}
 	case OCC:
@@ -231,7 +238,7 @@ func (e *Engine) RunEpoch(c Computation) EpochStats {
 	e.comp = c
 	var wg sync.WaitGroup
 	for _, w := range e.workers {
-		w.restarts = 0
+		w.restarts, w.doneUpTo = 0, 0
 		wg.Go(func() { e.work(w) })
 	}
 	wg.Wait()

@@ -33,25 +33,14 @@ import "math"
 // overlapping this one; for SGD, whose read and write sets are equal, no read is counted at
 // all (docs/BENCHMARKS.md measures both).
 //
-// A plan whose write annotations are implied by its reads (every transaction reads and writes
-// one set, see Plan) needs no write checks at all, and txnImplied skips them: every reader of a
-// parameter then also writes it, so version v of x has one planned reader, its next writer T,
-// which waits in ReadWait for v; no read is ever counted, so the word is v<<32 exactly, and no
-// one else can install x before T does (the writer after T waits for T's version). The word T's
-// write check would wait for is therefore the one its ReadWait saw, and it cannot change until
-// T's own install. Waits still point only to earlier-planned transactions.
+// Plans whose write annotations are implied by their reads run on chainRunner instead.
 type copRunner struct {
 	slots
-	implied bool // the plan's write annotations are implied by its reads
 }
 
 func (r *copRunner) txn(e *Engine, w *worker, id TxnID) {
 	p, obs := e.plan, e.opts.Observer
 	j := p.Index(id)
-	if r.implied {
-		r.txnImplied(e, w, id, j)
-		return
-	}
 	rlo, rhi := p.txns.readStart[j], p.txns.readStart[j+1]
 	wlo, whi := p.txns.writeStart[j], p.txns.writeStart[j+1]
 	reads, versions := p.txns.reads[rlo:rhi], p.readVersion[rlo:rhi]
@@ -97,38 +86,6 @@ func (r *copRunner) txn(e *Engine, w *worker, id TxnID) {
 				readers++
 			}
 			obs.Write(w.id, id, x, prev, readers)
-		}
-		s.value = math.Float64bits(delta[k])
-		s.storeMeta(installed)
-	}
-}
-
-// txnImplied runs transaction id (index j) of a plan whose write annotations are implied by its
-// reads: its ReadWaits, computation and installs, with no write check (see copRunner).
-func (r *copRunner) txnImplied(e *Engine, w *worker, id TxnID, j int) {
-	p, obs := e.plan, e.opts.Observer
-	lo, hi := p.txns.readStart[j], p.txns.readStart[j+1]
-	set, versions := p.txns.reads[lo:hi], p.readVersion[lo:hi]
-	mu, delta := w.mu[:len(set)], w.delta[:len(set)]
-	for k, x := range set {
-		s := &r.slots[x]
-		if TxnID(s.loadMeta()>>32) != versions[k] {
-			readWait(s, versions[k])
-		}
-		mu[k] = math.Float64frombits(s.value)
-	}
-	if obs != nil {
-		for k, x := range set {
-			obs.Read(w.id, id, x, versions[k])
-		}
-	}
-	e.comp.Compute(j, mu, delta)
-	installed := uint64(id) << 32
-	for k, x := range set {
-		s := &r.slots[x]
-		if obs != nil { // what the install finds: the version read, and its one reader
-			prev, readers := unpackWrite(s.loadMeta())
-			obs.Write(w.id, id, x, prev, readers+1)
 		}
 		s.value = math.Float64bits(delta[k])
 		s.storeMeta(installed)

@@ -191,8 +191,8 @@ func (t *Txns) WriteSet(j int) []uint32 { return t.writes[t.writeStart[j]:t.writ
 // and that version has exactly one planned reader, the writer itself (every reader of a
 // parameter also writes it, so the next reader of a version is its next writer). Such a plan
 // keeps no write annotations at all (writeWords nil: impliedWrites), which saves planning and
-// execution 8 of the 12 bytes per access, and lets execution skip the write checks (see
-// copRunner).
+// execution 8 of the 12 bytes per access, and lets execution run on chainRunner: no write
+// checks, and no per-parameter versions.
 type Plan struct {
 	txns        *Txns
 	order       []uint32 // plan id-1 -> transaction index; nil: the identity

@@ -90,7 +90,8 @@ func (d *Dataset) appendSorted(label float64, features []uint32, values []float3
 
 // OnSample is called with every training sample as it is loaded or generated, in order: i is
 // its index. Planning fused with loading (spec cop.md §1.3, mode 3) is an OnSample that plans
-// the sample's transaction.
+// the sample's transaction. s's slices are the dataset's storage and never change afterwards,
+// so the callback may keep them.
 type OnSample func(i int, s Sample)
 
 // added calls on (if not nil) with the last sample appended to d.

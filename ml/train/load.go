@@ -108,11 +108,11 @@ func Load(in Input) (*Data, error) {
 	if in.Shape != nil {
 		shape, generated, err = *in.Shape, true, nil
 	}
-	var planner *cop.Planner
+	var planner *fusedPlanner
 	var on dataset.OnSample
 	if in.Planning.Mode == Fused {
-		planner = cop.NewPlanner(shape.Features) // 0 for a file: the planner grows as it goes
-		on = func(_ int, s dataset.Sample) { planner.Add(s.Features, s.Features) }
+		planner = &fusedPlanner{Planner: cop.NewPlanner(shape.Features)} // 0 for a file: the planner grows as it goes
+		on = planner.onSample
 	}
 	switch {
 	case err != nil:
@@ -130,6 +130,9 @@ func Load(in Input) (*Data, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if planner != nil {
+		planner.flush() // the last sample's planning is part of the load
 	}
 	d.LoadDuration = time.Since(start)
 	d.HeldOut = d.Test != nil && d.Test.Len() > 0
@@ -189,4 +192,31 @@ func (d *Data) planAtSources(n int) error {
 	d.Plan = central.Plan()
 	d.AdmitDuration = time.Since(start)
 	return nil
+}
+
+// fusedPlanner plans samples as they are loaded (spec §1.3 mode 3), each one sample late: it
+// prefetches a sample's planning state when the sample has been parsed and plans the sample
+// when the next one has, so that the state's cache misses overlap the next line's parsing
+// instead of stalling it (docs/BENCHMARKS.md, issue 15: about 12,000 instructions of parsing
+// per imdb-like sample lie between two samples' planning). A sample's slices are its dataset's
+// storage, unchanged after the call, so keeping them is safe.
+type fusedPlanner struct {
+	*cop.Planner
+	last    []uint32 // the features of the sample parsed but not planned yet
+	pending bool
+}
+
+// onSample is the loader's OnSample.
+func (f *fusedPlanner) onSample(_ int, s dataset.Sample) {
+	f.Prefetch(s.Features)
+	f.flush()
+	f.last, f.pending = s.Features, true
+}
+
+// flush plans the sample still pending, if any; the loader calls it once loading has ended.
+func (f *fusedPlanner) flush() {
+	if f.pending {
+		f.Add(f.last, f.last)
+		f.pending = false
+	}
 }
