@@ -2,60 +2,67 @@ package store
 
 import (
 	"bytes"
-	"maps"
-	"slices"
-	"sort"
+	"iter"
+	"strings"
+
+	"github.com/RaduBerinde/btreemap"
 )
 
 // MemDisk is an in-memory protocol.Disk: the simulator's and the tests' stand-in for the durable
-// key-value space the network server keeps in Pebble. Keys are kept sorted for Scan; inserting
-// costs a binary search and a copy of the keys after it, which is little for keys that mostly
-// grow (log positions).
+// key-value space the network server keeps in Pebble. Keys live in a B-tree (the one Pebble
+// itself uses), so an insert in the middle of the key space (a host index entry below the
+// records' keys) costs a logarithmic search, not a copy of every key after it.
 type MemDisk struct {
-	values map[string][]byte
-	keys   []string // sorted
+	tree *btreemap.BTreeMap[string, []byte]
 }
 
+// memDiskDegree is the B-tree's degree: nodes of up to 63 keys.
+const memDiskDegree = 32
+
 // NewMemDisk returns an empty MemDisk.
-func NewMemDisk() *MemDisk { return &MemDisk{values: map[string][]byte{}} }
+func NewMemDisk() *MemDisk {
+	return &MemDisk{tree: btreemap.New[string, []byte](memDiskDegree, strings.Compare)}
+}
 
 // Get implements protocol.Disk.
 func (d *MemDisk) Get(key []byte) ([]byte, bool) {
-	v, ok := d.values[string(key)]
+	_, v, ok := d.tree.Get(string(key))
 	return v, ok
 }
 
 // Set implements protocol.Disk.
 func (d *MemDisk) Set(key, value []byte) {
-	k := string(key)
-	if _, ok := d.values[k]; !ok {
-		i := len(d.keys)
-		if i > 0 && d.keys[i-1] > k {
-			i = sort.SearchStrings(d.keys, k)
-		}
-		d.keys = slices.Insert(d.keys, i, k)
-	}
-	d.values[k] = bytes.Clone(value)
+	d.tree.ReplaceOrInsert(string(key), bytes.Clone(value))
 }
 
 // Scan implements protocol.Disk.
 func (d *MemDisk) Scan(from, to []byte, fn func(key, value []byte) bool) {
-	for i := sort.SearchStrings(d.keys, string(from)); i < len(d.keys) && d.keys[i] < string(to); i++ {
-		if !fn([]byte(d.keys[i]), d.values[d.keys[i]]) {
+	for k, v := range d.tree.Ascend(btreemap.GE(string(from)), btreemap.LT(string(to))) {
+		if !fn([]byte(k), v) {
 			return
 		}
 	}
 }
 
 // Len returns how many keys d holds.
-func (d *MemDisk) Len() int { return len(d.keys) }
+func (d *MemDisk) Len() int { return d.tree.Len() }
 
-// Clone returns a copy of d (values are never modified in place, so they are shared).
-func (d *MemDisk) Clone() *MemDisk {
-	return &MemDisk{values: maps.Clone(d.values), keys: slices.Clone(d.keys)}
-}
+// Clone returns a copy of d (copy on write: values are never modified in place, so they are
+// shared).
+func (d *MemDisk) Clone() *MemDisk { return &MemDisk{tree: d.tree.Clone()} }
 
 // Equal reports whether d and o hold the same keys and values.
 func (d *MemDisk) Equal(o *MemDisk) bool {
-	return slices.Equal(d.keys, o.keys) && maps.EqualFunc(d.values, o.values, bytes.Equal)
+	if d.tree.Len() != o.tree.Len() {
+		return false
+	}
+	next, stop := iter.Pull2(o.tree.Ascend(btreemap.Min[string](), btreemap.Max[string]()))
+	defer stop()
+	for k, v := range d.tree.Ascend(btreemap.Min[string](), btreemap.Max[string]()) {
+		k2, v2, ok := next()
+		if !ok || k2 != k || !bytes.Equal(v, v2) {
+			return false
+		}
+	}
+	return true
 }

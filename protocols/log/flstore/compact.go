@@ -28,7 +28,7 @@ func (m *LogMaintainer) collectSuperseded() {
 		return true
 	})
 	for _, r := range drop {
-		m.disk.put(r)
+		m.putRecord(r)
 	}
 }
 

@@ -1,6 +1,7 @@
 package flstore
 
 import (
+	"maps"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -72,6 +73,10 @@ type LogMaintainer struct {
 	env  protocol.Env
 	cfg  MaintainerConfig
 	disk diskRecords
+	// observed mirrors the records on the Disk once State has been called (by a checker, in
+	// the simulator and tests; no real node calls it), so that a checker taking snapshots as a
+	// run goes does not decode the whole log each time. It is no part of the replica's state.
+	observed map[uint64]*Record
 	// above holds the own positions filled above next (Chariots: assignments arrive out of
 	// order); every own position below next is filled.
 	above  map[uint64]bool
@@ -123,12 +128,22 @@ type Counted interface {
 // State returns the maintainer's log share (read from its Disk), head of log and journal
 // (shared: do not modify).
 func (m *LogMaintainer) State() MaintainerState {
-	filled := map[uint64]*Record{}
-	m.disk.records(1, None, func(r *Record) bool {
-		filled[r.LId] = r
-		return true
-	})
-	return MaintainerState{Filled: filled, HL: m.hl, Journal: m.cfg.Journal}
+	if m.observed == nil {
+		m.observed = map[uint64]*Record{}
+		m.disk.records(1, None, func(r *Record) bool {
+			m.observed[r.LId] = r
+			return true
+		})
+	}
+	return MaintainerState{Filled: maps.Clone(m.observed), HL: m.hl, Journal: m.cfg.Journal}
+}
+
+// putRecord stores r on the Disk and, once State has been called, in observed too.
+func (m *LogMaintainer) putRecord(r *Record) {
+	m.disk.put(r)
+	if m.observed != nil {
+		m.observed[r.LId] = r.Clone()
+	}
 }
 
 // filled reports whether own position l is filled.
@@ -346,13 +361,13 @@ func (m *LogMaintainer) fill(r *Record) {
 		}
 	}
 	if !m.cfg.Chariots {
-		m.disk.put(r)
+		m.putRecord(r)
 		return
 	}
 	if r.Host < len(m.gcTo) && r.TOId <= m.gcTo[r.Host] {
 		r = collected(r)
 	}
-	m.disk.put(r)
+	m.putRecord(r)
 	m.disk.index(r)
 }
 
@@ -451,7 +466,7 @@ func (m *LogMaintainer) collect() {
 				return false
 			}
 			if !r.Collected && !r.NoOp {
-				m.disk.put(collected(r))
+				m.putRecord(collected(r))
 			}
 			return true
 		})
