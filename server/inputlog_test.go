@@ -122,7 +122,7 @@ func crashAfter(t *testing.T, turns []turn) []byte {
 		t.Fatal(err)
 	}
 	for i, tu := range turns {
-		b := l.newBatch()
+		b := l.newBatch(false)
 		if tu.record {
 			if err := b.add([]byte{byte(i)}); err != nil {
 				t.Fatal(err)
