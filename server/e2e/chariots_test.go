@@ -98,6 +98,7 @@ func TestChariotsKillMaintainer(t *testing.T) {
 		clients[dc] = c
 	}
 	const victim = "east-maintainer1"
+	const minAcksBeforeKill = 60
 	var (
 		mu    sync.Mutex
 		acks  []acked
@@ -129,7 +130,21 @@ func TestChariotsKillMaintainer(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(time.Second)
+	// Kill once datacenter 0 has some acknowledged appends, enough that some fall in the
+	// victim's ranges (a fixed second was too few appends on a loaded machine), or after 10 s.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		east := 0
+		for _, a := range acks {
+			if a.dc == 0 {
+				east++
+			}
+		}
+		mu.Unlock()
+		if east >= minAcksBeforeKill {
+			break
+		}
+	}
 	if err := cluster.Kill(dir, victim); err != nil {
 		t.Fatal(err)
 	}
