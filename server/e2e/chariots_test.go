@@ -168,32 +168,7 @@ func TestChariotsKillMaintainer(t *testing.T) {
 	}
 
 	// Wait until every datacenter's log holds every acknowledged append, then check.
-	var logs [][]*flstore.Record
-	var heads []flstore.HLResult
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		logs, heads = nil, nil
-		missing := ""
-		for dc, c := range clients {
-			h, recs, err := readLog(ctx, c)
-			if err != nil {
-				missing = fmt.Sprintf("datacenter %d: %v", dc, err)
-				break
-			}
-			logs, heads = append(logs, recs), append(heads, h)
-			if m := missingAcks(acks, recs); m != "" {
-				missing = fmt.Sprintf("datacenter %d (head of log %d): %s", dc, h.HL, m)
-				break
-			}
-		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the logs did not converge: %s", missing)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	logs, heads := awaitAcked(ctx, t, clients, acks, 15*time.Second)
 	victimID, _, err := cfg.Node(victim)
 	if err != nil {
 		t.Fatal(err)
@@ -219,17 +194,7 @@ func TestChariotsKillMaintainer(t *testing.T) {
 	}
 	// Both logs up to the head hold the same records once the pipeline is idle: compare at
 	// equal lengths (appends that were never acknowledged are there too, or nowhere).
-	layout, err := chariots.LayoutOf(cfg.Params, cfg.Topology.N())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := chariots.SnapshotOfLogs(layout, logs, heads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chariots.NewChecker().Check(s); err != nil {
-		t.Fatalf("checker: %v", err)
-	}
+	s := checkLogs(t, cfg, logs, heads)
 	if len(logs[0]) == len(logs[1]) {
 		if err := chariots.CheckConverged(s); err != nil {
 			t.Fatalf("convergence: %v", err)
@@ -299,4 +264,54 @@ func missingAcks(acks []acked, recs []*flstore.Record) string {
 		}
 	}
 	return ""
+}
+
+// awaitAcked reads the whole log of each datacenter through its client (clients[dc]) until every
+// log holds every acknowledged append of acks, and returns the logs and heads of log; it fails t
+// if they do not within timeout.
+func awaitAcked(ctx context.Context, t *testing.T, clients []*logclient.Client, acks []acked, timeout time.Duration) ([][]*flstore.Record, []flstore.HLResult) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var logs [][]*flstore.Record
+		var heads []flstore.HLResult
+		missing := ""
+		for dc, c := range clients {
+			h, recs, err := readLog(ctx, c)
+			if err != nil {
+				missing = fmt.Sprintf("datacenter %d: %v", dc, err)
+				break
+			}
+			logs, heads = append(logs, recs), append(heads, h)
+			if m := missingAcks(acks, recs); m != "" {
+				missing = fmt.Sprintf("datacenter %d (head of log %d): %s", dc, h.HL, m)
+				break
+			}
+		}
+		if missing == "" {
+			return logs, heads
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the logs did not converge: %s", missing)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkLogs runs the Chariots checker (CH-I1..I3) on the read-back logs of the cluster cfg and
+// returns the snapshot it checked.
+func checkLogs(t *testing.T, cfg *cluster.Config, logs [][]*flstore.Record, heads []flstore.HLResult) chariots.Snapshot {
+	t.Helper()
+	layout, err := chariots.LayoutOf(cfg.Params, cfg.Topology.N())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := chariots.SnapshotOfLogs(layout, logs, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chariots.NewChecker().Check(s); err != nil {
+		t.Fatalf("checker: %v", err)
+	}
+	return s
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meridian-kv/meridian/protocols/log/chariots"
-	"github.com/meridian-kv/meridian/protocols/log/flstore"
 	"github.com/meridian-kv/meridian/server/cluster"
 	"github.com/meridian-kv/meridian/server/logclient"
 )
@@ -107,48 +105,17 @@ func TestChariotsBatcherFailover(t *testing.T) {
 		}
 	}
 
-	var logs [][]*flstore.Record
-	var heads []flstore.HLResult
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		logs, heads = nil, nil
-		missing := ""
-		for dc := range cfg.Topology.DCs {
-			h, recs, err := readLog(ctx, clients[dc*clientsPerDC])
-			if err != nil {
-				missing = fmt.Sprintf("datacenter %d: %v", dc, err)
-				break
-			}
-			logs, heads = append(logs, recs), append(heads, h)
-			if m := missingAcks(acks, recs); m != "" {
-				missing = fmt.Sprintf("datacenter %d (head of log %d): %s", dc, h.HL, m)
-				break
-			}
-		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the logs did not converge: %s", missing)
-		}
-		time.Sleep(200 * time.Millisecond)
+	perDC := make([]*logclient.Client, len(cfg.Topology.DCs))
+	for dc := range perDC {
+		perDC[dc] = clients[dc*clientsPerDC]
 	}
+	logs, heads := awaitAcked(ctx, t, perDC, acks, 20*time.Second)
 	for _, a := range acks {
 		if at := logs[a.dc][a.res.LId-1]; string(at.Body) != a.body || at.TOId != a.res.TOId {
 			t.Fatalf("append %q was acknowledged at position %d (TOId %d) of datacenter %d, which holds %q (TOId %d)",
 				a.body, a.res.LId, a.res.TOId, a.dc, at.Body, at.TOId)
 		}
 	}
-	layout, err := chariots.LayoutOf(cfg.Params, cfg.Topology.N())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := chariots.SnapshotOfLogs(layout, logs, heads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chariots.NewChecker().Check(s); err != nil {
-		t.Fatalf("checker: %v", err)
-	}
+	checkLogs(t, cfg, logs, heads)
 	t.Logf("logs of %d and %d records, each append once; %s stayed down", len(logs[0]), len(logs[1]), victim)
 }

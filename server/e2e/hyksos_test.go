@@ -71,17 +71,7 @@ func TestHyksosKillMaintainer(t *testing.T) {
 		clients[dc] = c
 	}
 	logs, heads := readLogs(ctx, t, clients)
-	layout, err := chariots.LayoutOf(cfg.Params, cfg.Topology.N())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := chariots.SnapshotOfLogs(layout, logs, heads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chariots.NewChecker().Check(s); err != nil {
-		t.Fatalf("checker: %v", err)
-	}
+	checkLogs(t, cfg, logs, heads)
 	hyksosCommands(t, cfg)
 }
 
