@@ -1,7 +1,6 @@
 package swarm
 
 import (
-	"os"
 	"testing"
 
 	"github.com/meridian-kv/meridian/tools/bench"
@@ -14,19 +13,7 @@ import (
 // once the faults are over. Four seeds per protocol (20 runs); MERIDIAN_LONG=1 runs
 // SeedsPerProtocol per protocol, MERIDIAN_SEED=N one.
 func TestSMRInstanceBatchingUnderFaults(t *testing.T) {
-	count := uint64(4)
-	if os.Getenv("MERIDIAN_LONG") != "" {
-		count = SeedsPerProtocol
-	}
-	var seeds []uint64
-	for s := uint64(1); s <= count; s++ {
-		seeds = append(seeds, s)
-	}
-	if os.Getenv("MERIDIAN_SEED") != "" {
-		seeds = seedsToRun(t)
-	} else {
-		simulationGC(t)
-	}
+	seeds := firstSeeds(t, 4)
 	options := func(proto string, seed uint64) bench.Options {
 		opts := Options(proto, seed)
 		if seed%3 == 0 {

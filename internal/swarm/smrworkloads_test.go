@@ -41,20 +41,28 @@ const maxExtraDelayUs = 300_000
 // audits hold on every seed, and every transaction finishes once the faults are over. Ten
 // seeds per protocol; MERIDIAN_LONG=1 runs SeedsPerProtocol, MERIDIAN_SEED=N one.
 func TestSMRWorkloadsUnderFaults(t *testing.T) {
-	count := uint64(10)
-	if os.Getenv("MERIDIAN_LONG") != "" {
-		count = SeedsPerProtocol
-	}
-	var seeds []uint64
-	for s := uint64(1); s <= count; s++ {
-		seeds = append(seeds, s)
-	}
-	if os.Getenv("MERIDIAN_SEED") != "" {
-		seeds = seedsToRun(t)
-	}
+	seeds := firstSeeds(t, 10)
 	for _, proto := range []string{"helios-1", "mf", "rc", "2pc-paxos", "paxos-commit", "ogre"} {
 		t.Run(proto, func(t *testing.T) {
 			runSeeds(t, proto, "go test ./internal/swarm -run 'TestSMRWorkloadsUnderFaults/"+proto+"$'", seeds, smrWorkloadOptions)
 		})
 	}
+}
+
+// firstSeeds returns seeds 1 to count, or 1 to SeedsPerProtocol with MERIDIAN_LONG=1, or the one
+// MERIDIAN_SEED names (seedsToRun), and runs the test with the swarm's GC setting.
+func firstSeeds(t *testing.T, count uint64) []uint64 {
+	t.Helper()
+	if os.Getenv("MERIDIAN_SEED") != "" {
+		return seedsToRun(t)
+	}
+	simulationGC(t)
+	if os.Getenv("MERIDIAN_LONG") != "" {
+		count = SeedsPerProtocol
+	}
+	seeds := make([]uint64, count)
+	for i := range seeds {
+		seeds[i] = uint64(i) + 1
+	}
+	return seeds
 }
