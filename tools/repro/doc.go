@@ -32,6 +32,7 @@ const DocSource = "docs/REPRODUCTION.src.md"
 //	                           ("" for reports), "not run" if that run lacks it
 //	{{tallyAll "old"}}         the same over every experiment of that run
 //	{{table "e4.1" "latency"}} e4.1's series "latency" as a Markdown table (seriesTable)
+//	{{tableIn "aligned" "e3.2" "latency"}}  the same from the run others["aligned"]
 //
 // others are other runs to compare with (another revision, another setting), by label.
 // Naming an experiment or a run that is missing is an error, so that the document never
@@ -112,15 +113,14 @@ func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][
 			if err != nil {
 				return "", err
 			}
-			if r.Title == notMeasured {
-				return "*" + notMeasured + ".*", nil
+			return reportTable(r, series)
+		},
+		"tableIn": func(label, name, series string) (string, error) {
+			r, err := getIn(label, name)
+			if err != nil {
+				return "", err
 			}
-			for _, sr := range r.Series {
-				if sr.Name == series {
-					return seriesTable(sr), nil
-				}
-			}
-			return "", fmt.Errorf("experiment %q has no series %q in the run (a run saved before series were kept in the JSON?)", name, series)
+			return reportTable(r, series)
 		},
 		"total": func() string { return Summarize(reports...).String() },
 		"tally": func(label, name string) (string, error) {
@@ -155,6 +155,20 @@ func WriteDoc(w io.Writer, source string, reports []*Report, others map[string][
 		return fmt.Errorf("%s: %w", DocSource, err)
 	}
 	return t.Execute(w, nil)
+}
+
+// reportTable is r's series named series as a Markdown table (seriesTable), or the mark of an
+// experiment a partial run lacks; a series r does not have is an error.
+func reportTable(r *Report, series string) (string, error) {
+	if r.Title == notMeasured {
+		return "*" + notMeasured + ".*", nil
+	}
+	for _, sr := range r.Series {
+		if sr.Name == series {
+			return seriesTable(sr), nil
+		}
+	}
+	return "", fmt.Errorf("experiment %q has no series %q in the run (a run saved before series were kept in the JSON?)", r.Name, series)
 }
 
 // notMeasured stands for an experiment missing from a partial run (WriteDoc).

@@ -122,4 +122,12 @@ func TestSeriesTable(t *testing.T) {
 	if err := WriteDoc(&b, `{{table "x" "nope"}}`, back.Experiments, nil, false); err == nil || !strings.Contains(err.Error(), `no series "nope"`) {
 		t.Fatalf("a missing series: %v", err)
 	}
+	b.Reset()
+	others := map[string][]*Report{"old": back.Experiments}
+	if err := WriteDoc(&b, `{{tableIn "old" "x" "sweep"}}`, nil, others, false); err != nil || b.String() != want[strings.Index(want, "| clients"):] {
+		t.Fatalf("tableIn: %q, %v", b.String(), err)
+	}
+	if err := WriteDoc(&b, `{{tableIn "new" "x" "sweep"}}`, nil, others, false); err == nil {
+		t.Fatal("tableIn accepted a run that is not there")
+	}
 }
