@@ -166,6 +166,9 @@ type Config struct {
 	FetchMax, CarryMax int
 	// RowEveryUs is the longest the token holder goes without publishing MaxTOId.
 	RowEveryUs int64
+	// TokenTimeoutUs is how long the coordinating queue waits for the token to come back before
+	// it rebuilds it (rebuild.go).
+	TokenTimeoutUs int64
 	// GC turns garbage collection at maintainers on; GCKeepLatest (which implies GC) collects
 	// only records superseded by a later one with the same tags (flstore.MaintainerConfig).
 	GC, GCKeepLatest bool
@@ -174,7 +177,7 @@ type Config struct {
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
+	"carry_max", "row_every", "token_timeout", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -196,7 +199,8 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 		dst  *int64
 		def  int64
 	}{{"flush", &c.FlushUs, 1000}, {"hold", &c.HoldUs, 1000}, {"retry", &c.RetryUs, 20_000}, {"ship", &c.ShipUs, 5000},
-		{"resend", &c.ResendUs, int64(3*maxRTTMs*1000) + 50_000}, {"row_every", &c.RowEveryUs, 5000}} {
+		{"resend", &c.ResendUs, int64(3*maxRTTMs*1000) + 50_000}, {"row_every", &c.RowEveryUs, 5000},
+		{"token_timeout", &c.TokenTimeoutUs, 1_000_000}} {
 		if *d.dst, err = p.Duration(d.name, d.def); err != nil {
 			return Config{}, err
 		}

@@ -21,7 +21,8 @@ type Snapshot struct {
 	HL       map[protocol.NodeID]uint64
 	Journals map[protocol.NodeID]flstore.Journal
 	// Truth[dc] is the datacenter's own row: the newest MaxTOId of its token (the element-wise
-	// maximum over its queues' last copies; MaxTOId only grows). LastLId and Journal likewise.
+	// maximum over its queues' last copies of the newest generation; MaxTOId only grows within
+	// one). LastLId and Journal likewise.
 	Truth   [][]uint64
 	LastLId []uint64
 	Journal []flstore.Journal
@@ -52,8 +53,14 @@ func Take(c Config, replica func(protocol.NodeID) protocol.Replica) Snapshot {
 			}
 			s.HL[m], s.Journals[m] = st.HL, st.Journal
 		}
+		gen := uint64(0) // the newest generation's copies only: a rebuild truncates
 		for _, q := range l.All(dc, flstore.Queue) {
 			if tk := replica(q).(*Queue).LastToken(); tk != nil {
+				gen = max(gen, tk.Gen)
+			}
+		}
+		for _, q := range l.All(dc, flstore.Queue) {
+			if tk := replica(q).(*Queue).LastToken(); tk != nil && tk.Gen == gen {
 				s.Truth[dc] = flstore.MaxVec(s.Truth[dc], tk.MaxTOId)
 				s.LastLId[dc] = max(s.LastLId[dc], tk.LastLId)
 				if len(tk.Journal) > len(s.Journal[dc]) {
@@ -208,7 +215,7 @@ func (c *Checker) checkDC(s *Snapshot, dc int) error {
 			return fmt.Errorf("CH-I5: maintainer %d's head of log went from %d back to %d", m, c.prevHL[m], hl)
 		}
 		c.prevHL[m] = hl
-		if j := s.Journals[m]; !s.Journal[dc].Extends(j) {
+		if j := s.Journals[m]; s.Journal[dc] != nil && !s.Journal[dc].Extends(j) {
 			return fmt.Errorf("CH-I4: maintainer %d's journal is not a prefix of the token's", m)
 		}
 	}

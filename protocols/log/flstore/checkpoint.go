@@ -16,7 +16,8 @@ import (
 // progress (next, contig), the positions filled above next, the head of log, the peers'
 // progress (by node), the explicit-order appends waiting, the index entries not yet
 // acknowledged (by indexer), the no-op fill's lag start, the garbage-collection horizon, how far
-// each host's records were collected, and the last collection's time.
+// each host's records were collected, the last collection's time, and the token generation and
+// whether it is frozen (Chariots).
 func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	WriteJournal(w, m.cfg.Journal)
@@ -56,6 +57,8 @@ func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, 
 	WriteVec(w, "horizon", m.horizon, MaxDCs)
 	WriteVec(w, "collected", m.gcTo, MaxDCs)
 	w.Varint(m.lastGCUs)
+	w.Uvarint(m.gen)
+	w.Bool(m.frozen)
 	return w.Finish()
 }
 
@@ -98,6 +101,7 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 		r.Fail("collected", "%d hosts, want %d", len(m.gcTo), m.cfg.DCs)
 	}
 	m.lastGCUs = r.Varint("last collection")
+	m.gen, m.frozen = r.Uvarint("generation"), r.Bool("frozen")
 	return r.Done()
 }
 
