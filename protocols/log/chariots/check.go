@@ -101,11 +101,22 @@ func (s *Snapshot) sortedLIds(dc int) []uint64 {
 type Checker struct {
 	prevHL    map[protocol.NodeID]uint64
 	prevTable map[protocol.NodeID][][]uint64
+	// token is, per datacenter, the token as the last snapshot that had one saw it: while no
+	// queue holds a copy (the only queue restarted empty, before the rebuild), its row, last
+	// position and journal still bound the log (a rebuild only truncates).
+	token map[int]tokenView
+}
+
+// tokenView is what a snapshot knows of a datacenter's token.
+type tokenView struct {
+	truth   []uint64
+	lastLId uint64
+	journal flstore.Journal
 }
 
 // NewChecker returns a checker with no history.
 func NewChecker() *Checker {
-	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}}
+	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}, token: map[int]tokenView{}}
 }
 
 // Restarted tells the checker that node id restarted empty (spec 5.13): what it knew is gone,
@@ -126,6 +137,11 @@ type originKey struct {
 // Check returns the first violation in s, or nil.
 func (c *Checker) Check(s Snapshot) error {
 	for dc := range s.DCs {
+		if s.Journal[dc] != nil {
+			c.token[dc] = tokenView{s.Truth[dc], s.LastLId[dc], s.Journal[dc]}
+		} else if v, ok := c.token[dc]; ok {
+			s.Truth[dc], s.LastLId[dc], s.Journal[dc] = v.truth, v.lastLId, v.journal
+		}
 		if err := c.checkDC(&s, dc); err != nil {
 			return fmt.Errorf("datacenter %d: %w", dc, err)
 		}
