@@ -137,6 +137,12 @@ func (rb *rebuild) startTruncate(q *Queue) {
 	if t == flstore.None {
 		t = 0
 	}
+	if rb.copy != nil && t < rb.copy.StableLId {
+		// Below a head of the log already reported: a maintainer lost records (its disk; it
+		// stops, LogMaintainer.Failure). Truncating would drop answered records: the rebuild
+		// stays frozen instead, and the datacenter takes no append.
+		return
+	}
 	rb.truncate = &flstore.Truncate{Gen: rb.gen, T: t, From: min(from, t+1), Journal: j}
 	rb.resend(q)
 }

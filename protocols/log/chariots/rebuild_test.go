@@ -1,6 +1,7 @@
 package chariots
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -166,5 +167,44 @@ func TestTokenTimeoutRebuild(t *testing.T) {
 		if n := len(s.Logs[dc]); n != 12 {
 			t.Fatalf("datacenter %d logged %d records, want 12", dc, n)
 		}
+	}
+}
+
+// TestMaintainerLostDisk restarts one of A's maintainers with an empty disk (spec 5.13, our
+// choice: no other node holds its ranges, so it must not come back as if nothing happened):
+// its first gossip from a peer shows it positions at or below the head of the log that it does
+// not hold, and it stops (Failure), answering every request with the reason. A token rebuild
+// afterwards (the coordinator restarted) does not truncate the other maintainer's records below
+// the head of the log: the datacenter stops taking appends instead.
+func TestMaintainerLostDisk(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"maintainers": "2"})
+	m0, m1 := w.node(dcA, flstore.Maintainer, 0), w.node(dcA, flstore.Maintainer, 1)
+	for i := range 12 {
+		w.appendAt(dcA, txn.ClientID(1+i%2), "r")
+		w.RunUntil(w.NowUs() + 3000)
+	}
+	w.converged(2_000_000)
+	held := len(w.Reps[m0].(*flstore.LogMaintainer).State().Filled)
+	hl := w.Reps[m0].(*flstore.LogMaintainer).State().HL
+	w.AfterEvent = nil // the records m1 held are gone: the invariants no longer hold, by design
+	if err := w.Restart(m1); err != nil {
+		t.Fatal(err)
+	}
+	w.RunUntil(w.NowUs() + 20_000)
+	err := w.Reps[m1].(*flstore.LogMaintainer).Failure()
+	if err == nil || !strings.Contains(err.Error(), "lost its records") {
+		t.Fatalf("maintainer %d restarted empty reports %v, want that it lost its records", m1, err)
+	}
+	w.Request(99, 1, m1, &flstore.ReadOp{From: 1, To: 10})
+	w.RunUntil(w.NowUs() + 1000)
+	if r := w.Replies[len(w.Replies)-1]; r.Client != 99 || !strings.Contains(r.Err, "restore its data directory") {
+		t.Fatalf("a read at the stopped maintainer got %+v, want the reason", r)
+	}
+	w.restart(w.node(dcA, flstore.Queue, 0)) // a rebuild: it must not truncate below hl
+	w.appendAt(dcA, 1, "after")
+	w.RunUntil(w.NowUs() + 500_000)
+	st := w.Reps[m0].(*flstore.LogMaintainer).State()
+	if len(st.Filled) != held || st.HL != hl {
+		t.Fatalf("maintainer %d holds %d records with head of log %d after the rebuild, had %d and %d", m0, len(st.Filled), st.HL, held, hl)
 	}
 }

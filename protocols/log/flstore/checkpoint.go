@@ -17,7 +17,7 @@ import (
 // progress (by node), the explicit-order appends waiting, the index entries not yet
 // acknowledged (by indexer), the no-op fill's lag start, the garbage-collection horizon, how far
 // each host's records were collected, the last collection's time, and the token generation and
-// whether it is frozen (Chariots).
+// whether it is frozen (Chariots), and why it stopped if it lost its records.
 func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	WriteJournal(w, m.cfg.Journal)
@@ -59,6 +59,7 @@ func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, 
 	w.Varint(m.lastGCUs)
 	w.Uvarint(m.gen)
 	w.Bool(m.frozen)
+	w.String("lost", m.lost, maxLostLen)
 	return w.Finish()
 }
 
@@ -102,8 +103,12 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	}
 	m.lastGCUs = r.Varint("last collection")
 	m.gen, m.frozen = r.Uvarint("generation"), r.Bool("frozen")
+	m.lost = r.String("lost", maxLostLen)
 	return r.Done()
 }
+
+// maxLostLen bounds the reason a maintainer stopped (LogMaintainer.lose).
+const maxLostLen = 1 << 12
 
 // AppendCheckpoint implements protocol.Checkpointer: the posting lists (by tag: position and
 // value each), the count of entries indexed and the maintainers' index claims.
@@ -162,4 +167,5 @@ func readClaims(r *wire.Reader) map[protocol.NodeID]indexClaim {
 var (
 	_ protocol.Checkpointer = (*LogMaintainer)(nil)
 	_ protocol.Checkpointer = (*LogIndexer)(nil)
+	_ protocol.Failer       = (*LogMaintainer)(nil)
 )

@@ -91,6 +91,8 @@ func WriteMessage(w *wire.Writer, m protocol.Message) bool {
 		w.Uvarint(m.Contig)
 		WriteJournal(w, m.Journal)
 		w.Uvarint(m.Gen)
+		w.Uvarint(m.HL)
+		w.Bool(m.Frozen)
 	case *IndexAdd:
 		w.Byte(tagIndexAdd)
 		writeEntries(w, m.Entries)
@@ -166,7 +168,8 @@ func ReadMessage(r *wire.Reader, tag byte) protocol.Message {
 	case tagLookupResult:
 		return &LookupResult{LIds: ReadVec(r, "positions", MaxRecords), Covered: r.Bool("covered")}
 	case tagHLGossip:
-		return &HLGossip{Next: r.Uvarint("next"), Contig: r.Uvarint("contig"), Journal: ReadJournal(r), Gen: r.Uvarint("generation")}
+		return &HLGossip{Next: r.Uvarint("next"), Contig: r.Uvarint("contig"), Journal: ReadJournal(r), Gen: r.Uvarint("generation"),
+			HL: r.Uvarint("hl"), Frozen: r.Bool("frozen")}
 	case tagIndexAdd:
 		return &IndexAdd{Entries: readEntries(r), Through: r.Uvarint("through"), Epochs: r.Int("epochs", MaxEpochs)}
 	case tagIndexAck:

@@ -101,6 +101,8 @@ type LogMaintainer struct {
 	// takes no assignment until the generation's Truncate.
 	gen    uint64
 	frozen bool
+	// lost, if set, says why this maintainer stopped: its records are gone (Failure).
+	lost string
 }
 
 // Timer ids of a maintainer.
@@ -162,13 +164,15 @@ func (m *LogMaintainer) HandleTimer(id protocol.TimerID) {
 	if id != gossipTimer {
 		return
 	}
+	if m.lost != "" {
+		return
+	}
 	m.env.SetTimer(m.cfg.GossipUs, gossipTimer)
-	if !m.frozen { // a frozen maintainer's progress may be truncated: it keeps it to itself
-		g := &HLGossip{Next: m.next, Contig: m.contig, Journal: m.cfg.Journal, Gen: m.gen}
-		for _, p := range m.maintainers() {
-			if p != m.cfg.Self {
-				m.env.Send(p, g)
-			}
+	// A frozen maintainer's progress may be truncated: its peers take only its HL (Frozen).
+	g := &HLGossip{Next: m.next, Contig: m.contig, Journal: m.cfg.Journal, Gen: m.gen, HL: m.hl, Frozen: m.frozen}
+	for _, p := range m.maintainers() {
+		if p != m.cfg.Self {
+			m.env.Send(p, g)
 		}
 	}
 	m.sendIndex()
@@ -234,12 +238,22 @@ func (j Journal) maintainers() []protocol.NodeID {
 
 // HandleMessage processes gossip, index acknowledgements, assignments and fetches.
 func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message) {
+	if m.lost != "" {
+		return
+	}
 	switch msg := msg.(type) {
 	case *HLGossip:
 		if !contains(m.cfg.Peers, from) || msg.Gen < m.gen {
 			return // not a peer, or progress a truncation may have undone
 		}
 		m.learnJournal(msg.Journal)
+		if len(msg.Journal) == len(m.cfg.Journal) && m.next != None && msg.HL >= m.next {
+			m.lose(from, msg.HL)
+			return
+		}
+		if msg.Frozen {
+			return
+		}
 		p := progress{next: msg.Next, contig: msg.Contig, epochs: len(msg.Journal)}
 		if old, ok := m.peers[from]; !ok || p.epochs > old.epochs || (p.epochs == old.epochs && p.next > old.next) {
 			m.peers[from] = p
@@ -315,6 +329,11 @@ func (m *LogMaintainer) learnJournal(j Journal) {
 // HandleRequest serves appends (standalone), head-of-log queries and reads.
 func (m *LogMaintainer) HandleRequest(req protocol.Request) {
 	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
+	if m.lost != "" {
+		reply.Err = m.lost
+		m.env.Reply(reply)
+		return
+	}
 	switch op := req.Op.(type) {
 	case *AppendOp:
 		if m.cfg.Chariots || op.Record == nil {

@@ -89,11 +89,15 @@ type LookupResult struct {
 // it owns no more), Contig the last position it owns below Next (the source rule's value), and
 // Journal the epoch journal it computed them under. Gen is the token generation the maintainer
 // is in (Chariots, Freeze): a peer drops the progress of an older generation, which a
-// truncation may have undone.
+// truncation may have undone. HL is the sender's head of the log: a maintainer whose first
+// unfilled position is at or below it has lost records (its disk; LogMaintainer.Failure).
+// Frozen says the sender is frozen (Freeze): its progress may yet be truncated, and only its
+// HL counts.
 type HLGossip struct {
 	Next, Contig uint64
 	Journal      Journal
-	Gen          uint64
+	Gen, HL      uint64
+	Frozen       bool
 }
 
 // IndexEntry is one tag of one persisted record.
@@ -216,7 +220,7 @@ func (m *LookupOp) SizeBytes() int {
 func (m *LookupResult) SizeBytes() int { return headerBytes + 1 + 8*len(m.LIds) }
 
 // SizeBytes estimates the encoded size.
-func (m *HLGossip) SizeBytes() int { return headerBytes + 24 + journalBytes(m.Journal) }
+func (m *HLGossip) SizeBytes() int { return headerBytes + 33 + journalBytes(m.Journal) }
 
 // SizeBytes estimates the encoded size.
 func (m *IndexAdd) SizeBytes() int { return headerBytes + 12 + entriesBytes(m.Entries) }

@@ -1,6 +1,11 @@
 package flstore
 
-import "github.com/meridian-kv/meridian/protocol"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/meridian-kv/meridian/protocol"
+)
 
 // A Chariots token rebuild at a maintainer (Freeze, Truncate; the chariots package doc, "Token
 // loss and a queue restarting empty"): the coordinating queue freezes it under a new
@@ -22,8 +27,8 @@ func (m *LogMaintainer) freeze(from protocol.NodeID, f *Freeze) {
 // and answers with its records at positions t.From..t.T (bodies and tags dropped). A Truncate
 // whose T is not below the first unfilled own position (a hole up to T) is malformed and ignored.
 func (m *LogMaintainer) truncateTo(from protocol.NodeID, t *Truncate) {
-	if t.Gen != m.gen {
-		return
+	if t.Gen != m.gen || t.T < m.hl {
+		return // another generation's, or below the head of the log: records would be lost
 	}
 	if m.frozen {
 		if t.Journal.Valid() && t.Journal.Extends(m.cfg.Journal) && t.Journal.Within(m.cfg.Peers) {
@@ -113,4 +118,24 @@ func (j Journal) lastOwned(m protocol.NodeID, p uint64) uint64 {
 		p = ep.StartLId - 1
 	}
 	return 0
+}
+
+// lose stops this maintainer for good: peer from reports head of the log hl, at or above the
+// first position this maintainer has not filled, so records it held are gone (it restarted with
+// an empty data directory). No other node of the datacenter holds its ranges (in-datacenter
+// replication of maintainers is out of scope, spec 5.13): rather than serve a log with holes
+// or let a token rebuild truncate the datacenter's log below what clients were answered, it
+// refuses everything with the reason (Failure; the network server stops the node with it).
+func (m *LogMaintainer) lose(from protocol.NodeID, hl uint64) {
+	m.lost = fmt.Sprintf("flstore: maintainer %d lost its records: maintainer %d's head of the log is %d, but its own first "+
+		"unfilled position is %d (restarted with an empty data directory?); no other node holds its ranges (spec 5.13: "+
+		"in-datacenter replication of maintainers is out of scope): restore its data directory", m.cfg.Self, from, hl, m.next)
+}
+
+// Failure implements protocol.Failer: the reason this maintainer stopped (lose), or nil.
+func (m *LogMaintainer) Failure() error {
+	if m.lost == "" {
+		return nil
+	}
+	return errors.New(m.lost)
 }
