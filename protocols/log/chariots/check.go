@@ -2,6 +2,7 @@ package chariots
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -102,8 +103,8 @@ type Checker struct {
 	prevHL    map[protocol.NodeID]uint64
 	prevTable map[protocol.NodeID][][]uint64
 	// token is, per datacenter, the token as the last snapshot that had one saw it: while no
-	// queue holds a copy (the only queue restarted empty, before the rebuild), its row, last
-	// position and journal still bound the log (a rebuild only truncates).
+	// queue holds a copy (the only queue restarted empty, before the rebuild), its journal, and
+	// its row and last position raised to what the log holds, bound the log.
 	token map[int]tokenView
 }
 
@@ -140,8 +141,18 @@ func (c *Checker) Check(s Snapshot) error {
 		if s.Journal[dc] != nil {
 			c.token[dc] = tokenView{s.Truth[dc], s.LastLId[dc], s.Journal[dc]}
 		} else if v, ok := c.token[dc]; ok {
-			s.Truth[dc], s.LastLId[dc], s.Journal[dc] = v.truth, v.lastLId, v.journal
+			// No queue holds a copy: the last view, raised to what the log holds (the token
+			// moved on after that view was taken).
+			s.Truth[dc], s.LastLId[dc], s.Journal[dc] = slices.Clone(v.truth), v.lastLId, v.journal
+			for l, r := range s.Logs[dc] {
+				s.LastLId[dc] = max(s.LastLId[dc], l)
+				if r.Host >= 0 && r.Host < len(s.Truth[dc]) {
+					s.Truth[dc][r.Host] = max(s.Truth[dc][r.Host], r.TOId)
+				}
+			}
 		}
+	}
+	for dc := range s.DCs {
 		if err := c.checkDC(&s, dc); err != nil {
 			return fmt.Errorf("datacenter %d: %w", dc, err)
 		}
