@@ -98,7 +98,7 @@ func Draw(seed uint64) Options {
 // during the run and at its end, with every record in every datacenter's log exactly once after
 // the faults heal.
 func TestSwarm(t *testing.T) {
-	appends := 0
+	appends, restarts, queueRestarts := 0, 0, 0
 	seeds := swarm.Seeds(t)
 	if os.Getenv("MERIDIAN_LONG") == "" && len(seeds) > 40 {
 		seeds = seeds[:40]
@@ -110,11 +110,17 @@ func TestSwarm(t *testing.T) {
 			t.Fatalf("seed %d: %v\n%s\nreplay: MERIDIAN_SEED=%d go test ./protocols/log/logsim -run 'TestSwarm$'", seed, err, o, seed)
 		}
 		appends += res.Appends
+		restarts += res.Restarts
+		for _, e := range o.Events {
+			if e.Kind == RestartQueue || e.Kind == RestartLastQueue {
+				queueRestarts++
+			}
+		}
 	}
 	if appends == 0 {
 		t.Fatal("no append answered: the swarm checks nothing")
 	}
-	t.Logf("%d appends checked", appends)
+	t.Logf("%d appends checked, %d stage machines restarted empty (%d queue restart events)", appends, restarts, queueRestarts)
 }
 
 // TestSwarmCatchesBroken is the swarm's negative control: on the first seeds with more
