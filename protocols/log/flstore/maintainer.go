@@ -2,9 +2,11 @@ package flstore
 
 import (
 	"maps"
+	"slices"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
 // HLRule selects how a maintainer computes the head of the log (spec 3.4).
@@ -103,6 +105,18 @@ type LogMaintainer struct {
 	frozen bool
 	// lost, if set, says why this maintainer stopped: its records are gone (Failure).
 	lost string
+	// unanswered are the answers to this datacenter's appends it persisted above the head of
+	// the log (Chariots), in position order: sent as the head of the log passes them (raiseHL).
+	unanswered []answer
+}
+
+// answer is the reply owed to the client of the local record at position LId.
+type answer struct {
+	LId     uint64
+	Client  txn.ClientID
+	CallSeq uint64
+	TOId    uint64
+	Via     protocol.NodeID
 }
 
 // Timer ids of a maintainer.
@@ -408,6 +422,11 @@ func (m *LogMaintainer) fill(r *Record) {
 		m.putRecord(r)
 		return
 	}
+	if r.Client != 0 && r.Host == m.cfg.DC {
+		a := answer{LId: r.LId, Client: r.Client, CallSeq: r.CallSeq, TOId: r.TOId, Via: r.Via}
+		i := sort.Search(len(m.unanswered), func(i int) bool { return m.unanswered[i].LId > r.LId })
+		m.unanswered = slices.Insert(m.unanswered, i, a)
+	}
 	if r.Host < len(m.gcTo) && r.TOId <= m.gcTo[r.Host] {
 		r = collected(r)
 	}
@@ -473,17 +492,13 @@ func (m *LogMaintainer) raiseHL(hl uint64) {
 	if hl == None || hl <= m.hl {
 		return
 	}
-	from := m.hl + 1
 	m.hl = hl
-	if !m.cfg.Chariots {
-		return
+	i := 0
+	for ; i < len(m.unanswered) && m.unanswered[i].LId <= hl; i++ {
+		a := m.unanswered[i]
+		m.env.Reply(protocol.Reply{Client: a.Client, Seq: a.CallSeq, Op: &AppendResult{TOId: a.TOId, LId: a.LId, Via: a.Via}})
 	}
-	m.disk.records(from, hl, func(r *Record) bool {
-		if r.Client != 0 && r.Host == m.cfg.DC && !r.NoOp {
-			m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId, Via: r.Via}})
-		}
-		return true
-	})
+	m.unanswered = m.unanswered[i:]
 }
 
 // computeHL returns the head of the log under the configured rule from this maintainer's

@@ -3,6 +3,7 @@ package flstore
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
 )
@@ -73,6 +74,8 @@ func (m *LogMaintainer) truncate(t uint64) {
 	for ix, es := range m.unindexed {
 		m.unindexed[ix] = entriesUpTo(es, t)
 	}
+	i := sort.Search(len(m.unanswered), func(i int) bool { return m.unanswered[i].LId > t })
+	m.unanswered = m.unanswered[:i] // the clients of the records above t retry
 	m.raiseHL(t)
 }
 
