@@ -154,6 +154,9 @@ const (
 	UnsafeQueueIgnoreDeps = protocol.UnsafeParamPrefix + "queue_ignore_deps"
 	// UnsafeQueueIgnoreMinLId makes queues log a record without waiting for its MinLId.
 	UnsafeQueueIgnoreMinLId = protocol.UnsafeParamPrefix + "queue_ignore_min_lid"
+	// UnsafeAnswerOnPersist makes maintainers answer an append on persisting it, before the
+	// head of the log passes it (a token rebuild may then truncate an answered record).
+	UnsafeAnswerOnPersist = protocol.UnsafeParamPrefix + "answer_on_persist"
 )
 
 // Config is a Chariots node's configuration, parsed from protocol.Params.
@@ -182,12 +185,13 @@ type Config struct {
 	// GC turns garbage collection at maintainers on; GCKeepLatest (which implies GC) collects
 	// only records superseded by a later one with the same tags (flstore.MaintainerConfig).
 	GC, GCKeepLatest bool
-	// FilterNoDedupe, QueueIgnoreDeps and QueueIgnoreMinLId are the broken variants.
-	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId bool
+	// FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId and AnswerOnPersist are the broken
+	// variants.
+	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId, AnswerOnPersist bool
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "token_timeout", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
+	"carry_max", "row_every", "token_timeout", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId, UnsafeAnswerOnPersist}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -234,7 +238,7 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 		name string
 		dst  *bool
 	}{{"gc", &c.GC}, {"gc_keep_latest", &c.GCKeepLatest}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
-		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}} {
+		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}, {UnsafeAnswerOnPersist, &c.AnswerOnPersist}} {
 		if *d.dst, err = p.Bool(d.name, false); err != nil {
 			return Config{}, err
 		}
@@ -272,7 +276,7 @@ func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		if err != nil {
 			return nil, err
 		}
-		mc.Queues, mc.DCs = c.Layout.All(dc, flstore.Queue), c.DCs
+		mc.Queues, mc.DCs, mc.UnsafeAnswerOnPersist = c.Layout.All(dc, flstore.Queue), c.DCs, c.AnswerOnPersist
 		if c.GC {
 			mc.GCEveryUs, mc.GCKeepLatest = 10*c.ShipUs, c.GCKeepLatest
 		}

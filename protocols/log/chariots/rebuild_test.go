@@ -51,7 +51,32 @@ func (w *world) gen(dc int) uint64 { return w.Reps[w.node(dc, flstore.Queue, 0)]
 // truncates A's log to its stable prefix, and the clients' retries and B's resends bring
 // every record back, each once, in causal order (the checker after every event).
 func TestQueueRestartEmpty(t *testing.T) {
-	w := newWorld(t, 2, protocol.Params{"maintainers": "2"})
+	w, above := queueRestart(t, protocol.Params{"maintainers": "2"})
+	for dc, log := range w.snapshot().Logs {
+		if n := len(log); n != 16 {
+			t.Fatalf("datacenter %d logged %d records, want 16", dc, n)
+		}
+	}
+	t.Logf("%d records above the hole truncated and logged again", above)
+}
+
+// TestAnswerOnPersistCaught is the rebuild's negative control: maintainers that answer an
+// append on persisting it (before the head of the log passes it) let the rebuild truncate an
+// answered append, which no client retries: it is missing from the converged logs.
+func TestAnswerOnPersistCaught(t *testing.T) {
+	w, _ := queueRestart(t, protocol.Params{"maintainers": "2", UnsafeAnswerOnPersist: "true"})
+	if n := len(w.snapshot().Logs[dcA]); n >= 16 {
+		t.Fatalf("A logged %d of 16 answered appends: the truncation of an answered append was not seen", n)
+	} else {
+		t.Logf("caught: A logged %d of 16 answered appends", n)
+	}
+}
+
+// queueRestart runs TestQueueRestartEmpty's scenario with params until every append is
+// answered and the logs converged, and returns the world and how many records were above A's
+// hole before the restart.
+func queueRestart(t *testing.T, params protocol.Params) (*world, int) {
+	w := newWorld(t, 2, params)
 	q, m1 := w.node(dcA, flstore.Queue, 0), w.node(dcA, flstore.Maintainer, 1)
 	w.RunUntil(1000) // the first token is built (generation 1)
 	lost := true
@@ -75,25 +100,24 @@ func TestQueueRestartEmpty(t *testing.T) {
 	if above == 0 {
 		t.Fatalf("no record persisted above A's hole at %d: the test checks nothing", s.prefix(dcA)+1)
 	}
+	answeredAbove := false
 	for _, r := range w.Replies {
 		if a, ok := r.Op.(*flstore.AppendResult); ok && r.Client <= 2 && a.LId > s.prefix(dcA) {
-			t.Fatalf("client %d's append answered at position %d, above the hole at %d", r.Client, a.LId, s.prefix(dcA)+1)
+			answeredAbove = true
 		}
+	}
+	if answeredAbove != (params[UnsafeAnswerOnPersist] == "true") {
+		t.Fatalf("an append above the hole at %d answered: %v", s.prefix(dcA)+1, answeredAbove)
 	}
 	before := w.gen(dcA)
 	w.restart(q)
 	lost = false
 	w.retryUntilAnswered(dcs, clients, w.NowUs()+3_000_000)
-	s = w.converged(w.NowUs() + 3_000_000)
+	w.converged(w.NowUs() + 3_000_000)
 	if w.gen(dcA) <= before {
 		t.Fatalf("generation %d after the restart, %d before: no rebuild", w.gen(dcA), before)
 	}
-	for dc := range 2 {
-		if n := len(s.Logs[dc]); n != 16 {
-			t.Fatalf("datacenter %d logged %d records, want 16", dc, n)
-		}
-	}
-	t.Logf("%d records above the hole truncated and logged again", above)
+	return w, above
 }
 
 // TestLastQueueRestartEmpty restarts the second queue of A's ring while its assignments are

@@ -51,6 +51,9 @@ type MaintainerConfig struct {
 	// GCKeepLatest restricts that collection to superseded records (compaction by tag: see
 	// compact.go), so that Hyksos keeps every key's current value.
 	GCKeepLatest bool
+	// UnsafeAnswerOnPersist (Chariots, a broken variant for negative controls) answers an append
+	// on persisting it rather than once the head of the log passes it.
+	UnsafeAnswerOnPersist bool
 }
 
 // progress is one maintainer's last gossiped progress.
@@ -424,8 +427,12 @@ func (m *LogMaintainer) fill(r *Record) {
 	}
 	if r.Client != 0 && r.Host == m.cfg.DC {
 		a := answer{LId: r.LId, Client: r.Client, CallSeq: r.CallSeq, TOId: r.TOId, Via: r.Via}
-		i := sort.Search(len(m.unanswered), func(i int) bool { return m.unanswered[i].LId > r.LId })
-		m.unanswered = slices.Insert(m.unanswered, i, a)
+		if m.cfg.UnsafeAnswerOnPersist {
+			m.env.Reply(protocol.Reply{Client: a.Client, Seq: a.CallSeq, Op: &AppendResult{TOId: a.TOId, LId: a.LId, Via: a.Via}})
+		} else {
+			i := sort.Search(len(m.unanswered), func(i int) bool { return m.unanswered[i].LId > r.LId })
+			m.unanswered = slices.Insert(m.unanswered, i, a)
+		}
 	}
 	if r.Host < len(m.gcTo) && r.TOId <= m.gcTo[r.Host] {
 		r = collected(r)
