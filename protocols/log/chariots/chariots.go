@@ -110,9 +110,11 @@
 // first gossip of a peer whose head of the log is at or above its first unfilled position shows
 // that it lost records, and it stops (flstore.LogMaintainer.Failure: every request is refused
 // with the reason, naming the peer's head of the log; the network server ends the node with it,
-// protocol.Failer). Its positions stay unfilled, so the head of the log stops there and the
-// datacenter takes no append that needs them; its data directory must be restored
-// (TestMaintainerLostDisk, e2e TestChariotsMaintainerLostDisk).
+// protocol.Failer). Its positions stay unfilled, so the head of the log stops below them:
+// appends are persisted but no longer answered, shipped or read past it, and a token rebuild
+// refuses to truncate below the head of the log; its data directory must be restored
+// (TestMaintainerLostDisk, e2e TestChariotsMaintainerLostDisk with MERIDIAN_LONG=1). A
+// maintainer's ranges could be copied from a replica only if one existed; none does.
 //
 // # Explicit order
 //
