@@ -2,6 +2,7 @@ package chariots
 
 import (
 	"maps"
+	"math"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -153,7 +154,7 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 			}
 		}
 	case *RebuildReq:
-		if q.self == q.coordinator() && m.StartUs >= q.gen {
+		if q.self == q.coordinator() && m.StartUs >= q.gen && m.StartUs < math.MaxUint64 {
 			q.startRebuild(m.StartUs + 1)
 		}
 	case *TokenCopy, *flstore.FreezeAck, *flstore.TruncateAck:
