@@ -100,7 +100,12 @@
 // the queues drop what is logged. A truncation below a head of the log already reported is
 // refused, by the coordinator and by every maintainer: the datacenter then stays frozen rather
 // than drop an answered record. Costs: appends are answered up to a gossip period later than on
-// persisting; the token carries its unstable assignments (about 32 bytes each).
+// persisting; the token carries its unstable assignments (about 32 bytes each). Limits: a
+// rebuild waits for every maintainer of the datacenter (spares included) to answer; generations
+// are clock readings, so a coordinator whose clock went back across a restart opens a
+// generation the maintainers ignore, and stalls; an elasticity event applied in a token pass
+// that the rebuild did not recover (a ring or journal change in the newest token only, held by
+// a queue that restarted empty) is lost and must be issued again.
 //
 // # A maintainer losing its disk (spec 5.13, our choice)
 //
