@@ -108,11 +108,6 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 		w.Varints(g.sentUpto)
 		w.Bools(g.behind)
 		w.Varints(g.progressUs)
-		ids = slices.Sorted(maps.Keys(g.ranks))
-		w.IDs(ids)
-		for _, id := range ids {
-			appendRank(w, g.ranks[id])
-		}
 	}
 	r.vis.Checkpoint(w)
 	w.Bool(r.visWait != nil)
@@ -219,9 +214,6 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 			rd.Fail("fastccs behind", "%d datacenters, want %d", len(g.behind), dcs)
 		}
 		g.progressUs = readVC(rd, dcs, false)
-		for _, id := range rd.IDs() {
-			g.ranks[id] = readRank(rd)
-		}
 	}
 	r.vis.Restore(rd)
 	if rd.Bool("fastccs visibility waits") {
