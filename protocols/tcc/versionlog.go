@@ -61,7 +61,7 @@ func (l *VersionLog) Order() map[string][]txn.ID {
 	l.disk.Scan(versionLogPrefix, versionLogEnd, func(k, _ []byte) bool {
 		rest := k[len(versionLogPrefix):]
 		n, w := binary.Uvarint(rest)
-		if w <= 0 || uint64(len(rest)-w) < n+8 {
+		if w <= 0 || n > uint64(len(rest)-w) || uint64(len(rest)-w)-n < 8 {
 			return true // not written by Add
 		}
 		if next := rest[:w+int(n)]; ids == nil || string(next) != string(name) {

@@ -49,3 +49,17 @@ func TestVersionLogOrdersByRankThenWriter(t *testing.T) {
 		t.Fatalf("ranked order %v", got)
 	}
 }
+
+// TestVersionLogSkipsForeignKeys: keys in its range that Add did not write (a corrupted Disk)
+// are skipped, never a panic.
+func TestVersionLogSkipsForeignKeys(t *testing.T) {
+	disk := store.NewMemDisk()
+	l := &VersionLog{disk: disk}
+	l.Add("k", 7, 1)
+	for _, k := range []string{"tcc-versions/", "tcc-versions/\xff", "tcc-versions/\x05ab", "tcc-versions/\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01abcdefghij"} {
+		disk.Set([]byte(k), nil)
+	}
+	if got := l.Order(); !maps.EqualFunc(got, map[string][]txn.ID{"k": {7}}, slices.Equal) {
+		t.Fatalf("order %v", got)
+	}
+}
