@@ -132,6 +132,18 @@ func (s *Store) GetAt(key string, seq uint64) Version {
 	return Version{}
 }
 
+// ValueOf returns the value writer installed for key (its newest such version), or false if the
+// store holds none: for a replica that keeps some versions' values in its own state, and whose
+// checkpoint names those versions instead of copying values the store's segments hold already.
+func (s *Store) ValueOf(key string, writer txn.ID) ([]byte, bool) {
+	for i := s.last(key); i >= 0; i = s.at(i).prev {
+		if e := s.at(i); e.Writer == writer {
+			return e.Value, true
+		}
+	}
+	return nil, false
+}
+
 // Seq returns the position of the latest installation; a snapshot at Seq sees everything
 // installed so far.
 func (s *Store) Seq() uint64 { return s.seq }

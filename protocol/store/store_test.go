@@ -255,3 +255,20 @@ func TestStoresSharingKeysStayApart(t *testing.T) {
 		}
 	}
 }
+
+func TestValueOfFindsAWritersVersion(t *testing.T) {
+	s := New()
+	t1, t2 := txn.NewID(1, 1), txn.NewID(2, 1)
+	s.Apply(t1, w("a", "a1", "b", "b1"))
+	s.Apply(t2, w("a", "a2"))
+	for _, c := range []struct {
+		key    string
+		writer txn.ID
+		value  string
+		ok     bool
+	}{{"a", t1, "a1", true}, {"a", t2, "a2", true}, {"b", t1, "b1", true}, {"b", t2, "", false}, {"c", t1, "", false}} {
+		if v, ok := s.ValueOf(c.key, c.writer); ok != c.ok || string(v) != c.value {
+			t.Errorf("ValueOf(%s, %v) = %q, %v; want %q, %v", c.key, c.writer, v, ok, c.value, c.ok)
+		}
+	}
+}

@@ -20,13 +20,13 @@
 // committed WOT missing from its keys (a bogus failure, EC's WOTs do all "commit"); with them
 // in, the checker judges what EC really does, and flags it for fractured reads and causality
 // violations (C2). The replica implements protocol.VersionOrderer, since arrival order is not
-// timestamp order.
+// timestamp order, and keeps that order on its Disk (tcc.VersionLog), outside its checkpoints:
+// they hold the current values only, so they are bounded by the key space.
 package ec
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -77,7 +77,7 @@ type Replica struct {
 	part  int
 	nodes int
 	data  map[string]cell
-	order map[string][]tcc.Stamp // every write received, by stamp: the LWW version order
+	order *tcc.VersionLog // every write received, by stamp: the LWW version order
 }
 
 // New builds the EC partition cfg.Self.
@@ -96,7 +96,7 @@ func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		return nil, fmt.Errorf("ec: self node %d out of range", cfg.Self)
 	}
 	return &Replica{env: env, part: cfg.Nodes[cfg.Self].Partition, nodes: len(nodes),
-		data: map[string]cell{}, order: map[string][]tcc.Stamp{}}, nil
+		data: map[string]cell{}, order: tcc.NewVersionLog(env)}, nil
 }
 
 // Start does nothing: EC has no background protocol.
@@ -157,28 +157,13 @@ func (r *Replica) foreign(keys []string) string {
 }
 
 // write applies w if its stamp is newer than the key's current one, and places it in the key's
-// order either way (once: a resent write is a no-op).
+// order either way (a resent write, with the same stamp, changes nothing).
 func (r *Replica) write(w txn.Write, s tcc.Stamp) {
-	o := r.order[w.Key]
-	i, dup := slices.BinarySearchFunc(o, s, tcc.Stamp.Compare)
-	if dup {
-		return
-	}
-	r.order[w.Key] = slices.Insert(o, i, s)
+	r.order.Add(w.Key, s.Writer, s.Time)
 	if c, ok := r.data[w.Key]; !ok || c.stamp.Compare(s) < 0 {
 		r.data[w.Key] = cell{value: w.Value, stamp: s}
 	}
 }
 
 // VersionOrder implements protocol.VersionOrderer: each key's writes by timestamp.
-func (r *Replica) VersionOrder() map[string][]txn.ID {
-	out := make(map[string][]txn.ID, len(r.order))
-	for k, o := range r.order {
-		ids := make([]txn.ID, len(o))
-		for i, s := range o {
-			ids[i] = s.Writer
-		}
-		out[k] = ids
-	}
-	return out
-}
+func (r *Replica) VersionOrder() map[string][]txn.ID { return r.order.Order() }

@@ -10,8 +10,9 @@ import (
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
-// AppendCheckpoint implements protocol.Checkpointer: the clocks, every key's versions and
-// pending writers, the pending and decided transactions, the coordinator's early votes and
+// AppendCheckpoint implements protocol.Checkpointer: the clocks, every key's versions (without
+// their values, which the store holds, installed at the commit: RestoreCheckpoint finds them
+// there) and pending writers, the pending and decided transactions, the coordinator's early votes and
 // floors, the unacknowledged commits, the parked reads (their requests through the codec) and
 // the collection state. Maps go in key order.
 func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error) {
@@ -24,7 +25,6 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 		w.Count("eiger versions", len(ks.versions), wire.MaxCheckpointCount)
 		for _, v := range ks.versions {
 			w.ID(v.writer)
-			w.Bytes("eiger value", v.value, wire.MaxValueLen)
 			w.Varint(v.ct)
 			w.Varint(v.supersededUs)
 			w.Varint(v.lastReadUs)
@@ -98,10 +98,17 @@ func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 	r.clock, r.commitClock = rd.Varint("eiger clock"), rd.Varint("eiger commit clock")
 	for range rd.Count("eiger keys", wire.MaxCheckpointCount, 3) {
 		k := rd.String("eiger key", wire.MaxKeyLen)
-		ks := &keyState{versions: make([]version, rd.Count("eiger versions", wire.MaxCheckpointCount, 6))}
+		ks := &keyState{versions: make([]version, rd.Count("eiger versions", wire.MaxCheckpointCount, 5))}
 		for i := range ks.versions {
-			ks.versions[i] = version{writer: rd.ID("eiger writer"), value: rd.Bytes("eiger value", wire.MaxValueLen), ct: rd.Varint("eiger ct"),
+			v := version{writer: rd.ID("eiger writer"), ct: rd.Varint("eiger ct"),
 				supersededUs: rd.Varint("eiger superseded"), lastReadUs: rd.Varint("eiger last read"), collected: rd.Bool("eiger collected")}
+			if !v.collected && rd.Err() == nil {
+				var ok bool
+				if v.value, ok = r.env.Store().ValueOf(k, v.writer); !ok {
+					rd.Fail("eiger versions", "the store holds no version of %q by %v", k, v.writer)
+				}
+			}
+			ks.versions[i] = v
 		}
 		if len(ks.versions) == 0 {
 			ks.versions = nil

@@ -104,7 +104,10 @@
 //   - Garbage collection ([RESOLUTION G-GC], spec §2.8) drops the value of a version that has
 //     been superseded (by commit-time order) for longer than tx_timeout plus clock_skew_bound and
 //     not read for tx_timeout; its metadata stays, so reads by time stay exact, and one that
-//     needs a collected value answers Retry.
+//     needs a collected value answers Retry. Once no commit can land among them (they are older
+//     than every prepare time pending here and the clock), consecutive collected versions merge
+//     into the first, which answers the same reads; the checker's version order is kept on the
+//     replica's Disk (tcc.VersionLog), so checkpoints hold live versions and such runs only.
 //   - Clock granularity. As in Eiger's code (wlloyd/eiger: CassandraServer.multiget_slice,
 //     ClientLibrary, LamportClock), a partition advances past a request's clock before it
 //     reads (when the request carries one), a current version's LVT is the partition's clock,
@@ -367,6 +370,10 @@ type Replica struct {
 	parked      []*parkedRead
 	gcKeys      map[string]bool // keys with more than one uncollected version
 	nextGCUs    int64
+	// order is every version ever committed here, by commit time then writer: the checker's
+	// order, on the replica's Disk (outside its checkpoints), since collection merges old
+	// versions (keyState.compact).
+	order *tcc.VersionLog
 }
 
 // New builds an Eiger partition. Every node of cfg must be in one datacenter.
@@ -386,7 +393,7 @@ func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		env: env, self: cfg.Self, partition: cfg.Nodes[cfg.Self].Partition, nodes: nodes, p: p,
 		keys: map[string]*keyState{}, pending: map[txn.ID]*pendingTx{}, decided: map[txn.ID]decision{},
 		earlyVotes: map[txn.ID]map[protocol.NodeID]int64{}, earlyFloors: map[txn.ID]int64{},
-		unacked: map[txn.ID]*unacked{}, gcKeys: map[string]bool{},
+		unacked: map[txn.ID]*unacked{}, gcKeys: map[string]bool{}, order: tcc.NewVersionLog(env),
 	}, nil
 }
 
@@ -398,20 +405,7 @@ func (r *Replica) Start() {
 
 // VersionOrder returns every written key's committed versions in version order (commit time,
 // then transaction id), collected ones included.
-func (r *Replica) VersionOrder() map[string][]txn.ID {
-	out := make(map[string][]txn.ID, len(r.keys))
-	for k, ks := range r.keys {
-		if len(ks.versions) == 0 {
-			continue
-		}
-		ids := make([]txn.ID, len(ks.versions))
-		for i, v := range ks.versions {
-			ids[i] = v.writer
-		}
-		out[k] = ids
-	}
-	return out
-}
+func (r *Replica) VersionOrder() map[string][]txn.ID { return r.order.Order() }
 
 func (r *Replica) key(k string) *keyState {
 	ks := r.keys[k]
@@ -725,6 +719,7 @@ func (r *Replica) commit(p *pendingTx, ct int64) {
 		if len(ks.versions) > 1 {
 			r.gcKeys[w.Key] = true
 		}
+		r.order.Add(w.Key, p.id, ct)
 	}
 	r.env.Store().Apply(p.id, p.writes)
 	r.resolveParked()
@@ -942,8 +937,10 @@ func sortedIDs[V any](m map[txn.ID]V) []txn.ID {
 // not matter.)
 func (r *Replica) collect(now int64) {
 	window := r.p.txTimeoutUs + r.p.skewUs
+	floor := r.commitFloor()
 	for k := range r.gcKeys {
-		vs := r.keys[k].versions
+		ks := r.keys[k]
+		vs := ks.versions
 		live := 1
 		for i := range vs[:len(vs)-1] {
 			v := &vs[i]
@@ -956,8 +953,37 @@ func (r *Replica) collect(now int64) {
 				live++
 			}
 		}
+		ks.compact(floor)
 		if live == 1 {
 			delete(r.gcKeys, k)
 		}
 	}
+}
+
+// commitFloor is a time every commit this partition can still make is at or above: a WOT commits
+// at the largest of its participants' prepare times or later, so at or after its prepare time
+// here, the clock when it was prepared: that of a WOT pending here, or the clock now or later.
+func (r *Replica) commitFloor() int64 {
+	f := r.clock
+	for _, p := range r.pending {
+		f = min(f, p.pt)
+	}
+	return f
+}
+
+// compact merges each run of consecutive collected versions committed before floor into its
+// first, so that what collection leaves of a key stays bounded. Reads stay exact: a read by time
+// that falls in the run found a collected version (Retry) and finds the first; and no commit can
+// land inside the run any more, since it commits at floor or later. The version order for the
+// checker is kept apart (Replica.order).
+func (k *keyState) compact(floor int64) {
+	kept := k.versions[:0]
+	for _, v := range k.versions {
+		if n := len(kept); n > 0 && v.collected && v.ct < floor && kept[n-1].collected && kept[n-1].ct < floor {
+			continue
+		}
+		kept = append(kept, v)
+	}
+	clear(k.versions[len(kept):])
+	k.versions = kept
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // AppendCheckpoint implements protocol.Checkpointer (and, through the embedding, for
-// fastccs-geo): the sequence number and svc, every key's committed versions, the pending
+// fastccs-geo): the sequence number and svc, every key's committed versions (without their
+// values, which the store holds: RestoreCheckpoint finds them there), the pending
 // transactions with their versions, the commit queue, the early votes, the decisions, the
 // clients' largest sequence numbers, the gossip tree's state, the geo extension's streams and
 // the visibility tracking. Maps go in key order.
@@ -31,7 +32,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 		kv := r.keys[k]
 		w.Count("fastccs versions", len(kv.list), wire.MaxCheckpointCount)
 		for _, v := range kv.list {
-			appendVersion(w, v)
+			appendVersion(w, v, false)
 		}
 		appendRank(w, kv.collected)
 	}
@@ -44,7 +45,7 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 		w.Writes(p.writes)
 		w.Count("fastccs pending versions", len(p.versions), wire.MaxCheckpointCount)
 		for _, v := range p.versions {
-			appendVersion(w, v)
+			appendVersion(w, v, true)
 		}
 		w.Uvarint(uint64(p.client))
 		w.Uvarint(p.seq)
@@ -108,11 +109,6 @@ func (r *Replica) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error)
 		w.Varints(g.sentUpto)
 		w.Bools(g.behind)
 		w.Varints(g.progressUs)
-		ids = slices.Sorted(maps.Keys(g.ranks))
-		w.IDs(ids)
-		for _, id := range ids {
-			appendRank(w, g.ranks[id])
-		}
 	}
 	r.vis.Checkpoint(w)
 	w.Bool(r.visWait != nil)
@@ -145,8 +141,13 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	r.svc = readVC(rd, n, false)
 	for _, k := range rd.Strings() {
 		kv := &keyVersions{}
-		for range rd.Count("fastccs versions", wire.MaxCheckpointCount, 8) {
-			kv.list = append(kv.list, r.readVersion(rd))
+		for range rd.Count("fastccs versions", wire.MaxCheckpointCount, 7) {
+			v := r.readVersion(rd, false)
+			var ok bool
+			if v.value, ok = r.env.Store().ValueOf(k, v.writer); !ok && rd.Err() == nil {
+				rd.Fail("fastccs versions", "the store holds no version of %q by %v", k, v.writer)
+			}
+			kv.list = append(kv.list, v)
 		}
 		kv.collected = readRank(rd)
 		r.keys[k] = kv
@@ -157,7 +158,7 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	for _, id := range rd.IDs() {
 		p := &pendingTx{id: id, sn: rd.Varint("fastccs pending sn"), writes: rd.Writes()}
 		for range rd.Count("fastccs pending versions", wire.MaxCheckpointCount, 8) {
-			p.versions = append(p.versions, r.readVersion(rd))
+			p.versions = append(p.versions, r.readVersion(rd, true))
 		}
 		if len(p.versions) != len(p.writes) {
 			rd.Fail("fastccs pending versions", "%d versions for %d writes", len(p.versions), len(p.writes))
@@ -219,9 +220,6 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 			rd.Fail("fastccs behind", "%d datacenters, want %d", len(g.behind), dcs)
 		}
 		g.progressUs = readVC(rd, dcs, false)
-		for _, id := range rd.IDs() {
-			g.ranks[id] = readRank(rd)
-		}
 	}
 	r.vis.Restore(rd)
 	if rd.Bool("fastccs visibility waits") {
@@ -245,8 +243,13 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	return rd.Done()
 }
 
-func appendVersion(w *wire.Writer, v *version) {
-	w.Bytes("fastccs value", v.value, wire.MaxValueLen)
+// appendVersion writes v, with its value if withValue: a committed version's value is in the
+// store (its writer installed it there at the commit), whose segments the checkpoint already
+// covers, so that the checkpoint holds the key space's metadata, not a copy of its data.
+func appendVersion(w *wire.Writer, v *version, withValue bool) {
+	if withValue {
+		w.Bytes("fastccs value", v.value, wire.MaxValueLen)
+	}
 	w.ID(v.writer)
 	w.Varints(v.ct)
 	w.Bool(v.committed)
@@ -255,8 +258,13 @@ func appendVersion(w *wire.Writer, v *version) {
 	w.Varint(v.supersededAtUs)
 }
 
-func (r *Replica) readVersion(rd *wire.Reader) *version {
-	return &version{value: rd.Bytes("fastccs value", wire.MaxValueLen), writer: rd.ID("fastccs writer"), ct: readVC(rd, r.slots.Len(), false),
+// readVersion reads a version appendVersion wrote (withValue as it was written).
+func (r *Replica) readVersion(rd *wire.Reader, withValue bool) *version {
+	var value []byte
+	if withValue {
+		value = rd.Bytes("fastccs value", wire.MaxValueLen)
+	}
+	return &version{value: value, writer: rd.ID("fastccs writer"), ct: readVC(rd, r.slots.Len(), false),
 		committed: rd.Bool("fastccs committed"), rank: readRank(rd), lastAccessUs: rd.Varint("fastccs last access"),
 		supersededAtUs: rd.Varint("fastccs superseded")}
 }

@@ -26,7 +26,7 @@ func TestCheckpointVisibilityWaits(t *testing.T) {
 	s.w.Advance(1_000)
 	h := s.s1(c1)
 	ckpt := checkpointOf(t, s.rep(pA))
-	fresh := newScenario(t, nil).rep(pA)
+	fresh := s.freshWithStore(pA)
 	if err := fresh.RestoreCheckpoint(ckpt, Codec); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,19 @@ func TestCheckpointMalformed(t *testing.T) {
 	for i := range ckpt {
 		bad := slices.Clone(ckpt)
 		bad[i] ^= 0xff
-		_ = newScenario(t, nil).rep(pA).RestoreCheckpoint(bad, Codec)
+		_ = s.freshWithStore(pA).RestoreCheckpoint(bad, Codec)
 	}
+}
+
+// freshWithStore returns partition p of a new scenario whose store holds what p's store holds
+// here: a checkpoint names the committed versions the store keeps.
+func (s *scenario) freshWithStore(p int) *Replica {
+	s.t.Helper()
+	fresh := newScenario(s.t, nil)
+	if err := fresh.w.Store(p).RestoreCheckpoint(s.w.Store(p).AppendCheckpoint(nil)); err != nil {
+		s.t.Fatal(err)
+	}
+	return fresh.rep(p)
 }
 
 func checkpointOf(t *testing.T, r *Replica) []byte {

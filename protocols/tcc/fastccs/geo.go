@@ -21,7 +21,8 @@ import (
 // ct ≤ svc over the whole vector, which also covers a WOT's dependencies on other datacenters
 // (its ct copies the client's entries for them). Versions of a key from several datacenters are
 // ordered by rank (Σ ct, origin datacenter, origin sn), so every datacenter agrees on the newest
-// one; the replica reports that order to the checker (protocol.VersionOrderer).
+// one; the replica reports that order to the checker (protocol.VersionOrderer), from a record of
+// every version it installed, kept on its Disk (tcc.VersionLog) rather than in its checkpoints.
 //
 // Guarantees, tested by TestGeoSwarm with the TCC checker under WAN jitter, WAN partitions, cut
 // links and crashed partition servers:
@@ -93,8 +94,9 @@ type geoState struct {
 	sentUpto   []int64 // the Upto of the last message to each datacenter
 	behind     []bool  // that message left entries out: fresh commits wait for the next batch
 	progressUs []int64
-	// ranks of every version installed here, for VersionOrder.
-	ranks map[txn.ID]rank
+	// order is every version installed here by rank, for VersionOrder: on the replica's Disk,
+	// outside its checkpoints.
+	order *tcc.VersionLog
 }
 
 type streamed struct {
@@ -102,10 +104,11 @@ type streamed struct {
 	tx   ReplicatedTx
 }
 
-func newGeoState(layout *tcc.Layout, me protocol.Node) *geoState {
+func newGeoState(layout *tcc.Layout, me protocol.Node, env protocol.Env) *geoState {
 	dcs := len(layout.Node)
 	g := &geoState{peers: make([]protocol.NodeID, dcs), peerDC: map[protocol.NodeID]int{},
-		acked: make([]int64, dcs), sentUpto: make([]int64, dcs), behind: make([]bool, dcs), progressUs: make([]int64, dcs), ranks: map[txn.ID]rank{}}
+		acked: make([]int64, dcs), sentUpto: make([]int64, dcs), behind: make([]bool, dcs), progressUs: make([]int64, dcs),
+		order: tcc.NewVersionLog(env)}
 	for dc := range dcs {
 		g.peers[dc] = layout.Node[dc][me.Partition]
 		if dc != me.DC {
@@ -253,18 +256,4 @@ type geoReplica struct {
 }
 
 // VersionOrder returns every key's writers ordered by rank, the order reads use.
-func (g *geoReplica) VersionOrder() map[string][]txn.ID {
-	order := g.env.Store().VersionOrder()
-	for _, ids := range order {
-		slices.SortStableFunc(ids, func(a, b txn.ID) int {
-			switch ra, rb := g.geo.ranks[a], g.geo.ranks[b]; {
-			case ra.less(rb):
-				return -1
-			case rb.less(ra):
-				return 1
-			}
-			return 0
-		})
-	}
-	return order
-}
+func (g *geoReplica) VersionOrder() map[string][]txn.ID { return g.geo.order.Order() }

@@ -183,7 +183,7 @@ func newReplica(pc protocol.Config, env protocol.Env) (*Replica, error) {
 	}
 	r.heard = make([]bool, len(r.children))
 	if dcs > 1 {
-		r.geo = newGeoState(layout, me)
+		r.geo = newGeoState(layout, me, env)
 	}
 	return r, nil
 }
@@ -520,7 +520,7 @@ func (r *Replica) rankOf(ct VC, dc int, sn int64) rank {
 // extension received it late from another datacenter.
 func (r *Replica) install(tx txn.ID, key string, v *version) {
 	if r.geo != nil {
-		r.geo.ranks[tx] = v.rank
+		r.geo.order.Add(key, tx, v.rank[:]...)
 	}
 	kv := r.keys[key]
 	if kv == nil {

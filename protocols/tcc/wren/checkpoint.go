@@ -10,8 +10,8 @@ import (
 	"github.com/meridian-kv/meridian/protocols/tcc"
 )
 
-// AppendCheckpoint implements protocol.Checkpointer: the clocks, the versions and version order
-// of every key, the prepared WOTs, the coordinated WOTs (once each, by id: a session's and the
+// AppendCheckpoint implements protocol.Checkpointer: the clocks, the versions of every key (the
+// version order, every version ever committed, is on the replica's Disk), the prepared WOTs, the coordinated WOTs (once each, by id: a session's and the
 // unfinished set share them), the sessions, the unfinished WOTs by id, and the visibility
 // records. Maps go in key order; the client requests a coordinated WOT answers go through the
 // codec.
@@ -30,14 +30,6 @@ func (r *Replica) AppendCheckpoint(dst []byte, c protocol.Codec) ([]byte, error)
 			w.Bytes("wren value", v.value, wire.MaxValueLen)
 			w.Varint(v.supersededAtUs)
 			w.Bool(v.superseded)
-		}
-	}
-	for _, k := range wire.SortedKeys(w, "wren order", r.order) {
-		w.String("wren key", k, wire.MaxKeyLen)
-		o := r.order[k]
-		w.Count("wren key order", len(o), wire.MaxCheckpointCount)
-		for _, s := range o {
-			stamp(w, s)
 		}
 	}
 	w.Strings(slices.Sorted(maps.Keys(r.collectable)))
@@ -119,14 +111,6 @@ func (r *Replica) RestoreCheckpoint(b []byte, c protocol.Codec) error {
 				superseded: rd.Bool("wren superseded")}
 		}
 		r.versions[k] = vs
-	}
-	for range rd.Count("wren order", wire.MaxCheckpointCount, 2) {
-		k := rd.String("wren key", wire.MaxKeyLen)
-		o := make([]tcc.Stamp, rd.Count("wren key order", wire.MaxCheckpointCount, 2))
-		for i := range o {
-			o[i] = readStamp(rd)
-		}
-		r.order[k] = o
 	}
 	for _, k := range rd.Strings() {
 		r.collectable[k] = struct{}{}

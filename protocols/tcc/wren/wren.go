@@ -37,7 +37,8 @@
 //     lst_c ≥ ct and answers reads of those keys from it when ct > st (read-your-writes).
 //   - Version order: by (ct, writer id); ties between concurrent WOTs are broken by id. A
 //     partition installs versions in decision order, which may differ, so the replica
-//     implements protocol.VersionOrderer.
+//     implements protocol.VersionOrderer, from a record of every version on its Disk
+//     (tcc.VersionLog), which its checkpoints leave out.
 //
 // Faults (spec A8, A17). Messages may be lost, duplicated or reordered. The coordinator, which in
 // Wren alone knows every participant of a WOT (the client talks only to it), resends prepares
@@ -237,10 +238,12 @@ type Replica struct {
 	known    []int64
 	minKnown int64
 
-	versions    map[string][]version   // committed versions, sorted by stamp
-	order       map[string][]tcc.Stamp // every version ever committed, sorted: the checker's order
-	collectable map[string]struct{}    // keys with more than one version
-	gcFloorCt   int64                  // reads at a snapshot below this may miss collected versions
+	versions map[string][]version // committed versions, sorted by stamp
+	// order is every version ever committed, collected ones included: the checker's order, on
+	// the replica's Disk (outside its checkpoints).
+	order       *tcc.VersionLog
+	collectable map[string]struct{} // keys with more than one version
+	gcFloorCt   int64               // reads at a snapshot below this may miss collected versions
 
 	pending    map[txn.ID]*prepared
 	sessions   map[txn.ClientID]*session
@@ -269,7 +272,7 @@ func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		return nil, fmt.Errorf("wren: self node %d out of range", cfg.Self)
 	}
 	return &Replica{env: env, nodes: nodes, part: cfg.Nodes[cfg.Self].Partition, prm: prm,
-		known: make([]int64, len(nodes)), versions: map[string][]version{}, order: map[string][]tcc.Stamp{},
+		known: make([]int64, len(nodes)), versions: map[string][]version{}, order: tcc.NewVersionLog(env),
 		collectable: map[string]struct{}{}, pending: map[txn.ID]*prepared{}, sessions: map[txn.ClientID]*session{},
 		unfinished: map[txn.ID]*coordTx{}}, nil
 }
@@ -681,9 +684,7 @@ func (r *Replica) install(tx txn.ID, ct int64, writes []txn.Write) {
 		if len(vs) > 0 {
 			r.collectable[w.Key] = struct{}{}
 		}
-		o := r.order[w.Key]
-		j, _ := slices.BinarySearchFunc(o, st, tcc.Stamp.Compare)
-		r.order[w.Key] = slices.Insert(o, j, st)
+		r.order.Add(w.Key, tx, ct)
 	}
 }
 
@@ -715,17 +716,7 @@ func (r *Replica) collect() {
 
 // VersionOrder implements protocol.VersionOrderer: every committed version of each key, by
 // (ct, writer id), collected ones included.
-func (r *Replica) VersionOrder() map[string][]txn.ID {
-	out := make(map[string][]txn.ID, len(r.order))
-	for k, o := range r.order {
-		ids := make([]txn.ID, len(o))
-		for i, s := range o {
-			ids[i] = s.Writer
-		}
-		out[k] = ids
-	}
-	return out
-}
+func (r *Replica) VersionOrder() map[string][]txn.ID { return r.order.Order() }
 
 // ---------- visibility lag (tcc.VisibilityReporter) ----------
 
