@@ -60,6 +60,7 @@ type benchFlags struct {
 	quiet                                       bool
 	logCapacity                                 bool
 	parallel                                    int
+	heapBudgetMiB                               int
 	cluster, cert, key, nemesis                 string
 	faults, params                              []string
 	smr                                         smrFlags
@@ -167,6 +168,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.jsonFile, "json", "", "write the results as JSON to this file (docs/RESULTS.md)")
 	fs.StringVar(&f.historyFile, "history", "", "write the recorded history as JSON Lines to this file (docs/HISTORY.md)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line (there is none unless stderr is a terminal)")
+	fs.IntVar(&f.heapBudgetMiB, "heap-budget-mib", 0, fmt.Sprintf("soft bound on the heap, in MiB: the garbage collector's headroom shrinks as the live heap nears it, and runs side by side (--parallel) pause while the live heap is above a quarter of it; 0: %d for --workload tcc, %d otherwise", tccHeapBudgetMiB, defaultHeapBudgetMiB))
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "simulate up to this many protocols at once (results are the same; 1: one after the other)")
 	fs.StringVar(&f.cluster, "cluster", "", "run against the running cluster of this file instead of the simulator (its protocol, topology, partitions and parameters)")
 	fs.StringVar(&f.nemesis, "nemesis", "", "with --cluster: faults to inject during the run, comma-separated KIND:TARGET@START-END: kill:A@2s-4s (SIGKILL, restart), pause:B@5s-6s (SIGSTOP, SIGCONT), cut:A-B@1s-3s, skew:C+200ms@2s-5s (cut and skew need cluster up --admin); then every acknowledged commit must be installed")
@@ -224,7 +226,16 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 	if !f.quiet && isTerminal(stderr) {
 		opts.Progress = progressPrinter(stderr, len(opts.Protocols))
 	}
-	tuneSimulationGC()
+	budgetMiB := f.heapBudgetMiB
+	switch {
+	case budgetMiB < 0:
+		return usagef("bench: --heap-budget-mib must not be negative, got %d", budgetMiB)
+	case budgetMiB == 0 && wl == "tcc":
+		budgetMiB = tccHeapBudgetMiB
+	case budgetMiB == 0:
+		budgetMiB = defaultHeapBudgetMiB
+	}
+	tuneSimulationGC(int64(budgetMiB) << 20)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -232,7 +243,9 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		}
 		defer stop()
 	}
-	runOne := func(p string) (*bench.Result, error) {
+	runOne := func(p string, pace func()) (*bench.Result, error) {
+		opts := opts
+		opts.Pace = pace
 		res, err := runSim(&f.smr, opts, p)
 		if err != nil {
 			return nil, usageError{err} // a simulated run fails only on its configuration
@@ -245,7 +258,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		if err != nil {
 			return err
 		}
-		runOne = func(string) (*bench.Result, error) {
+		runOne = func(string, func()) (*bench.Result, error) {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return bench.RunCluster(ctx, opts, cfg, cert)
@@ -259,7 +272,7 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 			if err != nil {
 				return fmt.Errorf("cannot find the meridian binary to restart nodes: %w", err)
 			}
-			runOne = func(string) (*bench.Result, error) {
+			runOne = func(string, func()) (*bench.Result, error) {
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				report, err := nemesis.Run(ctx, nemesis.Options{Cluster: cfg, Binary: binary, Bench: opts, Faults: faults, ClientCert: cert, Log: stderr})
@@ -278,7 +291,12 @@ func runBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) error 
 		parallel = 1 // one cluster, one run
 	}
 	results := make([]*bench.Result, 0, len(opts.Protocols))
-	err = runInOrder(len(opts.Protocols), parallel, func(i int) (*bench.Result, error) { return runOne(opts.Protocols[i]) },
+	gate := newMemoryGate(uint64(budgetMiB) << 20 / 4)
+	err = runInOrder(len(opts.Protocols), parallel, func(i int) (*bench.Result, error) {
+		gate.start(i)
+		defer gate.finish(i)
+		return runOne(opts.Protocols[i], func() { gate.pace(i) })
+	},
 		func(res *bench.Result) {
 			if opts.Progress != nil {
 				fmt.Fprint(stderr, "\r\033[K")

@@ -76,6 +76,10 @@ type Options struct {
 	KeepHistory bool
 	// Progress, if set, is called about once per virtual (or real) second.
 	Progress func(protocolName string, virtualUs, totalUs int64)
+	// Pace, if set, is called by a simulated run before each virtual second it simulates, on the
+	// run's goroutine, which waits for it to return: `meridian bench` pauses a run there while
+	// runs side by side would use too much memory. It cannot change a run's results.
+	Pace func()
 }
 
 // Defaults returns the main job: aws-helios, 12 closed-loop clients per datacenter, T-YCSB

@@ -64,6 +64,7 @@ func newRun(opts *Options, e registry.Entry, layout *tcc.Layout, placement *part
 	}
 	r := &runState{opts: opts, entry: e, layout: layout, placement: placement,
 		stats: newCollector(boundMs, opts.WarmupUs, opts.DurationUs-opts.CooldownUs, opts.LatencyIncludesAborts, opts.ClientHopUs)}
+	r.txns.CheckOnly = !opts.KeepHistory // the checker's fields only, unless the history is kept
 	wl, err := opts.Workload.NewRun(workload.RunInfo{Protocol: e, Topology: opts.Topology, Layout: layout, Placement: placement, Seed: opts.Seed,
 		Params: opts.Params, ClientsPerDC: opts.ClientsPerDC, WindowUs: [2]int64{opts.WarmupUs, opts.DurationUs - opts.CooldownUs}, Record: r.record})
 	if err != nil {

@@ -192,6 +192,9 @@ func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) p
 	run.start()
 	for t := int64(0); t < opts.DurationUs; {
 		t = min(t+1_000_000, opts.DurationUs)
+		if opts.Pace != nil {
+			opts.Pace()
+		}
 		s.RunUntil(t)
 		d.tick()
 		if opts.Progress != nil {

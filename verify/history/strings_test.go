@@ -1,0 +1,40 @@
+package history
+
+import (
+	"strconv"
+	"testing"
+)
+
+// TestStringsNumbersInOrder interns enough strings to grow the table several times, with
+// repeats and the empty string, and checks the numbers, At and Lookup.
+func TestStringsNumbersInOrder(t *testing.T) {
+	var s Strings
+	if _, ok := s.Lookup("x"); ok {
+		t.Fatal("Lookup on an empty table found x")
+	}
+	want := []string{""}
+	for i := range 5000 {
+		want = append(want, "k"+strconv.Itoa(i*7))
+	}
+	for round := range 2 { // the second round finds every string numbered already
+		for n, str := range want {
+			if got := s.Intern(str); got != uint32(n) {
+				t.Fatalf("round %d: Intern(%q) = %d, want %d", round, str, got, n)
+			}
+		}
+	}
+	if s.Len() != len(want) {
+		t.Fatalf("Len() = %d, want %d", s.Len(), len(want))
+	}
+	for n, str := range want {
+		if got := s.At(uint32(n)); got != str {
+			t.Fatalf("At(%d) = %q, want %q", n, got, str)
+		}
+		if got, ok := s.Lookup(str); !ok || got != uint32(n) {
+			t.Fatalf("Lookup(%q) = %d, %t, want %d", str, got, ok, n)
+		}
+	}
+	if _, ok := s.Lookup("absent"); ok {
+		t.Fatal("Lookup found a string never interned")
+	}
+}
