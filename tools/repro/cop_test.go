@@ -6,8 +6,8 @@ import (
 )
 
 // copTiny runs every COP experiment in about a second: it proves the machinery, not the
-// verdicts.
-var copTiny = copScale{samples: 1_000, epochs: 2, repeats: 1}
+// verdicts. Two repeats, so that X3's rounds and X4's pairs run as at CI scale.
+var copTiny = copScale{samples: 1_000, epochs: 2, repeats: 2}
 
 // TestCOPExperimentsRun runs cop-x1 … cop-x5 at copTiny end to end: each is registered,
 // measures every scheme without an error, sets claims with verdicts, reports the thread counts
