@@ -80,10 +80,11 @@ func (p *Planner) Add(readSet, writeSet []uint32) {
 		if n := len(readSet); n > 0 && int(readSet[n-1]) >= len(p.writers) {
 			p.writers = append(p.writers, make([]TxnID, int(readSet[n-1])+1-len(p.writers))...)
 		}
-		versions := p.readVersion[r:]
+		// Local slices: through p the compiler reloads p.writers after every store and checks
+		// both indices; this loop is most of fused planning's instructions (docs/BENCHMARKS.md).
+		writers, versions := p.writers, p.readVersion[r:r+len(readSet)]
 		for k, x := range readSet {
-			versions[k] = p.writers[x]
-			p.writers[x] = id
+			versions[k], writers[x] = writers[x], id
 		}
 		return
 	}

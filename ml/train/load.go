@@ -108,11 +108,11 @@ func Load(in Input) (*Data, error) {
 	if in.Shape != nil {
 		shape, generated, err = *in.Shape, true, nil
 	}
-	var planner *fusedPlanner
+	var planner *FusedPlanner
 	var on dataset.OnSample
 	if in.Planning.Mode == Fused {
-		planner = &fusedPlanner{Planner: cop.NewPlanner(shape.Features)} // 0 for a file: the planner grows as it goes
-		on = planner.onSample
+		planner = NewFusedPlanner(shape.Features) // 0 for a file: the planner grows as it goes
+		on = planner.OnSample
 	}
 	switch {
 	case err != nil:
@@ -132,7 +132,7 @@ func Load(in Input) (*Data, error) {
 		return nil, err
 	}
 	if planner != nil {
-		planner.flush() // the last sample's planning is part of the load
+		planner.Flush() // the last sample's planning is part of the load
 	}
 	d.LoadDuration = time.Since(start)
 	d.HeldOut = d.Test != nil && d.Test.Len() > 0
@@ -194,27 +194,36 @@ func (d *Data) planAtSources(n int) error {
 	return nil
 }
 
-// fusedPlanner plans samples as they are loaded (spec §1.3 mode 3), each one sample late: it
+// FusedPlanner plans samples as they are loaded (spec §1.3 mode 3), each one sample late: it
 // prefetches a sample's planning state when the sample has been parsed and plans the sample
 // when the next one has, so that the state's cache misses overlap the next line's parsing
 // instead of stalling it (docs/BENCHMARKS.md, issue 15: about 12,000 instructions of parsing
 // per imdb-like sample lie between two samples' planning). A sample's slices are its dataset's
-// storage, unchanged after the call, so keeping them is safe.
-type fusedPlanner struct {
+// storage, unchanged after the call, so keeping them is safe. Load plans with it, and so do
+// the benchmark and `meridian repro cop-x4` that measure fused planning's cost, so that they
+// measure the code users run.
+type FusedPlanner struct {
 	*cop.Planner
 	last    []uint32 // the features of the sample parsed but not planned yet
 	pending bool
 }
 
-// onSample is the loader's OnSample.
-func (f *fusedPlanner) onSample(_ int, s dataset.Sample) {
+// NewFusedPlanner returns a fused planner; numParams (0 if unknown, as for a file) sizes its
+// per-parameter state ahead.
+func NewFusedPlanner(numParams int) *FusedPlanner {
+	return &FusedPlanner{Planner: cop.NewPlanner(numParams)}
+}
+
+// OnSample is the loader's dataset.OnSample.
+func (f *FusedPlanner) OnSample(_ int, s dataset.Sample) {
 	f.Prefetch(s.Features)
-	f.flush()
+	f.Flush()
 	f.last, f.pending = s.Features, true
 }
 
-// flush plans the sample still pending, if any; the loader calls it once loading has ended.
-func (f *fusedPlanner) flush() {
+// Flush plans the sample still pending, if any; the loader calls it once loading has ended,
+// before Plan.
+func (f *FusedPlanner) Flush() {
 	if f.pending {
 		f.Add(f.last, f.last)
 		f.pending = false

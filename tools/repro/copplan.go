@@ -3,6 +3,7 @@ package repro
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/meridian-kv/meridian/ml/cop"
@@ -13,43 +14,63 @@ import (
 // copLoadTimes are X4's loading measurements of one dataset: the median of the scale's repeats.
 type copLoadTimes struct {
 	plain, fused, offline time.Duration // read; read with fused planning; a planning pass after reading
-	textMB                float64
+	// fusedOverPlain is the median of the repeats' own ratios fused/plain (each pair measured
+	// back to back, so that both shared the machine's load).
+	fusedOverPlain float64
+	textMB         float64
 }
 
 // fusedPct is fused planning's cost in percent of plain loading.
-func (t copLoadTimes) fusedPct() float64 { return 100 * (t.fused.Seconds()/t.plain.Seconds() - 1) }
+func (t copLoadTimes) fusedPct() float64 { return 100 * (t.fusedOverPlain - 1) }
 
 // measureCOPLoad reads d's training set as LIBSVM text from memory (parsing alone, no disk: the
-// worst case for planning's share) with and without planning fused in, alternating, and times
-// a separate planning pass.
+// worst case for planning's share) with and without planning fused in (train.FusedPlanner, the
+// planner `meridian ml --planning fused` runs), alternating, and times a separate planning
+// pass; each after a garbage collection, so that none pays for another's garbage.
 func measureCOPLoad(env Env, sc copScale, d *train.Data) (copLoadTimes, error) {
 	var text bytes.Buffer
 	if err := dataset.WriteLIBSVM(&text, d.Train); err != nil {
 		return copLoadTimes{}, err
 	}
 	env.progress("cop-x4: loading %s (%.0f MB of LIBSVM text) %d times each way", d.Train.Name, float64(text.Len())/1e6, sc.repeats)
+	read := func(on dataset.OnSample) error {
+		_, err := dataset.ReadLIBSVM(bytes.NewReader(text.Bytes()), d.Train.Name, on)
+		return err
+	}
 	var plain, fused, offline []float64
-	for range sc.repeats {
+	timed := func(times *[]float64, load func() error) error {
+		runtime.GC()
 		start := time.Now()
-		if _, err := dataset.ReadLIBSVM(bytes.NewReader(text.Bytes()), d.Train.Name, nil); err != nil {
+		err := load()
+		*times = append(*times, time.Since(start).Seconds())
+		return err
+	}
+	for range sc.repeats {
+		if err := timed(&plain, func() error { return read(nil) }); err != nil {
 			return copLoadTimes{}, err
 		}
-		plain = append(plain, time.Since(start).Seconds())
-		start = time.Now()
-		planner := cop.NewPlanner(0)
-		if _, err := dataset.ReadLIBSVM(bytes.NewReader(text.Bytes()), d.Train.Name,
-			func(_ int, s dataset.Sample) { planner.Add(s.Features, s.Features) }); err != nil {
+		if err := timed(&fused, func() error {
+			planner := train.NewFusedPlanner(0) // as a file is planned
+			err := read(planner.OnSample)
+			planner.Flush()
+			return err
+		}); err != nil {
 			return copLoadTimes{}, err
 		}
-		fused = append(fused, time.Since(start).Seconds())
-		start = time.Now()
-		if _, err := cop.PlanAll(d.Txns); err != nil {
+		if err := timed(&offline, func() error {
+			_, err := cop.PlanAll(d.Txns)
+			return err
+		}); err != nil {
 			return copLoadTimes{}, err
 		}
-		offline = append(offline, time.Since(start).Seconds())
 	}
 	sec := func(vs []float64) time.Duration { return time.Duration(median(vs) * float64(time.Second)) }
-	return copLoadTimes{plain: sec(plain), fused: sec(fused), offline: sec(offline), textMB: float64(text.Len()) / 1e6}, nil
+	ratios := make([]float64, len(plain))
+	for k := range ratios {
+		ratios[k] = fused[k] / plain[k]
+	}
+	return copLoadTimes{plain: sec(plain), fused: sec(fused), offline: sec(offline), fusedOverPlain: median(ratios),
+		textMB: float64(text.Len()) / 1e6}, nil
 }
 
 // copFirstEpoch is X4's first-epoch measurement of one dataset (samples/s, medians over the
