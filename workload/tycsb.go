@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -222,7 +223,9 @@ func (c *tycsbClient) step(tx *client.Tx, ops []Op, n int, done func(Outcome)) {
 		tx.Get(op.Key, func([]byte, error) { c.step(tx, ops[1:], n, done) })
 		return
 	}
-	_ = tx.Put(op.Key, []byte(tx.ID().String())) // the key is non-empty and tx unfinished
+	// The value is the writer's name, t<client>.<seq>; the key is non-empty and tx unfinished.
+	var name [24]byte
+	_ = tx.Put(op.Key, bytes.Clone(tx.ID().Append(name[:0])))
 	c.step(tx, ops[1:], n, done)
 }
 
