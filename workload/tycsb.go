@@ -202,11 +202,23 @@ type tycsbClient struct {
 func (c *tycsbClient) Next(rng *rand.Rand, done func(Outcome)) {
 	c.last = c.gen.Next(rng).Ops
 	c.tx = c.sess.Begin()
-	c.step(c.tx, c.last, len(c.last), done)
+	c.start(done)
 }
 
 func (c *tycsbClient) Retry(done func(Outcome)) {
 	c.tx = c.sess.BeginRetry(c.tx)
+	c.start(done)
+}
+
+// start runs c.last in c.tx, its read and write sets sized for it.
+func (c *tycsbClient) start(done func(Outcome)) {
+	reads := 0
+	for _, op := range c.last {
+		if op.Read {
+			reads++
+		}
+	}
+	c.tx.Reserve(reads, len(c.last)-reads)
 	c.step(c.tx, c.last, len(c.last), done)
 }
 

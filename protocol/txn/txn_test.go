@@ -58,3 +58,29 @@ func TestKeyNumbers(t *testing.T) {
 		t.Errorf("FindBytes(y) = %d, %v; want 1, true", k, ok)
 	}
 }
+
+// TestPoolIndexCounts: a key stays written while one of its writers is pooled, and accessed
+// while one of its readers is.
+func TestPoolIndexCounts(t *testing.T) {
+	kt := NewKeyTable()
+	w1 := &Txn{ID: NewID(1, 1), Writes: []Write{{Key: "x"}}}
+	w2 := &Txn{ID: NewID(2, 1), Writes: []Write{{Key: "x"}}}
+	r := &Txn{ID: NewID(3, 1), Reads: []Read{{Key: "x"}}}
+	readX := &Txn{Reads: []Read{{Key: "x"}}}
+	var p PoolIndex
+	p.Add(w1, kt)
+	p.Add(w2, kt)
+	p.Add(r, kt)
+	p.Remove(w1, kt)
+	if !p.WritesMeet(readX, kt) {
+		t.Error("x is still written by w2")
+	}
+	p.Remove(w2, kt)
+	if p.WritesMeet(readX, kt) || !p.AccessedBy(w1, kt) {
+		t.Error("with only the reader pooled: want x accessed, not written")
+	}
+	p.Remove(r, kt)
+	if p.AccessedBy(w1, kt) {
+		t.Error("empty pool: x still accessed")
+	}
+}
