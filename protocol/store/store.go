@@ -6,6 +6,7 @@
 package store
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -185,24 +186,12 @@ func (s *Store) StaleTxn(t *txn.Txn) bool {
 // VersionOrder returns, for every key written at least once, the writers of its versions in
 // installation order. The slices share one array, each capped at its own length.
 func (s *Store) VersionOrder() map[string][]txn.ID {
-	// start[k+1] counts key k's versions, then becomes the end of its run in writers.
-	start := make([]int32, len(s.latest)+1)
-	for i := range s.n {
-		start[s.at(i).key+1]++
-	}
+	start, writers := s.byKey(len(s.latest))
 	written := 0
 	for k := range s.latest {
-		if start[k+1] > 0 {
+		if start[k] < start[k+1] {
 			written++
 		}
-		start[k+1] += start[k]
-	}
-	writers := make([]txn.ID, s.n)
-	next := slices.Clone(start[:len(s.latest)])
-	for i := range s.n {
-		e := s.at(i)
-		writers[next[e.key]] = e.Writer
-		next[e.key]++
 	}
 	out := make(map[string][]txn.ID, written)
 	for k := range s.latest {
@@ -211,4 +200,42 @@ func (s *Store) VersionOrder() map[string][]txn.ID {
 		}
 	}
 	return out
+}
+
+// byKey returns the writers of the versions grouped by key number, each key's in installation
+// order: key k's are writers[start[k]:start[k+1]], for the keys numbered below keys (at least
+// len(s.latest)).
+func (s *Store) byKey(keys int) (start []int32, writers []txn.ID) {
+	// start[k+1] counts key k's versions, then becomes the end of its run in writers.
+	start = make([]int32, keys+1)
+	for i := range s.n {
+		start[s.at(i).key+1]++
+	}
+	for k := range keys {
+		start[k+1] += start[k]
+	}
+	writers = make([]txn.ID, s.n)
+	next := slices.Clone(start[:keys])
+	for i := range s.n {
+		e := s.at(i)
+		writers[next[e.key]] = e.Writer
+		next[e.key]++
+	}
+	return start, writers
+}
+
+// SameOrder reports whether s and o hold the same versions in the same order, key by key: whether
+// their VersionOrders are equal. Stores that share a key table are compared number by number,
+// without building the maps.
+func (s *Store) SameOrder(o *Store) bool {
+	if s.n != o.n {
+		return false
+	}
+	if s.keys != o.keys {
+		return maps.EqualFunc(s.VersionOrder(), o.VersionOrder(), slices.Equal)
+	}
+	keys := max(len(s.latest), len(o.latest))
+	sStart, sWriters := s.byKey(keys)
+	oStart, oWriters := o.byKey(keys)
+	return slices.Equal(sStart, oStart) && slices.Equal(sWriters, oWriters)
 }
