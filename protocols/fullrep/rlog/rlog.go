@@ -87,7 +87,7 @@ type Log[P any] struct {
 	floor      []int64
 	keptBefore []int
 	trimAt     int
-	// slab is the rest of the chunk the next messages' records are carved from (recordSlice).
+	// slab is the rest of the chunk the next messages' records are carved from (slabRecords).
 	slab []Record[P]
 }
 
@@ -163,38 +163,27 @@ func (l *Log[P]) messageTo(to int, sigma int64, table []int64) *Message[P] {
 		start = max(start, l.sentTo[to])
 	}
 	l.sentTo[to] = len(l.records)
-	missing := 0
-	for _, r := range l.records[start:] {
+	candidates := l.records[start:]
+	if len(candidates) > len(l.slab) {
+		l.slab = make([]Record[P], max(len(candidates), slabRecords))
+	}
+	records := l.slab[:0:len(candidates)]
+	for _, r := range candidates {
 		if row[r.Host] < r.TS {
-			missing++
+			records = append(records, r)
 		}
 	}
-	if missing == 0 {
-		return m
-	}
-	m.Records = l.recordSlice(missing)
-	for _, r := range l.records[start:] {
-		if row[r.Host] < r.TS {
-			m.Records = append(m.Records, r)
-		}
+	if len(records) > 0 {
+		m.Records = records[:len(records):len(records)]
+		l.slab = l.slab[len(records):]
 	}
 	return m
 }
 
-// slabRecords is the size of the chunks recordSlice carves messages' records from.
+// slabRecords is the size of the chunks that messages' records are carved from: one allocation
+// serves many messages. Messages are never modified, so they can share a chunk; it is freed with
+// the last of them.
 const slabRecords = 1024
-
-// recordSlice returns an empty slice with room for n records, carved from a chunk that many
-// messages share: one allocation instead of one per message. Messages are never modified, so
-// they can share it; the chunk is freed with the last of them.
-func (l *Log[P]) recordSlice(n int) []Record[P] {
-	if n > len(l.slab) {
-		l.slab = make([]Record[P], max(n, slabRecords))
-	}
-	s := l.slab[:0:n]
-	l.slab = l.slab[n:]
-	return s
-}
 
 // Receive incorporates m: every record not yet known is appended to the log and passed to
 // incorporate (which may itself Append local records), then the sender's timetable is merged.
