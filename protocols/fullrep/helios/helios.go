@@ -187,8 +187,8 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 		if e.Committed {
 			// Alg. 4 aborts the conflicting local transactions again. After a preparing record
 			// with the same writes there are none: it aborted those there were, and eptIndex has
-			// kept new ones out since.
-			if !prepared || !slices.EqualFunc(t.Writes, e.Txn.Writes, func(a, b txn.Write) bool { return a.Key == b.Key }) {
+			// kept new ones out since. (In the simulator both records carry the same Txn.)
+			if !prepared || t != e.Txn && !slices.EqualFunc(t.Writes, e.Txn.Writes, func(a, b txn.Write) bool { return a.Key == b.Key }) {
 				r.abortConflicting(e.Txn)
 			}
 			r.env.Store().ApplyTxn(e.Txn)
