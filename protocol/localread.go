@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
 )
@@ -40,21 +41,40 @@ func ValidateCommit(req Request) string {
 	if req.Txn.Members != nil || txn.IsBatchID(req.Txn.ID) {
 		return "transaction " + req.Txn.ID.String() + " is a batch or named like one; clients commit single transactions"
 	}
-	seen := make(map[string]bool, len(req.Txn.Reads))
-	for _, r := range req.Txn.Reads {
-		if r.Key == "" || seen[r.Key] {
-			return "empty or repeated key " + `"` + r.Key + `"` + " in read set"
-		}
-		seen[r.Key] = true
+	if key, bad := badKey(req.Txn.Reads, func(r txn.Read) string { return r.Key }); bad {
+		return "empty or repeated key " + `"` + key + `"` + " in read set"
 	}
-	clear(seen)
-	for _, w := range req.Txn.Writes {
-		if w.Key == "" || seen[w.Key] {
-			return "empty or repeated key " + `"` + w.Key + `"` + " in write set"
-		}
-		seen[w.Key] = true
+	if key, bad := badKey(req.Txn.Writes, func(w txn.Write) string { return w.Key }); bad {
+		return "empty or repeated key " + `"` + key + `"` + " in write set"
 	}
 	return ""
+}
+
+// scanKeysUpTo is the set size up to which badKey compares keys pairwise: cheaper than a map
+// for the handful of keys most transactions have.
+const scanKeysUpTo = 16
+
+// badKey returns the first key of set that is empty or repeats an earlier one.
+func badKey[E any](set []E, keyOf func(E) string) (string, bool) {
+	var seen map[string]bool
+	if len(set) > scanKeysUpTo {
+		seen = make(map[string]bool, len(set))
+	}
+	for i, e := range set {
+		key := keyOf(e)
+		switch {
+		case key == "":
+			return key, true
+		case seen != nil:
+			if seen[key] {
+				return key, true
+			}
+			seen[key] = true
+		case slices.ContainsFunc(set[:i], func(f E) bool { return keyOf(f) == key }):
+			return key, true
+		}
+	}
+	return "", false
 }
 
 // AdmitCommit is the common start of HandleRequest for protocols that read locally: it answers

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -141,6 +142,10 @@ func TestValidateCommit(t *testing.T) {
 		}
 		return out
 	}
+	var many []string // more keys than badKey compares pairwise
+	for i := range 2 * scanKeysUpTo {
+		many = append(many, fmt.Sprint("k", i))
+	}
 	for _, c := range []struct {
 		name string
 		tx   *txn.Txn
@@ -154,6 +159,9 @@ func TestValidateCommit(t *testing.T) {
 		{"repeated read key", &txn.Txn{Reads: rd("a", "b", "a")}, `"a" in read set`},
 		{"empty write key", &txn.Txn{Writes: wr("")}, `"" in write set`},
 		{"repeated write key", &txn.Txn{Reads: rd("w"), Writes: wr("w", "x", "w")}, `"w" in write set`},
+		{"many keys", &txn.Txn{Reads: rd(many...), Writes: wr(many...)}, ""},
+		{"many keys, one repeated", &txn.Txn{Writes: wr(append(many, "k7")...)}, `"k7" in write set`},
+		{"many keys, one empty", &txn.Txn{Reads: rd(append(many, "")...)}, `"" in read set`},
 		{"batch id", &txn.Txn{ID: txn.BatchID(0, 1)}, "batch"},
 		{"batch", txn.NewBatch(txn.BatchID(0, 1), []*txn.Txn{{ID: 1}, {ID: 2}}), "batch"},
 	} {

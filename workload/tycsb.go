@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -201,11 +202,23 @@ type tycsbClient struct {
 func (c *tycsbClient) Next(rng *rand.Rand, done func(Outcome)) {
 	c.last = c.gen.Next(rng).Ops
 	c.tx = c.sess.Begin()
-	c.step(c.tx, c.last, len(c.last), done)
+	c.start(done)
 }
 
 func (c *tycsbClient) Retry(done func(Outcome)) {
 	c.tx = c.sess.BeginRetry(c.tx)
+	c.start(done)
+}
+
+// start runs c.last in c.tx, its read and write sets sized for it.
+func (c *tycsbClient) start(done func(Outcome)) {
+	reads := 0
+	for _, op := range c.last {
+		if op.Read {
+			reads++
+		}
+	}
+	c.tx.Reserve(reads, len(c.last)-reads)
 	c.step(c.tx, c.last, len(c.last), done)
 }
 
@@ -222,7 +235,9 @@ func (c *tycsbClient) step(tx *client.Tx, ops []Op, n int, done func(Outcome)) {
 		tx.Get(op.Key, func([]byte, error) { c.step(tx, ops[1:], n, done) })
 		return
 	}
-	_ = tx.Put(op.Key, []byte(tx.ID().String())) // the key is non-empty and tx unfinished
+	// The value is the writer's name, t<client>.<seq>; the key is non-empty and tx unfinished.
+	var name [24]byte
+	_ = tx.Put(op.Key, bytes.Clone(tx.ID().Append(name[:0])))
 	c.step(tx, ops[1:], n, done)
 }
 

@@ -39,7 +39,7 @@ func (s *Store) AppendSegment(dst []byte, from int) []byte {
 	dst = binary.AppendUvarint(dst, uint64(firstWrites))
 	for i := int32(from); i < s.n; i++ {
 		if e := s.at(i); e.prev < 0 {
-			name := s.keys.names[e.key]
+			name := s.keys.Name(e.key)
 			dst = binary.AppendUvarint(dst, uint64(len(name)))
 			dst = append(dst, name...)
 		}
@@ -105,9 +105,9 @@ func (s *Store) restoreSegment(b []byte, legacy bool) error {
 		if d.err != nil {
 			break
 		}
-		k, ok := s.keys.numbers[string(name)] // no copy of name unless the table lacks it
+		k, ok := s.keys.FindBytes(name) // no copy of name unless the table lacks it
 		if !ok {
-			k = s.number(string(name))
+			k = s.keys.Number(string(name))
 		}
 		listed = append(listed, k)
 	}

@@ -6,6 +6,7 @@
 package store
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -48,17 +49,15 @@ type entry struct {
 
 const chunkBits = 12
 
-// Keys numbers keys, in the order they are first written, for the stores that share it. Stores
+// Keys numbers keys, in the order they are first numbered, for the stores that share it. Stores
 // that hold the same keys, such as the simulator's replicas of one partition, share one: a key
 // is then found in one map, where the store that wrote it last left it, instead of in one map
-// per store. Stores that share a table must be used from one goroutine.
-type Keys struct {
-	numbers map[string]int32
-	names   []string
-}
+// per store, and a transaction's keys are numbered once for all of them (ApplyTxn, StaleTxn).
+// Stores that share a table must be used from one goroutine.
+type Keys = txn.KeyTable
 
 // NewKeys returns an empty key table.
-func NewKeys() *Keys { return &Keys{numbers: make(map[string]int32)} }
+func NewKeys() *Keys { return txn.NewKeyTable() }
 
 // New returns an empty store with a key table of its own: every key holds only its initial
 // version.
@@ -69,16 +68,9 @@ func NewShared(keys *Keys) *Store { return &Store{keys: keys} }
 
 func (s *Store) at(i int32) *entry { return &s.arena[i>>chunkBits][i&(1<<chunkBits-1)] }
 
-// number returns key's number in the key table, adding the key if it is new there.
-func (s *Store) number(key string) int32 {
-	k, ok := s.keys.numbers[key]
-	if !ok {
-		k = int32(len(s.keys.names))
-		s.keys.numbers[key] = k
-		s.keys.names = append(s.keys.names, key)
-	}
-	return k
-}
+// Keys returns the store's key table, the one to number transactions in for ApplyTxn and
+// StaleTxn (txn.Txn.KeyNumbers).
+func (s *Store) Keys() *Keys { return s.keys }
 
 // install appends a version of key number k, the key's first here if the store has not written
 // it yet.
@@ -106,8 +98,17 @@ func (s *Store) push(e entry) int32 {
 
 // last returns the arena index of key's latest version, or -1 if the store holds none.
 func (s *Store) last(key string) int32 {
-	k, ok := s.keys.numbers[key]
-	if !ok || int(k) >= len(s.latest) {
+	k, ok := s.keys.Find(key)
+	if !ok {
+		return -1
+	}
+	return s.lastOf(k)
+}
+
+// lastOf returns the arena index of the latest version of key number k, or -1 if the store
+// holds none.
+func (s *Store) lastOf(k int32) int32 {
+	if int(k) >= len(s.latest) {
 		return -1
 	}
 	return s.latest[k]
@@ -156,7 +157,16 @@ func (s *Store) Versions() int { return int(s.n) }
 func (s *Store) Apply(writer txn.ID, writes []txn.Write) {
 	s.seq++
 	for _, w := range writes {
-		s.install(s.number(w.Key), Version{Writer: writer, Value: w.Value, Seq: s.seq})
+		s.install(s.keys.Number(w.Key), Version{Writer: writer, Value: w.Value, Seq: s.seq})
+	}
+}
+
+// ApplyTxn is Apply(t.ID, t.Writes), with the key numbers t keeps for the store's key table.
+func (s *Store) ApplyTxn(t *txn.Txn) {
+	_, keys := t.KeyNumbers(s.keys)
+	s.seq++
+	for i, w := range t.Writes {
+		s.install(keys[i], Version{Writer: t.ID, Value: w.Value, Seq: s.seq})
 	}
 }
 
@@ -170,33 +180,74 @@ func (s *Store) Stale(reads []txn.Read) bool {
 	return false
 }
 
+// StaleTxn is Stale(t.Reads), with the key numbers t keeps for the store's key table.
+func (s *Store) StaleTxn(t *txn.Txn) bool {
+	keys, _ := t.KeyNumbers(s.keys)
+	for i, r := range t.Reads {
+		writer := txn.None
+		if last := s.lastOf(keys[i]); last >= 0 {
+			writer = s.at(last).Writer
+		}
+		if writer != r.Version {
+			return true
+		}
+	}
+	return false
+}
+
 // VersionOrder returns, for every key written at least once, the writers of its versions in
 // installation order. The slices share one array, each capped at its own length.
 func (s *Store) VersionOrder() map[string][]txn.ID {
+	start, writers := s.byKey(len(s.latest))
+	written := 0
+	for k := range s.latest {
+		if start[k] < start[k+1] {
+			written++
+		}
+	}
+	out := make(map[string][]txn.ID, written)
+	for k := range s.latest {
+		if start[k] < start[k+1] {
+			out[s.keys.Name(int32(k))] = writers[start[k]:start[k+1]:start[k+1]]
+		}
+	}
+	return out
+}
+
+// byKey returns the writers of the versions grouped by key number, each key's in installation
+// order: key k's are writers[start[k]:start[k+1]], for the keys numbered below keys (at least
+// len(s.latest)).
+func (s *Store) byKey(keys int) (start []int32, writers []txn.ID) {
 	// start[k+1] counts key k's versions, then becomes the end of its run in writers.
-	start := make([]int32, len(s.latest)+1)
+	start = make([]int32, keys+1)
 	for i := range s.n {
 		start[s.at(i).key+1]++
 	}
-	written := 0
-	for k := range s.latest {
-		if start[k+1] > 0 {
-			written++
-		}
+	for k := range keys {
 		start[k+1] += start[k]
 	}
-	writers := make([]txn.ID, s.n)
-	next := slices.Clone(start[:len(s.latest)])
+	writers = make([]txn.ID, s.n)
+	next := slices.Clone(start[:keys])
 	for i := range s.n {
 		e := s.at(i)
 		writers[next[e.key]] = e.Writer
 		next[e.key]++
 	}
-	out := make(map[string][]txn.ID, written)
-	for k := range s.latest {
-		if start[k] < start[k+1] {
-			out[s.keys.names[k]] = writers[start[k]:start[k+1]:start[k+1]]
-		}
+	return start, writers
+}
+
+// SameOrder reports whether s and o hold the same versions in the same order, key by key: whether
+// their VersionOrders are equal. Stores that share a key table are compared number by number,
+// without building the maps.
+func (s *Store) SameOrder(o *Store) bool {
+	if s.n != o.n {
+		return false
 	}
-	return out
+	if s.keys != o.keys {
+		return maps.EqualFunc(s.VersionOrder(), o.VersionOrder(), slices.Equal)
+	}
+	keys := max(len(s.latest), len(o.latest))
+	sStart, sWriters := s.byKey(keys)
+	oStart, oWriters := o.byKey(keys)
+	return slices.Equal(sStart, oStart) && slices.Equal(sWriters, oWriters)
 }

@@ -272,3 +272,51 @@ func TestValueOfFindsAWritersVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberedPathsMatch: ApplyTxn and StaleTxn, which use a transaction's key numbers, act as
+// Apply and Stale; SameOrder agrees with comparing VersionOrders, for stores sharing a key table
+// and for stores that do not.
+func TestNumberedPathsMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	keys := NewKeys()
+	a, b, alone := NewShared(keys), NewShared(keys), New()
+	var txns []*txn.Txn
+	for i := range 3000 {
+		tx := &txn.Txn{ID: txn.NewID(1, uint32(i+1))}
+		for k := rng.IntN(50); len(tx.Writes) < 3 && k < 200; k += 1 + rng.IntN(60) {
+			tx.Writes = append(tx.Writes, txn.Write{Key: fmt.Sprint("k", k), Value: []byte{byte(i)}})
+		}
+		key := fmt.Sprint("k", rng.IntN(220)) // some never written
+		tx.Reads = []txn.Read{{Key: key, Version: a.Get(key).Writer}}
+		if rng.IntN(4) == 0 {
+			tx.Reads[0].Version = txn.NewID(2, 1) // a version no store holds
+		}
+		if got, want := a.StaleTxn(tx), a.Stale(tx.Reads); got != want {
+			t.Fatalf("txn %d: StaleTxn = %v, Stale = %v", i, got, want)
+		}
+		a.ApplyTxn(tx)
+		alone.Apply(tx.ID, tx.Writes)
+		txns = append(txns, tx)
+	}
+	if !a.SameOrder(alone) || !alone.SameOrder(a) {
+		t.Fatal("SameOrder: a store and the same writes applied alone differ")
+	}
+	for i, tx := range txns {
+		if b.SameOrder(a) {
+			t.Fatalf("SameOrder: equal after %d of %d transactions", i, len(txns))
+		}
+		b.ApplyTxn(tx)
+	}
+	if !b.SameOrder(a) || !maps.EqualFunc(a.VersionOrder(), b.VersionOrder(), slices.Equal) {
+		t.Fatal("SameOrder: b replayed a's transactions and differs")
+	}
+	c := NewShared(keys) // the same versions, two of them in another order
+	last := len(txns) - 1
+	for _, tx := range append(slices.Clone(txns[:last-1]), txns[last], txns[last-1]) {
+		c.ApplyTxn(tx)
+	}
+	overlap := slices.ContainsFunc(txns[last].Writes, func(w txn.Write) bool { return txns[last-1].WritesKey(w.Key) })
+	if got, want := c.SameOrder(a), maps.EqualFunc(a.VersionOrder(), c.VersionOrder(), slices.Equal); got != want || overlap == got {
+		t.Fatalf("SameOrder with the last two swapped = %v, VersionOrders equal = %v, the two overlap: %v", got, want, overlap)
+	}
+}

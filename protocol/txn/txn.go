@@ -33,10 +33,21 @@ func (id ID) Seq() uint32 { return uint32(id) }
 
 // String renders the id as "t<client>.<seq>", or "init" for None.
 func (id ID) String() string {
+	var buf [maxIDLen]byte
+	return string(id.Append(buf[:0]))
+}
+
+// maxIDLen is the longest String of an ID: "t", a 32-bit client, ".", a 32-bit sequence number.
+const maxIDLen = 1 + 10 + 1 + 10
+
+// Append appends id's String form to dst: a transaction's name as bytes, such as the value
+// T-YCSB writes, without building a string first.
+func (id ID) Append(dst []byte) []byte {
 	if id == None {
-		return "init"
+		return append(dst, "init"...)
 	}
-	return "t" + strconv.FormatUint(uint64(id.Client()), 10) + "." + strconv.FormatUint(uint64(id.Seq()), 10)
+	dst = strconv.AppendUint(append(dst, 't'), uint64(id.Client()), 10)
+	return strconv.AppendUint(append(dst, '.'), uint64(id.Seq()), 10)
 }
 
 // ParseID is the inverse of ID.String.
@@ -82,6 +93,10 @@ type Txn struct {
 	// replication protocol orders as one instance (spec alvin.md §5.3, batch_mode=instance).
 	// Clients never submit one, and no store or history ever sees one.
 	Members []*Txn
+	// keys caches the numbers of the keys of Reads, then of Writes, in the table keysIn
+	// (KeyNumbers).
+	keysIn *KeyTable
+	keys   []int32
 }
 
 // WritesKey reports whether t writes key.
@@ -161,13 +176,19 @@ const (
 
 // PoolIndex summarises a pool of pending transactions per key: how many of them read or write
 // the key, and how many write it. It answers the two conflict questions Message Futures and
-// Helios ask with one lookup per key instead of a scan of the pool:
+// Helios ask with one look-up per key instead of a scan of the pool:
 //
 //   - WritesMeet(t): does some pooled transaction write a key t reads or writes (t must abort
 //     at request time)?
 //   - AccessedBy(w): does some pooled transaction read or write a key w writes (an incoming
 //     write set may abort pooled transactions, so scan the pool)?
-type PoolIndex map[string]uint64
+//
+// It counts by key number (Txn.KeyNumbers) in a flat slice: every method takes the key table
+// the transactions are numbered in, which must be the same table on every call. The zero value
+// is an empty index.
+type PoolIndex struct {
+	counts []uint64 // counts[k]: key k's entry, 0 for the keys no pooled transaction accesses
+}
 
 // A key's entry packs the writer count in the high half and the access count in the low half.
 const (
@@ -176,67 +197,82 @@ const (
 )
 
 // Add records t's reads and writes.
-func (p PoolIndex) Add(t *Txn) {
-	for _, r := range t.Reads {
-		p[r.Key] += poolAccess
+func (p *PoolIndex) Add(t *Txn, kt *KeyTable) {
+	reads, writes := t.KeyNumbers(kt)
+	p.grow(kt)
+	for _, k := range reads {
+		p.counts[k] += poolAccess
 	}
-	for _, w := range t.Writes {
-		p[w.Key] += poolAccess + poolWriter
+	for _, k := range writes {
+		p.counts[k] += poolAccess + poolWriter
 	}
 }
 
 // Remove forgets t, which must have been added.
-func (p PoolIndex) Remove(t *Txn) {
-	for _, r := range t.Reads {
-		p.sub(r.Key, poolAccess)
+func (p *PoolIndex) Remove(t *Txn, kt *KeyTable) {
+	reads, writes := t.KeyNumbers(kt)
+	for _, k := range reads {
+		p.counts[k] -= poolAccess
 	}
-	for _, w := range t.Writes {
-		p.sub(w.Key, poolAccess+poolWriter)
-	}
-}
-
-func (p PoolIndex) sub(key string, v uint64) {
-	if n := p[key] - v; n != 0 {
-		p[key] = n
-	} else {
-		delete(p, key)
+	for _, k := range writes {
+		p.counts[k] -= poolAccess + poolWriter
 	}
 }
 
 // AddWrites records only t's writes: enough for a pool that is only asked WritesMeet (a pool of
 // remote transactions), at half the cost of Add.
-func (p PoolIndex) AddWrites(t *Txn) {
-	for _, w := range t.Writes {
-		p[w.Key] += poolAccess + poolWriter
+func (p *PoolIndex) AddWrites(t *Txn, kt *KeyTable) {
+	_, writes := t.KeyNumbers(kt)
+	p.grow(kt)
+	for _, k := range writes {
+		p.counts[k] += poolAccess + poolWriter
 	}
 }
 
 // RemoveWrites forgets a transaction added with AddWrites.
-func (p PoolIndex) RemoveWrites(t *Txn) {
-	for _, w := range t.Writes {
-		p.sub(w.Key, poolAccess+poolWriter)
+func (p *PoolIndex) RemoveWrites(t *Txn, kt *KeyTable) {
+	_, writes := t.KeyNumbers(kt)
+	for _, k := range writes {
+		p.counts[k] -= poolAccess + poolWriter
 	}
 }
 
+// grow makes room for every key numbered in kt.
+func (p *PoolIndex) grow(kt *KeyTable) {
+	if n := kt.Len(); n > len(p.counts) {
+		p.counts = append(p.counts, make([]uint64, n-len(p.counts))...)
+	}
+}
+
+// count returns key k's entry.
+func (p *PoolIndex) count(k int32) uint64 {
+	if int(k) < len(p.counts) {
+		return p.counts[k]
+	}
+	return 0
+}
+
 // WritesMeet reports whether some pooled transaction writes a key t reads or writes.
-func (p PoolIndex) WritesMeet(t *Txn) bool {
-	for _, r := range t.Reads {
-		if p[r.Key] >= poolWriter {
+func (p *PoolIndex) WritesMeet(t *Txn, kt *KeyTable) bool {
+	reads, writes := t.KeyNumbers(kt)
+	for _, k := range reads {
+		if p.count(k) >= poolWriter {
 			return true
 		}
 	}
-	for _, w := range t.Writes {
-		if p[w.Key] >= poolWriter {
+	for _, k := range writes {
+		if p.count(k) >= poolWriter {
 			return true
 		}
 	}
 	return false
 }
 
-// AccessedBy reports whether some pooled transaction reads or writes a key in writes.
-func (p PoolIndex) AccessedBy(writes []Write) bool {
-	for _, w := range writes {
-		if p[w.Key] != 0 {
+// AccessedBy reports whether some pooled transaction reads or writes a key that w writes.
+func (p *PoolIndex) AccessedBy(w *Txn, kt *KeyTable) bool {
+	_, writes := w.KeyNumbers(kt)
+	for _, k := range writes {
+		if p.count(k) != 0 {
 			return true
 		}
 	}

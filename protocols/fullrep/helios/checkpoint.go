@@ -35,12 +35,12 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 			seq: rd.Uvarint("helios seq"), nacks: rd.Uvarint("helios nacks")}
 		r.ptPool[i] = p
 		if p.t != nil {
-			r.ptIndex.Add(p.t)
+			r.ptIndex.Add(p.t, r.env.Store().Keys())
 		}
 	}
 	r.eptPool = rd.TxnsByID()
 	for _, t := range r.eptPool {
-		r.eptIndex.AddWrites(t)
+		r.eptIndex.AddWrites(t, r.env.Store().Keys())
 	}
 	return rd.Done()
 }

@@ -94,15 +94,13 @@ func New(f int, zeroOffsets bool) protocol.Factory {
 			return nil, err
 		}
 		return &Replica{
-			env:      env,
-			cfg:      s,
-			nodeOf:   nodeOf,
-			self:     self,
-			n:        len(nodeOf),
-			log:      rlog.New[Entry](self, len(nodeOf)),
-			ptIndex:  txn.PoolIndex{},
-			eptPool:  map[txn.ID]*txn.Txn{},
-			eptIndex: txn.PoolIndex{},
+			env:     env,
+			cfg:     s,
+			nodeOf:  nodeOf,
+			self:    self,
+			n:       len(nodeOf),
+			log:     rlog.New[Entry](self, len(nodeOf)),
+			eptPool: map[txn.ID]*txn.Txn{},
 		}, nil
 	}
 }
@@ -136,21 +134,22 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	abort := func(reason txn.AbortReason) {
 		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Status: txn.Aborted, Reason: reason})
 	}
+	st := r.env.Store()
 	switch {
-	case r.ptIndex.WritesMeet(t):
+	case r.ptIndex.WritesMeet(t, st.Keys()):
 		abort(txn.ReasonLocalConflict)
 		return
-	case r.eptIndex.WritesMeet(t):
+	case r.eptIndex.WritesMeet(t, st.Keys()):
 		abort(txn.ReasonRemoteConflict)
 		return
-	case r.env.Store().Stale(t.Reads):
+	case st.StaleTxn(t):
 		abort(txn.ReasonStaleRead)
 		return
 	}
 	rec := r.log.Append(r.env.NowUs(), Entry{Kind: Preparing, Txn: t})
 	p := &pending{t: t, q: rec.TS, client: req.Client, seq: req.Seq}
 	r.ptPool = append(r.ptPool, p)
-	r.ptIndex.Add(t)
+	r.ptIndex.Add(t, st.Keys())
 	r.tryCommit()
 }
 
@@ -179,7 +178,7 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	case Preparing:
 		r.abortConflicting(e.Txn)
 		r.eptPool[e.Txn.ID] = e.Txn
-		r.eptIndex.AddWrites(e.Txn)
+		r.eptIndex.AddWrites(e.Txn, r.env.Store().Keys())
 		if r.cfg.f > 0 && r.env.NowUs() >= rec.TS+r.cfg.graceUs {
 			r.log.Append(r.env.NowUs(), Entry{Kind: Nack, Of: e.Txn.ID})
 		}
@@ -188,15 +187,15 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 		if e.Committed {
 			// Alg. 4 aborts the conflicting local transactions again. After a preparing record
 			// with the same writes there are none: it aborted those there were, and eptIndex has
-			// kept new ones out since.
-			if !prepared || !slices.EqualFunc(t.Writes, e.Txn.Writes, func(a, b txn.Write) bool { return a.Key == b.Key }) {
+			// kept new ones out since. (In the simulator both records carry the same Txn.)
+			if !prepared || t != e.Txn && !slices.EqualFunc(t.Writes, e.Txn.Writes, func(a, b txn.Write) bool { return a.Key == b.Key }) {
 				r.abortConflicting(e.Txn)
 			}
-			r.env.Store().Apply(e.Of, e.Txn.Writes)
+			r.env.Store().ApplyTxn(e.Txn)
 		}
 		if prepared {
 			delete(r.eptPool, e.Of)
-			r.eptIndex.RemoveWrites(t)
+			r.eptIndex.RemoveWrites(t, r.env.Store().Keys())
 		}
 	case Nack:
 		for _, p := range r.ptPool {
@@ -210,7 +209,7 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 // abortConflicting aborts every local preparing transaction whose read or write set meets w's
 // writes.
 func (r *Replica) abortConflicting(w *txn.Txn) {
-	if !r.ptIndex.AccessedBy(w.Writes) {
+	if !r.ptIndex.AccessedBy(w, r.env.Store().Keys()) {
 		return
 	}
 	r.ptPool = slices.DeleteFunc(r.ptPool, func(p *pending) bool {
@@ -227,10 +226,10 @@ func (r *Replica) finish(p *pending, status txn.Status, reason txn.AbortReason) 
 	e := Entry{Kind: Finished, Of: p.t.ID, Committed: status == txn.Committed}
 	if e.Committed {
 		e.Txn = p.t
-		r.env.Store().Apply(p.t.ID, p.t.Writes)
+		r.env.Store().ApplyTxn(p.t)
 	}
 	r.log.Append(r.env.NowUs(), e)
-	r.ptIndex.Remove(p.t)
+	r.ptIndex.Remove(p.t, r.env.Store().Keys())
 	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Status: status, Reason: reason})
 }
 

@@ -36,12 +36,12 @@ func (r *Replica) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 			seq: rd.Uvarint("mf seq"), fresh: rd.Int("mf fresh", wire.MaxCheckpointCount)}
 		r.pt[i] = p
 		if p.t != nil {
-			r.ptIndex.Add(p.t)
+			r.ptIndex.Add(p.t, r.env.Store().Keys())
 		}
 	}
 	r.remote = rd.TxnsByID()
 	for _, t := range r.remote {
-		r.remoteIndex.AddWrites(t)
+		r.remoteIndex.AddWrites(t, r.env.Store().Keys())
 	}
 	return rd.Done()
 }

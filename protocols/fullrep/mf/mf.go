@@ -98,15 +98,13 @@ func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		return nil, fmt.Errorf("mf: propagation interval must be positive")
 	}
 	return &Replica{
-		env:         env,
-		intervalUs:  interval,
-		nodeOf:      nodeOf,
-		self:        self,
-		n:           len(nodeOf),
-		log:         rlog.New[Entry](self, len(nodeOf)),
-		ptIndex:     txn.PoolIndex{},
-		remote:      map[txn.ID]*txn.Txn{},
-		remoteIndex: txn.PoolIndex{},
+		env:        env,
+		intervalUs: interval,
+		nodeOf:     nodeOf,
+		self:       self,
+		n:          len(nodeOf),
+		log:        rlog.New[Entry](self, len(nodeOf)),
+		remote:     map[txn.ID]*txn.Txn{},
 	}, nil
 }
 
@@ -138,19 +136,20 @@ func (r *Replica) HandleRequest(req protocol.Request) {
 	abort := func(reason txn.AbortReason) {
 		r.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Status: txn.Aborted, Reason: reason})
 	}
+	st := r.env.Store()
 	switch {
-	case r.env.Store().Stale(t.Reads):
+	case st.StaleTxn(t):
 		abort(txn.ReasonStaleRead)
 		return
-	case r.ptIndex.WritesMeet(t):
+	case r.ptIndex.WritesMeet(t, st.Keys()):
 		abort(txn.ReasonLocalConflict)
 		return
-	case r.remoteIndex.WritesMeet(t):
+	case r.remoteIndex.WritesMeet(t, st.Keys()):
 		abort(txn.ReasonRemoteConflict)
 		return
 	}
-	r.pt = append(r.pt, &pending{t: t, lpt: r.lpt, client: req.Client, seq: req.Seq, fresh: r.env.Store().Versions()})
-	r.ptIndex.Add(t)
+	r.pt = append(r.pt, &pending{t: t, lpt: r.lpt, client: req.Client, seq: req.Seq, fresh: st.Versions()})
+	r.ptIndex.Add(t, st.Keys())
 	r.log.Append(r.env.NowUs(), Entry{Txn: &txn.Txn{ID: t.ID, Writes: t.Writes}})
 	r.tryCommit() // Immediate Commit Zone: the condition may already hold
 }
@@ -181,7 +180,8 @@ func (r *Replica) HandleMessage(from protocol.NodeID, m protocol.Message) {
 
 func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	e := rec.Payload
-	if (!e.Finished || e.Committed) && r.ptIndex.AccessedBy(e.Txn.Writes) { // an aborted Ec aborts nobody
+	keys := r.env.Store().Keys()
+	if (!e.Finished || e.Committed) && r.ptIndex.AccessedBy(e.Txn, keys) { // an aborted Ec aborts nobody
 		r.pt = slices.DeleteFunc(r.pt, func(p *pending) bool {
 			if !p.t.WriteConflicts(e.Txn) {
 				return false
@@ -192,15 +192,15 @@ func (r *Replica) processRemote(rec rlog.Record[Entry]) {
 	}
 	if !e.Finished {
 		r.remote[e.Txn.ID] = e.Txn
-		r.remoteIndex.AddWrites(e.Txn)
+		r.remoteIndex.AddWrites(e.Txn, keys)
 		return
 	}
 	if e.Committed {
-		r.env.Store().Apply(e.Txn.ID, e.Txn.Writes)
+		r.env.Store().ApplyTxn(e.Txn)
 	}
 	if t, ok := r.remote[e.Txn.ID]; ok {
 		delete(r.remote, e.Txn.ID)
-		r.remoteIndex.RemoveWrites(t)
+		r.remoteIndex.RemoveWrites(t, keys)
 	}
 }
 
@@ -209,7 +209,7 @@ func (r *Replica) tryCommit() {
 	st := r.env.Store()
 	r.pt = slices.DeleteFunc(r.pt, func(p *pending) bool {
 		if v := st.Versions(); v != p.fresh {
-			if st.Stale(p.t.Reads) {
+			if st.StaleTxn(p.t) {
 				r.finish(p, txn.Aborted, txn.ReasonStaleRead)
 				return true
 			}
@@ -239,9 +239,9 @@ func (r *Replica) finish(p *pending, status txn.Status, reason txn.AbortReason) 
 	e := Entry{Finished: true, Committed: status == txn.Committed, Txn: &txn.Txn{ID: p.t.ID}}
 	if e.Committed {
 		e.Txn.Writes = p.t.Writes
-		r.env.Store().Apply(p.t.ID, p.t.Writes)
+		r.env.Store().ApplyTxn(p.t)
 	}
 	r.log.Append(r.env.NowUs(), e)
-	r.ptIndex.Remove(p.t)
+	r.ptIndex.Remove(p.t, r.env.Store().Keys())
 	r.env.Reply(protocol.Reply{Client: p.client, Seq: p.seq, Status: status, Reason: reason})
 }

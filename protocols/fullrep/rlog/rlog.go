@@ -87,6 +87,8 @@ type Log[P any] struct {
 	floor      []int64
 	keptBefore []int
 	trimAt     int
+	// slab is the rest of the chunk the next messages' records are carved from (slabRecords).
+	slab []Record[P]
 }
 
 // New returns site self's empty log in a system of n sites.
@@ -161,23 +163,27 @@ func (l *Log[P]) messageTo(to int, sigma int64, table []int64) *Message[P] {
 		start = max(start, l.sentTo[to])
 	}
 	l.sentTo[to] = len(l.records)
-	missing := 0
-	for _, r := range l.records[start:] {
+	candidates := l.records[start:]
+	if len(candidates) > len(l.slab) {
+		l.slab = make([]Record[P], max(len(candidates), slabRecords))
+	}
+	records := l.slab[:0:len(candidates)]
+	for _, r := range candidates {
 		if row[r.Host] < r.TS {
-			missing++
+			records = append(records, r)
 		}
 	}
-	if missing == 0 {
-		return m
-	}
-	m.Records = make([]Record[P], 0, missing)
-	for _, r := range l.records[start:] {
-		if row[r.Host] < r.TS {
-			m.Records = append(m.Records, r)
-		}
+	if len(records) > 0 {
+		m.Records = records[:len(records):len(records)]
+		l.slab = l.slab[len(records):]
 	}
 	return m
 }
+
+// slabRecords is the size of the chunks that messages' records are carved from: one allocation
+// serves many messages. Messages are never modified, so they can share a chunk; it is freed with
+// the last of them.
+const slabRecords = 1024
 
 // Receive incorporates m: every record not yet known is appended to the log and passed to
 // incorporate (which may itself Append local records), then the sender's timetable is merged.
