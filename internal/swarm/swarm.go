@@ -253,16 +253,15 @@ func RunWith(t *testing.T, proto, replayCmd string, adjust func(seed uint64, opt
 	})
 }
 
-// runSeeds is Run over seeds, each run's options drawn by options.
+// runSeeds is Run over seeds, each run's options drawn by options, on every core (checkSeeds).
 func runSeeds(t *testing.T, proto, replayCmd string, seeds []uint64, options func(proto string, seed uint64) bench.Options) {
 	t.Helper()
+	results, seed, err := checkSeeds(seeds, func(seed uint64) (*bench.Result, error) { return Check(proto, options(proto, seed)) })
+	if err != nil {
+		t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
+	}
 	committed := 0
-	for _, seed := range seeds {
-		opts := options(proto, seed)
-		res, err := Check(proto, opts)
-		if err != nil {
-			t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
-		}
+	for _, res := range results {
 		committed += res.Checker.Committed
 	}
 	if committed == 0 {
