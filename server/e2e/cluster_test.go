@@ -255,9 +255,10 @@ func crashRestartCluster(t *testing.T, cfg *cluster.Config, dir, proto string, v
 	// the restarted node to catch up with what it missed.
 	const upFor = 400 * time.Millisecond
 	// rejoinAllowance is the time a restart and rejoin may take per round, on average, within
-	// the workload's duration (measured at a load average of 30 to 40 on 2 cores: 0.05 to 0.9 s,
-	// 0.25 s on average, once 1.3 s); a run whose restarts take longer fails saying so.
-	const rejoinAllowance = 600 * time.Millisecond
+	// the workload's duration (measured on 2 cores: 0.25 s on average, at most 1.3 s, at a load
+	// average of 30 to 40; 0.9 s on average, at most 2.5 s, over 158 restarts at 50 to 77); a
+	// run whose restarts take longer fails saying so.
+	const rejoinAllowance = time.Second
 	duration := time.Duration(rounds)*(downFor+upFor+rejoinAllowance) + 2*time.Second
 	opts := workloadOptions(duration)
 	opts.KeepHistory = true
@@ -272,7 +273,9 @@ func crashRestartCluster(t *testing.T, cfg *cluster.Config, dir, proto string, v
 	for i := range rounds {
 		time.Sleep(upFor)
 		if left := time.Until(loadEnds); left < downFor+time.Second {
-			t.Fatalf("round %d: the workload ends in %v, too soon for an outage: the restarts took more than %v each on average", i, left.Round(time.Millisecond), rejoinAllowance)
+			// Still check the outages so far, and say why the rest did not happen.
+			t.Errorf("round %d: the workload ends in %v, too soon for an outage: the restarts took more than %v each on average", i, left.Round(time.Millisecond), rejoinAllowance)
+			break
 		}
 		victim := victims[i%len(victims)]
 		if err := cluster.Kill(dir, victim); err != nil {
