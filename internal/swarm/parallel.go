@@ -3,19 +3,16 @@ package swarm
 import (
 	"runtime"
 	"sync"
-
-	"github.com/meridian-kv/meridian/tools/bench"
 )
 
-// checkSeeds runs check for every seed on GOMAXPROCS goroutines, so that a property test uses
-// every core `go test` gives its package (the other package running beside it is often one that
-// waits, such as the real-cluster tests), and returns the results in seed order. On a failure it
-// stops handing out seeds and returns the failure of the lowest seed that failed among those
-// that ran, so the seed a test reports does not depend on the interleaving (each run is
-// deterministic for its seed). Each seed's run is independent: the simulator keeps no state
-// between runs.
-func checkSeeds(seeds []uint64, check func(seed uint64) (*bench.Result, error)) (results []*bench.Result, failedSeed uint64, err error) {
-	results = make([]*bench.Result, len(seeds))
+// ForSeeds calls run for every seed (i is its index in seeds) on GOMAXPROCS goroutines, so that
+// a property test uses every core `go test` gives its package (the package running beside it
+// is often one that mostly waits, such as the real-cluster tests). On an error it stops handing
+// out seeds and returns the error of the lowest seed that failed, so the seed a test reports
+// does not depend on the interleaving (each run is deterministic for its seed; every lower seed
+// ran). run must be safe to call concurrently: simulated runs are, as they share no state; it
+// stores what it measures at index i of slices of the caller's.
+func ForSeeds(seeds []uint64, run func(i int, seed uint64) error) (failedSeed uint64, err error) {
 	errs := make([]error, len(seeds))
 	next := make(chan int)
 	var mu sync.Mutex
@@ -24,8 +21,7 @@ func checkSeeds(seeds []uint64, check func(seed uint64) (*bench.Result, error)) 
 	for range min(runtime.GOMAXPROCS(0), len(seeds)) {
 		wg.Go(func() {
 			for i := range next {
-				results[i], errs[i] = check(seeds[i])
-				if errs[i] != nil {
+				if errs[i] = run(i, seeds[i]); errs[i] != nil {
 					mu.Lock()
 					stop = true
 					mu.Unlock()
@@ -46,8 +42,17 @@ func checkSeeds(seeds []uint64, check func(seed uint64) (*bench.Result, error)) 
 	wg.Wait()
 	for i, e := range errs {
 		if e != nil {
-			return results, seeds[i], e
+			return seeds[i], e
 		}
 	}
-	return results, 0, nil
+	return 0, nil
+}
+
+// seedRange returns the seeds 1 to n.
+func seedRange(n int) []uint64 {
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i) + 1
+	}
+	return seeds
 }

@@ -123,7 +123,11 @@ func randomNodeFaults(r *rand.Rand, nodes int, durationUs int64) []sim.Fault {
 func RunTCC(t *testing.T, proto, replayCmd string, extra protocol.Params) (expectedAnomalies int) {
 	t.Helper()
 	seeds := seedsToRun(t)
-	results, seed, err := checkSeeds(seeds, func(seed uint64) (*bench.Result, error) { return Check(proto, TCCOptions(proto, seed, extra)) })
+	results := make([]*bench.Result, len(seeds))
+	seed, err := ForSeeds(seeds, func(i int, seed uint64) (err error) {
+		results[i], err = Check(proto, TCCOptions(proto, seed, extra))
+		return err
+	})
 	if err != nil {
 		t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
 	}
