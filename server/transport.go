@@ -58,13 +58,17 @@ type transport struct {
 
 // peer is the outgoing side of one link.
 type peer struct {
-	id       protocol.NodeID
-	name     string
-	addr     string
-	delayUs  func() int64 // emulated one-way delay; nil without WAN emulation
-	mu       sync.Mutex
-	queue    []outFrame
-	wake     chan struct{}
+	id      protocol.NodeID
+	name    string
+	addr    string
+	delayUs func() int64 // emulated one-way delay; nil without WAN emulation
+	mu      sync.Mutex
+	queue   []outFrame
+	wake    chan struct{}
+	// redial cuts the sender's wait between dial attempts short: the peer has just connected to
+	// us, so it is listening again (it restarted), and the link to it should not stay down for
+	// the rest of a backoff that grew while it was gone (up to dialBackoffMax).
+	redial   chan struct{}
 	lastDue  time.Time // FIFO under emulated delay
 	up       atomic.Bool
 	lastRecv atomic.Int64 // unix µs of the last message received from this peer
@@ -91,7 +95,7 @@ func newTransport(n *Node, ln net.Listener, tlsConf *tls.Config) *transport {
 			continue
 		}
 		p := &peer{id: protocol.NodeID(i), name: nd.Name, addr: nd.PeerAddr, wake: make(chan struct{}, 1),
-			counters: n.metrics.peerCounters(nd.Name)}
+			redial: make(chan struct{}, 1), counters: n.metrics.peerCounters(nd.Name)}
 		if cfg.WANEmulation && nd.DCIndex != selfDC {
 			a, b := selfDC, nd.DCIndex
 			jitter := topology.JitterProcess{CorrelationUs: cfg.JitterCorrelationUs}
@@ -174,7 +178,10 @@ func (t *transport) queue(to protocol.NodeID, kind byte, payload []byte) {
 	}
 }
 
-// sendLoop keeps a connection to p and writes its queued frames when they are due.
+// sendLoop keeps a connection to p and writes its queued frames when they are due. A failed dial
+// is retried after a backoff doubling from dialBackoffMin to dialBackoffMax, cut short when p
+// connects to us (receive): a restarted peer is reached again at once, not up to dialBackoffMax
+// later, during which it would miss every message of this node (a second outage, in effect).
 func (t *transport) sendLoop(ctx context.Context, p *peer) {
 	backoff := dialBackoffMin
 	for ctx.Err() == nil {
@@ -184,11 +191,17 @@ func (t *transport) sendLoop(ctx context.Context, p *peer) {
 			case <-ctx.Done():
 				return
 			case <-time.After(backoff):
+				backoff = min(2*backoff, dialBackoffMax)
+			case <-p.redial:
+				backoff = dialBackoffMin
 			}
-			backoff = min(2*backoff, dialBackoffMax)
 			continue
 		}
 		backoff = dialBackoffMin
+		select {
+		case <-p.redial: // connected already: a token left from before is stale
+		default:
+		}
 		p.up.Store(true)
 		err = t.writeFrames(ctx, p, conn)
 		p.up.Store(false)
@@ -340,6 +353,10 @@ func (t *transport) receive(ctx context.Context, conn net.Conn) {
 		return
 	}
 	p := t.peers[from]
+	select {
+	case p.redial <- struct{}{}:
+	default:
+	}
 	for {
 		kind, payload, err := wire.ReadFrame(r, maxFrameBytes)
 		if err != nil {

@@ -523,3 +523,60 @@ func TestAdminEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartedPeerRedialedAtOnce keeps a peer down until this node's dial backoff has grown,
+// then brings it back and has it connect to the node, as a restarted peer does: the node must
+// dial it again at once, not when its backoff runs out. The e2e crash tests caught the backoff
+// keeping a survivor's link to a restarted node down for up to dialBackoffMax after the restart,
+// so that the next crash left one datacenter able to reach no other.
+func TestRestartedPeerRedialedAtOnce(t *testing.T) {
+	t.Parallel()
+	cfg := testCluster(t, false)
+	reserve := listen(t) // B's peer address, where nothing listens until B "restarts"
+	addr := reserve.Addr().String()
+	reserve.Close()
+	cfg.Nodes[1].PeerAddr = addr
+	n, _ := testNode(t, cfg)
+	ln := listen(t)
+	tr := serveTransport(t, n, ln, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tr.sendLoop(ctx, tr.peers[1])
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	// Dials to B fail at 0, 50, 150, 350, 750 and 1550 ms (dialBackoffMin doubling); the next
+	// would be at 3150 ms, 1.55 s after B is back.
+	time.Sleep(1600 * time.Millisecond)
+	up, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("B's address was taken meanwhile: %v", err)
+	}
+	defer up.Close()
+	back := time.Now()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(helloFrame(t, cfg, 1)); err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan time.Time, 1)
+	go func() {
+		if c, err := up.Accept(); err == nil {
+			accepted <- time.Now()
+			c.Close()
+		}
+	}()
+	select {
+	case at := <-accepted:
+		t.Logf("redialed %v after B connected", at.Sub(back).Round(time.Millisecond))
+	case <-time.After(time.Second):
+		t.Fatal("the node did not dial B again within 1 s of B connecting to it (its backoff's next dial was 1.55 s away)")
+	}
+}

@@ -253,16 +253,19 @@ func RunWith(t *testing.T, proto, replayCmd string, adjust func(seed uint64, opt
 	})
 }
 
-// runSeeds is Run over seeds, each run's options drawn by options.
+// runSeeds is Run over seeds, each run's options drawn by options, on every core (ForSeeds).
 func runSeeds(t *testing.T, proto, replayCmd string, seeds []uint64, options func(proto string, seed uint64) bench.Options) {
 	t.Helper()
+	results := make([]*bench.Result, len(seeds))
+	seed, err := ForSeeds(seeds, func(i int, seed uint64) (err error) {
+		results[i], err = Check(proto, options(proto, seed))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
+	}
 	committed := 0
-	for _, seed := range seeds {
-		opts := options(proto, seed)
-		res, err := Check(proto, opts)
-		if err != nil {
-			t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
-		}
+	for _, res := range results {
 		committed += res.Checker.Committed
 	}
 	if committed == 0 {
@@ -283,29 +286,24 @@ func seedsToRun(t *testing.T) []uint64 {
 		}
 		return []uint64{seed}
 	}
-	count := uint64(SeedsPerProtocol)
 	if testing.Short() {
-		count = 20
+		return seedRange(20)
 	}
-	seeds := make([]uint64, count)
-	for i := range seeds {
-		seeds[i] = uint64(i) + 1
-	}
-	return seeds
+	return seedRange(SeedsPerProtocol)
 }
 
 // CatchesBroken is the negative control of a protocol's deliberately broken variant: for seeds
 // 1 to seeds it runs proto with opts(seed), which must pass Check, and again with the broken
 // parameters added, which the checker must fail on at least minCaught seeds. It proves that a
-// test of the protocol can fail.
+// test of the protocol can fail. The seeds run on every core (ForSeeds).
 func CatchesBroken(t *testing.T, proto string, seeds, minCaught int, opts func(seed uint64) bench.Options, broken protocol.Params) {
 	t.Helper()
 	simulationGC(t)
-	caught := 0
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	findings := make([]string, seeds) // the checker's summary of each seed's broken run it failed
+	seed, err := ForSeeds(seedRange(seeds), func(i int, seed uint64) error {
 		o := opts(seed)
 		if _, err := Check(proto, o); err != nil {
-			t.Fatalf("seed %d without %v: %v", seed, broken, err)
+			return fmt.Errorf("without %v: %w", broken, err)
 		}
 		o.Params = maps.Clone(o.Params)
 		if o.Params == nil {
@@ -314,12 +312,21 @@ func CatchesBroken(t *testing.T, proto string, seeds, minCaught int, opts func(s
 		maps.Copy(o.Params, broken)
 		res, err := bench.Run(o, proto)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if !res.Checker.OK {
-			caught++
-			if caught == 1 {
-				t.Logf("seed %d: %s", seed, res.Checker.Summary())
+			findings[i] = res.Checker.Summary()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	caught := 0
+	for i, f := range findings {
+		if f != "" {
+			if caught++; caught == 1 {
+				t.Logf("seed %d: %s", i+1, f)
 			}
 		}
 	}

@@ -123,12 +123,16 @@ func randomNodeFaults(r *rand.Rand, nodes int, durationUs int64) []sim.Fault {
 func RunTCC(t *testing.T, proto, replayCmd string, extra protocol.Params) (expectedAnomalies int) {
 	t.Helper()
 	seeds := seedsToRun(t)
+	results := make([]*bench.Result, len(seeds))
+	seed, err := ForSeeds(seeds, func(i int, seed uint64) (err error) {
+		results[i], err = Check(proto, TCCOptions(proto, seed, extra))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
+	}
 	checked := 0
-	for _, seed := range seeds {
-		res, err := Check(proto, TCCOptions(proto, seed, extra))
-		if err != nil {
-			t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
-		}
+	for _, res := range results {
 		expectedAnomalies += res.ExpectedAnomalies()
 		checked += res.TCC().ROTs + res.TCC().WOTs
 	}

@@ -12,6 +12,7 @@ func TestALVINEndToEnd(t *testing.T) {
 	t.Parallel()
 	for _, proto := range []string{"alvin", "alvin-nf"} {
 		t.Run(proto, func(t *testing.T) {
+			t.Parallel()
 			cfg, _ := startCluster(t, "table4.1", proto)
 			res, err := runShortWorkload(cfg)
 			if err != nil {
@@ -32,6 +33,9 @@ func TestALVINCrashRestart(t *testing.T) {
 	}
 	t.Parallel()
 	for _, proto := range []string{"alvin", "alvin-nf"} {
-		t.Run(proto, func(t *testing.T) { crashRestart(t, proto) })
+		t.Run(proto, func(t *testing.T) {
+			t.Parallel()
+			crashRestart(t, proto)
+		})
 	}
 }

@@ -15,6 +15,7 @@ func TestBaselinesEndToEnd(t *testing.T) {
 	t.Parallel()
 	for _, proto := range []string{"rc", "2pc-paxos", "paxos-commit", "paxos-cp", "ogre", "ogre-basic", "multipaxos-lo", "multipaxos-hi"} {
 		t.Run(proto, func(t *testing.T) {
+			t.Parallel()
 			cfg, _ := startCluster(t, "table4.1", proto)
 			res, err := runShortWorkload(cfg)
 			if err != nil {

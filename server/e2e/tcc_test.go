@@ -79,6 +79,7 @@ func TestTCCClusterKillPartition(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"ec", "fastccs", "eiger", "wren"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			entry, err := registry.Lookup(name)
 			if err != nil {
 				t.Fatal(err)

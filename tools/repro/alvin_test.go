@@ -25,6 +25,7 @@ func TestAlvinExperimentsRun(t *testing.T) {
 	dir := t.TempDir()
 	for name, run := range alvinRunners {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // independent simulations: use every core go test gives the package
 			r, err := run(Env{Seed: 1}, alvinTiny)
 			if err != nil {
 				t.Fatal(err)

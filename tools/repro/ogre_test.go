@@ -26,6 +26,7 @@ func TestOgreExperimentsRun(t *testing.T) {
 	dir := t.TempDir()
 	for name, run := range ogreRunners {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // independent simulations: use every core go test gives the package
 			r, err := run(Env{Seed: 1}, ogreTiny)
 			if err != nil {
 				t.Fatal(err)

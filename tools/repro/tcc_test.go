@@ -22,6 +22,7 @@ func TestTCCExperimentsRun(t *testing.T) {
 	dir := t.TempDir()
 	for name, run := range tccRunners {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // independent simulations: use every core go test gives the package
 			r, err := run(Env{Seed: 1}, tccTiny)
 			if err != nil {
 				t.Fatal(err)
