@@ -396,8 +396,7 @@ type checker struct {
 	txnIdx    []int32          // node -> index in h.txns
 	node      map[txn.ID]int32 // transaction id -> node
 
-	keys   []string         // key number -> key
-	keyNum map[string]int32 // key -> key number
+	keys *txn.KeyTable // key numbers
 
 	// Declared writes: node v wrote key numbers writeKeys[writeStart[v]:writeStart[v+1]], sorted.
 	writeStart []int32
@@ -418,7 +417,7 @@ func newChecker(h *source) *checker {
 	c := &checker{
 		h:          h,
 		node:       make(map[txn.ID]int32, n),
-		keyNum:     make(map[string]int32),
+		keys:       txn.NewKeyTable(),
 		writeStart: make([]int32, 1, n+1),
 	}
 	var buf history.Txn
@@ -445,7 +444,7 @@ func newChecker(h *source) *checker {
 		c.txnIdx = append(c.txnIdx, int32(i))
 		from := len(c.writeKeys)
 		for _, key := range t.Writes {
-			c.writeKeys = append(c.writeKeys, c.intern(key))
+			c.writeKeys = append(c.writeKeys, c.keys.Number(key))
 		}
 		w := c.writeKeys[from:]
 		slices.Sort(w)
@@ -455,26 +454,16 @@ func newChecker(h *source) *checker {
 	var extra []string
 	for _, rep := range h.replicas {
 		for key := range rep.VersionOrder {
-			if _, ok := c.keyNum[key]; !ok {
+			if _, ok := c.keys.Find(key); !ok {
 				extra = append(extra, key)
 			}
 		}
 	}
 	slices.Sort(extra)
 	for _, key := range slices.Compact(extra) {
-		c.intern(key)
+		c.keys.Number(key)
 	}
 	return c
-}
-
-func (c *checker) intern(key string) int32 {
-	k, ok := c.keyNum[key]
-	if !ok {
-		k = int32(len(c.keys))
-		c.keyNum[key] = k
-		c.keys = append(c.keys, key)
-	}
-	return k
 }
 
 // resolveUnknown returns h with every transaction of unknown outcome decided by the first

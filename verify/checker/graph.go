@@ -49,10 +49,10 @@ type graph struct {
 func (c *checker) buildGraph(in *installed) *graph {
 	// proj[projStart[k]:projStart[k+1]] is key k's version order restricted to committed
 	// writers; projOf maps a position in in.writers to its position in proj, or -1.
-	projStart := make([]int32, 1, len(c.keys)+1)
+	projStart := make([]int32, 1, c.keys.Len()+1)
 	proj := make([]int32, 0, len(in.writers))
 	projOf := make([]int32, len(in.writers))
-	for k := range c.keys {
+	for k := range c.keys.Len() {
 		for pos := in.start[k]; pos < in.start[k+1]; pos++ {
 			projOf[pos] = -1
 			if v := in.writers[pos]; v >= 0 && c.committed[v] {
@@ -73,7 +73,7 @@ func (c *checker) buildGraph(in *installed) *graph {
 			raw = append(raw, rawEdge{from, edge{to, key, kind}})
 		}
 	}
-	for k := range c.keys {
+	for k := range c.keys.Len() {
 		for i := projStart[k] + 1; i < projStart[k+1]; i++ {
 			add(proj[i-1], proj[i], int32(k), ww)
 		}
@@ -85,7 +85,7 @@ func (c *checker) buildGraph(in *installed) *graph {
 		}
 		reader := int32(v)
 		for _, r := range c.h.txns.TxnReusing(int(c.txnIdx[v]), &buf).Reads {
-			k, keyKnown := c.keyNum[r.Key]
+			k, keyKnown := c.keys.Find(r.Key)
 			next := int32(-1) // position in proj of the version after the one read
 			if r.Version == txn.None {
 				if keyKnown {
@@ -270,7 +270,7 @@ func (c *checker) findCycles(g *graph) {
 			txns[i] = c.ids[u]
 			b.WriteString(c.ids[u].String())
 			e := edges[i]
-			fmt.Fprintf(&b, " -%v(%s)-> ", e.kind, c.keys[e.key])
+			fmt.Fprintf(&b, " -%v(%s)-> ", e.kind, c.keys.Name(e.key))
 		}
 		b.WriteString(c.ids[nodes[0]].String())
 		c.report(s.kind, b.String(), txns...)

@@ -28,11 +28,12 @@ type slot struct{ key, pos int32 }
 // nil, every key whose version order differs from base's (INV-2). Keys whose order equals base's
 // reuse its node numbers instead of looking each writer up again.
 func (c *checker) install(rep *history.Replica, base *installed) *installed {
-	in := &installed{rep: rep, start: make([]int32, 1, len(c.keys)+1)}
+	in := &installed{rep: rep, start: make([]int32, 1, c.keys.Len()+1)}
 	if base != nil {
 		in.writers = make([]int32, 0, len(base.writers))
 	}
-	for k, key := range c.keys {
+	for k := range c.keys.Len() {
+		key := c.keys.Name(int32(k))
 		order := rep.VersionOrder[key]
 		var known []int32 // the nodes of order, if base already looked them up
 		if base != nil {
@@ -71,7 +72,7 @@ func (c *checker) install(rep *history.Replica, base *installed) *installed {
 	}
 	in.atStart = slices.Clone(count)
 	in.at = make([]slot, count[len(count)-1])
-	for k := range c.keys {
+	for k := range c.keys.Len() {
 		for pos := in.start[k]; pos < in.start[k+1]; pos++ {
 			if v := in.writers[pos]; v >= 0 {
 				in.at[count[v]] = slot{key: int32(k), pos: pos}
@@ -121,19 +122,19 @@ func (c *checker) checkInstalled(in *installed) {
 		for i, j := 0, 0; i < len(declared) || j < len(got); {
 			switch {
 			case j > 0 && j < len(got) && got[j].key == got[j-1].key:
-				c.report(KindMalformed, fmt.Sprintf("replica %q installed %v's version of %q twice", name, id, c.keys[got[j].key]), id)
+				c.report(KindMalformed, fmt.Sprintf("replica %q installed %v's version of %q twice", name, id, c.keys.Name(got[j].key)), id)
 				j++
 			case j < len(got) && (i == len(declared) || got[j].key < declared[i]):
-				c.report(KindUnknownVersion, fmt.Sprintf("replica %q installed a version of %q by %v, which did not write it", name, c.keys[got[j].key], id), id)
+				c.report(KindUnknownVersion, fmt.Sprintf("replica %q installed a version of %q by %v, which did not write it", name, c.keys.Name(got[j].key), id), id)
 				j++
 			case j == len(got) || declared[i] < got[j].key:
 				if c.committed[v] {
-					c.report(KindLostCommit, fmt.Sprintf("replica %q never installed committed %v's write of %q", name, id, c.keys[declared[i]]), id)
+					c.report(KindLostCommit, fmt.Sprintf("replica %q never installed committed %v's write of %q", name, id, c.keys.Name(declared[i])), id)
 				}
 				i++
 			default: // the declared write is installed
 				if !c.committed[v] {
-					c.report(KindAbortedInstalled, fmt.Sprintf("replica %q installed aborted %v's write of %q", name, id, c.keys[declared[i]]), id)
+					c.report(KindAbortedInstalled, fmt.Sprintf("replica %q installed aborted %v's write of %q", name, id, c.keys.Name(declared[i])), id)
 				}
 				i++
 				j++

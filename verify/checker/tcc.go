@@ -122,8 +122,7 @@ type tccChecker struct {
 	live   []bool       // committed: part of the causal graph
 	node   map[txn.ID]int32
 
-	keys   []string
-	keyNum map[string]int32
+	keys *txn.KeyTable
 
 	// WOT v declared the keys wKey[wStart[v]:wStart[v+1]] (sorted, distinct); wPos is the
 	// position of each in its key's version order, 0 if no replica installed it.
@@ -151,23 +150,13 @@ type tccChecker struct {
 }
 
 func newTCCChecker(h *source, opts Options) *tccChecker {
-	return &tccChecker{h: h, opts: opts, node: make(map[txn.ID]int32, h.txns.Len()), keyNum: make(map[string]int32)}
+	return &tccChecker{h: h, opts: opts, node: make(map[txn.ID]int32, h.txns.Len()), keys: txn.NewKeyTable()}
 }
 
 func (c *tccChecker) report(a Anomaly) { c.out = append(c.out, a) }
 
 func (c *tccChecker) malformed(detail string, txns ...txn.ID) {
 	c.report(Anomaly{Kind: TCCMalformed, Txns: txns, Detail: detail})
-}
-
-func (c *tccChecker) intern(key string) int32 {
-	k, ok := c.keyNum[key]
-	if !ok {
-		k = int32(len(c.keys))
-		c.keyNum[key] = k
-		c.keys = append(c.keys, key)
-	}
-	return k
 }
 
 // index numbers the transactions and the keys they write, and records their declared writes.
@@ -208,7 +197,7 @@ func (c *tccChecker) index() {
 		c.live = append(c.live, t.Status == txn.Committed)
 		from := len(c.wKey)
 		for _, key := range t.Writes {
-			c.wKey = append(c.wKey, c.intern(key))
+			c.wKey = append(c.wKey, c.keys.Number(key))
 		}
 		w := c.wKey[from:]
 		slices.Sort(w)
@@ -252,8 +241,8 @@ func (c *tccChecker) checkInstalledWrites() {
 		}
 		for i := c.wStart[v]; i < c.wStart[v+1]; i++ {
 			if c.wPos[i] == 0 {
-				c.report(Anomaly{Kind: TCCVersionOrder, Txns: []txn.ID{id}, Key: c.keys[c.wKey[i]],
-					Detail: fmt.Sprintf("no replica installed committed %v's write of %q", id, c.keys[c.wKey[i]])})
+				c.report(Anomaly{Kind: TCCVersionOrder, Txns: []txn.ID{id}, Key: c.keys.Name(c.wKey[i]),
+					Detail: fmt.Sprintf("no replica installed committed %v's write of %q", id, c.keys.Name(c.wKey[i]))})
 			}
 		}
 	}
@@ -272,7 +261,7 @@ func (c *tccChecker) resolveReads() {
 		reads := c.h.txns.TxnReusing(int(c.txIdx[v]), &buf).Reads
 		for j, r := range reads {
 			i := c.rStart[v] + int32(j)
-			k, written := c.keyNum[r.Key]
+			k, written := c.keys.Find(r.Key)
 			if !written {
 				k = -1
 			}
@@ -554,7 +543,7 @@ func (c *tccChecker) reportCausalCycles(indeg []int32, unchecked int) {
 			if e := edges[i]; e.key < 0 {
 				fmt.Fprintf(&b, "%v -so-> ", c.ids[u])
 			} else {
-				fmt.Fprintf(&b, "%v -wr(%s)-> ", c.ids[u], c.keys[e.key])
+				fmt.Fprintf(&b, "%v -wr(%s)-> ", c.ids[u], c.keys.Name(e.key))
 			}
 		}
 		b.WriteString(c.ids[nodes[0]].String())
@@ -640,9 +629,9 @@ func (p *causalState) process(v int32) {
 		if c.rSrc[i] >= 0 {
 			read = c.ids[c.rSrc[i]]
 		}
-		c.report(Anomaly{Kind: TCCSnapshot, Txns: []txn.ID{c.ids[v], c.ids[w]}, Key: c.keys[k], Read: read, Required: c.ids[w],
+		c.report(Anomaly{Kind: TCCSnapshot, Txns: []txn.ID{c.ids[v], c.ids[w]}, Key: c.keys.Name(k), Read: read, Required: c.ids[w],
 			Detail: fmt.Sprintf("%v read %q=%v, but %v, in its causal past %s, wrote a later version of %q",
-				c.ids[v], c.keys[k], read, c.ids[w], p.via(v, w), c.keys[k])})
+				c.ids[v], c.keys.Name(k), read, c.ids[w], p.via(v, w), c.keys.Name(k))})
 	}
 }
 
@@ -657,9 +646,9 @@ func (p *causalState) checkWrites(v int32) {
 		}
 		k := c.wKey[i]
 		if w := p.keys.latestAfter(p, v, c.rank[v]-1, k, pos); w >= 0 {
-			c.report(Anomaly{Kind: TCCWriteOrder, Txns: []txn.ID{c.ids[w], c.ids[v]}, Key: c.keys[k], Read: c.ids[v], Required: c.ids[w],
+			c.report(Anomaly{Kind: TCCWriteOrder, Txns: []txn.ID{c.ids[w], c.ids[v]}, Key: c.keys.Name(k), Read: c.ids[v], Required: c.ids[w],
 				Detail: fmt.Sprintf("%v happens before %v and both wrote %q, but the version order puts %v first",
-					c.ids[w], c.ids[v], c.keys[k], c.ids[v])})
+					c.ids[w], c.ids[v], c.keys.Name(k), c.ids[v])})
 		}
 	}
 	for i := c.wStart[v]; i < c.wStart[v+1]; i++ {
@@ -683,9 +672,9 @@ func (p *causalState) via(v, w int32) string {
 		case key < 0:
 			how = fmt.Sprintf("via its session predecessor %v", c.ids[u])
 		case u == w:
-			how = fmt.Sprintf("(it read %q from it)", c.keys[key])
+			how = fmt.Sprintf("(it read %q from it)", c.keys.Name(key))
 		default:
-			how = fmt.Sprintf("via its read of %q=%v", c.keys[key], c.ids[u])
+			how = fmt.Sprintf("via its read of %q=%v", c.keys.Name(key), c.ids[u])
 		}
 	})
 	return how

@@ -34,7 +34,7 @@ func (c *tccChecker) buildOrders() {
 	var extra []undeclared
 	for i, rep := range c.h.replicas {
 		for key, order := range rep.VersionOrder {
-			switch k, ok := c.keyNum[key]; {
+			switch k, ok := c.keys.Find(key); {
 			case len(order) == 0:
 			case ok:
 				held = append(held, holding{k, int32(i), order})
@@ -45,25 +45,25 @@ func (c *tccChecker) buildOrders() {
 	}
 	slices.SortFunc(extra, func(a, b undeclared) int { return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.rep, b.rep)) })
 	for _, e := range extra {
-		e.holding.key = c.intern(e.key)
+		e.holding.key = c.keys.Number(e.key)
 		held = append(held, e.holding)
 	}
 	// Group by key, replicas in history order within a key.
 	slices.SortFunc(held, func(a, b holding) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.rep, b.rep)) })
-	start := make([]int32, len(c.keys)+1)
+	start := make([]int32, c.keys.Len()+1)
 	for _, h := range held {
 		start[h.key+1]++
 	}
 	for k := 1; k < len(start); k++ {
 		start[k] += start[k-1]
 	}
-	c.ordStart = make([]int32, 1, len(c.keys)+1)
+	c.ordStart = make([]int32, 1, c.keys.Len()+1)
 	mark := int32(-1)
 	clean := func(dst []int32, k int32, h holding) []int32 {
 		mark-- // distinct from -1 (unmarked) and from node numbers
 		return c.cleanOrder(dst, k, c.h.replicas[h.rep].Name, h.order, mark)
 	}
-	for k := range int32(len(c.keys)) {
+	for k := range int32(c.keys.Len()) {
 		hs := held[start[k]:start[k+1]]
 		from := len(c.ord)
 		switch len(hs) {
@@ -93,7 +93,7 @@ func (c *tccChecker) buildOrders() {
 // k, reporting the others: writers not in the history, that did not write k, that aborted, or
 // that are listed twice (mark tags the writers seen in this order).
 func (c *tccChecker) cleanOrder(dst []int32, k int32, rep string, order []txn.ID, mark int32) []int32 {
-	key := c.keys[k]
+	key := c.keys.Name(k)
 	bad := func(id txn.ID, format string) {
 		c.report(Anomaly{Kind: TCCVersionOrder, Txns: []txn.ID{id}, Key: key,
 			Detail: fmt.Sprintf("replica %q "+format, rep, key, id)})
@@ -123,7 +123,7 @@ func (c *tccChecker) mergeOrders(k int32, names []string, lists [][]int32) []int
 	if !slices.ContainsFunc(lists[1:], func(l []int32) bool { return !slices.Equal(l, lists[0]) }) {
 		return lists[0]
 	}
-	key := c.keys[k]
+	key := c.keys.Name(k)
 	reported := c.reportInversion(key, names, lists)
 
 	local := make(map[int32]int32) // node -> index in order of first appearance
@@ -210,7 +210,7 @@ func (c *tccChecker) reportInversion(key string, names []string, lists [][]int32
 func (c *tccChecker) findWriteCycles() {
 	n := len(c.ids)
 	g := &graph{start: make([]int32, n+1)}
-	for k := range len(c.keys) {
+	for k := range c.keys.Len() {
 		for i := c.ordStart[k] + 1; i < c.ordStart[k+1]; i++ {
 			g.start[c.ord[i-1]+1]++
 		}
@@ -220,7 +220,7 @@ func (c *tccChecker) findWriteCycles() {
 	}
 	g.edges = make([]edge, g.start[n])
 	fill := slices.Clone(g.start[:n])
-	for k := range len(c.keys) {
+	for k := range c.keys.Len() {
 		for i := c.ordStart[k] + 1; i < c.ordStart[k+1]; i++ {
 			from := c.ord[i-1]
 			g.edges[fill[from]] = edge{to: c.ord[i], key: int32(k), kind: ww}
@@ -241,7 +241,7 @@ func (c *tccChecker) findWriteCycles() {
 		txns := make([]txn.ID, len(nodes))
 		for i, u := range nodes {
 			txns[i] = c.ids[u]
-			fmt.Fprintf(&b, "%v -ww(%s)-> ", c.ids[u], c.keys[edges[i].key])
+			fmt.Fprintf(&b, "%v -ww(%s)-> ", c.ids[u], c.keys.Name(edges[i].key))
 		}
 		b.WriteString(c.ids[nodes[0]].String())
 		c.info = append(c.info, Anomaly{Kind: TCCWriteCycle, Txns: txns,
@@ -275,12 +275,12 @@ type sessionRuns struct {
 const scanMin = 64
 
 func newKeyIndex(c *tccChecker) *keyIndex {
-	x := &keyIndex{c: c, wordStart: make([]int32, len(c.keys)+1), top: make([]int32, len(c.keys)), runs: make([]*sessionRuns, len(c.keys))}
-	for k := range len(c.keys) {
+	x := &keyIndex{c: c, wordStart: make([]int32, c.keys.Len()+1), top: make([]int32, c.keys.Len()), runs: make([]*sessionRuns, c.keys.Len())}
+	for k := range c.keys.Len() {
 		versions := c.ordStart[k+1] - c.ordStart[k]
 		x.wordStart[k+1] = x.wordStart[k] + versions/64 + 1 // positions 1..versions
 	}
-	x.done = make([]uint64, x.wordStart[len(c.keys)])
+	x.done = make([]uint64, x.wordStart[c.keys.Len()])
 	return x
 }
 
