@@ -103,15 +103,7 @@ func runLogBench(fs *pflag.FlagSet, f *benchFlags, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "chariots on %s, %d clients/DC, %s: %d appends, %.0f appends/s, latency p50 %.2f ms p99 %.2f ms, %d retries; every log holds %v records, checks passed\n",
 		topo.Name, f.clients, f.duration, rep.Appends, rep.AppendsPerSec, rep.LatencyMsP50, rep.LatencyMsP99, rep.Retries, rep.RecordsPerDC)
 	if o.Hyksos != nil {
-		collected, records := 0, 0
-		for _, log := range res.Snapshot.Logs {
-			for _, r := range log {
-				records++
-				if r.Collected {
-					collected++
-				}
-			}
-		}
+		collected, records := res.Snapshot.Collected()
 		fmt.Fprintf(stdout, "hyksos: %d puts (the appends above), %d gets and GET_TXNs (%d took a newer snapshot: a put they needed was collected), every read the latest put up to its head of log (CH-I9); %d of the logs' %d records collected\n",
 			rep.Appends, res.Reads, res.HyksosRestarts, collected, records)
 	}

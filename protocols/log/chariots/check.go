@@ -29,6 +29,20 @@ type Snapshot struct {
 	Tables map[protocol.NodeID][][]uint64
 }
 
+// Collected counts the records of every datacenter's log and how many of them were
+// garbage-collected (Hyksos's keep-latest collection leaves their positions as markers).
+func (s Snapshot) Collected() (collected, records int) {
+	for _, log := range s.Logs {
+		for _, r := range log {
+			records++
+			if r.Collected {
+				collected++
+			}
+		}
+	}
+	return collected, records
+}
+
 // Take builds the snapshot of a deployment whose node id runs replica(id).
 func Take(c Config, replica func(protocol.NodeID) protocol.Replica) Snapshot {
 	l := c.Layout

@@ -26,12 +26,10 @@ func (e *discardEnv) Send(protocol.NodeID, protocol.Message) {}
 func (e *discardEnv) SetTimer(int64, protocol.TimerID)       {}
 func (e *discardEnv) Reply(protocol.Reply)                   {}
 
-// BenchmarkMaintainerAppend is the stage code of one standalone maintainer (no indexer) taking
-// 512-byte appends with one tag: the CPU per record of FLStore's maintainer without the network
-// runtime (compare `meridian log bench` on a real maintainer, docs/BENCHMARKS.md).
-//
-//	go test ./protocols/log/flstore -run '^$' -bench MaintainerAppend
-func BenchmarkMaintainerAppend(b *testing.B) {
+// standaloneMaintainer starts one maintainer of a one-datacenter FLStore (no indexer running)
+// on an environment that discards what it sends.
+func standaloneMaintainer(b *testing.B) (protocol.Replica, *discardEnv) {
+	b.Helper()
 	params := protocol.Params{"maintainers": "1"}
 	l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 1, flstore.Indexer: 1})
 	if err != nil {
@@ -44,6 +42,16 @@ func BenchmarkMaintainerAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	r.Start()
+	return r, env
+}
+
+// BenchmarkMaintainerAppend is the stage code of one standalone maintainer (no indexer) taking
+// 512-byte appends with one tag: the CPU per record of FLStore's maintainer without the network
+// runtime (compare `meridian log bench` on a real maintainer, docs/BENCHMARKS.md).
+//
+//	go test ./protocols/log/flstore -run '^$' -bench MaintainerAppend
+func BenchmarkMaintainerAppend(b *testing.B) {
+	r, env := standaloneMaintainer(b)
 	body := make([]byte, 512)
 	tags := []flstore.Tag{{Name: "k", Value: []byte("v")}}
 	b.ReportAllocs()
@@ -63,24 +71,14 @@ func BenchmarkMaintainerAppend(b *testing.B) {
 func BenchmarkMaintainerCheckpoint(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 300_000} {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			params := protocol.Params{"maintainers": "1"}
-			l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 1, flstore.Indexer: 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			topo := &topology.Topology{Name: "one", DCs: []string{"X"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
-			env := &discardEnv{rand: rand.New(rand.NewPCG(1, 2)), store: store.New()}
-			r, err := flstore.Factory(protocol.Config{Self: 0, Nodes: l.Nodes, Topology: topo, Params: params}, env)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.Start()
+			r, _ := standaloneMaintainer(b)
 			body := make([]byte, 512)
 			for i := range n {
 				r.HandleRequest(protocol.Request{Client: txn.ClientID(1 + i%64), Seq: uint64(i + 1), Kind: protocol.Operation,
 					Op: &flstore.AppendOp{Record: &flstore.Record{Body: body, AppendSeq: uint64(i + 1)}}})
 			}
 			var ckpt []byte
+			var err error
 			b.ResetTimer()
 			for range b.N {
 				if ckpt, err = r.(protocol.Checkpointer).AppendCheckpoint(ckpt[:0], nil); err != nil {

@@ -52,15 +52,7 @@ func TestHyksosGC(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, o)
 	}
-	collected, records := 0, 0
-	for _, log := range res.Snapshot.Logs {
-		for _, r := range log {
-			records++
-			if r.Collected {
-				collected++
-			}
-		}
-	}
+	collected, records := res.Snapshot.Collected()
 	t.Logf("%d puts, %d reads (%d snapshots taken again), %d of %d records collected", res.Appends, res.Reads, res.HyksosRestarts, collected, records)
 	if collected == 0 || res.Reads < 100 {
 		t.Fatalf("%d records collected, %d reads: the collection was not exercised", collected, res.Reads)
