@@ -48,7 +48,9 @@ func TestChannelCarriesManyClients(t *testing.T) {
 					errs <- fmt.Errorf("client %d, commit %d: %+v", i, j, res)
 					return
 				}
-				r := await(t, func(done func(protocol.Reply)) { conn.Call(protocol.Request{Seq: uint64(1000 + j), Kind: protocol.Get, Key: key}, done) })
+				r := await(t, func(done func(protocol.Reply)) {
+					conn.Call(protocol.Request{Seq: uint64(1000 + j), Kind: protocol.Get, Key: key}, done)
+				})
 				if r.Err != "" || string(r.Value) != fmt.Sprint(j) {
 					errs <- fmt.Errorf("client %d reads back %q (%s) after writing %d", i, r.Value, r.Err, j)
 					return
@@ -92,7 +94,9 @@ func TestCallStreamValidates(t *testing.T) {
 	if status.Code(gotErr) != codes.InvalidArgument || r.Err == "" {
 		t.Fatalf("a read of the empty key: %+v, %v", r, gotErr)
 	}
-	r = await(t, func(done func(protocol.Reply)) { conn.Call(protocol.Request{Seq: 2, Kind: protocol.Get, Key: "k"}, done) })
+	r = await(t, func(done func(protocol.Reply)) {
+		conn.Call(protocol.Request{Seq: 2, Kind: protocol.Get, Key: "k"}, done)
+	})
 	if r.Err != "" {
 		t.Fatalf("the next read on the stream: %+v", r)
 	}
