@@ -3,6 +3,7 @@ package rpc
 import (
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 
 	"google.golang.org/grpc/codes"
@@ -195,6 +196,7 @@ func (q *resultQueue) send(stream meridianpb.Meridian_CallsServer) {
 		case <-q.done:
 			return
 		case <-q.wake:
+			runtime.Gosched() // let the event loop queue the rest of its turn's replies first
 		}
 		batch = q.take(batch[:0])
 		if len(batch) == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -166,6 +167,10 @@ func (m *callStream) run() {
 			m.fail(err)
 			return
 		case <-m.wake:
+			// The calls of a batch of results come from as many callback goroutines, each
+			// woken by its result: let those that are runnable queue their next calls first,
+			// so that one message carries them (about 1.06 calls per message without this).
+			runtime.Gosched()
 		}
 	}
 }
