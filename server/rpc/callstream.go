@@ -318,15 +318,18 @@ func (c *Conn) callStreamed(ctx context.Context, req protocol.Request, call *mer
 		}
 		resent = true
 		go func() { // rare: the node restarted or reclaimed the client
-			if _, _, err := register(ctx, c.api, c.id, c.token); err != nil {
-				complete(r, status.Errorf(codes.Unavailable, "rpc: the node forgot client %d and did not take it back: %s", c.id, status.Convert(err).Message()))
-				return
-			}
-			if c.cb.isClosed() {
+			rctx, cancelRegister := context.WithCancel(ctx)
+			defer cancelRegister()
+			defer context.AfterFunc(c.closing, cancelRegister)() // Close does not wait for it
+			_, _, err := register(rctx, c.api, c.id, c.token)
+			switch {
+			case c.cb.isClosed():
 				complete(r, status.Error(codes.Canceled, ErrClosed.Error()))
-				return
+			case err != nil:
+				complete(r, status.Errorf(codes.Unavailable, "rpc: the node forgot client %d and did not take it back: %s", c.id, status.Convert(err).Message()))
+			default:
+				c.calls.submit(sc, call)
 			}
-			c.calls.submit(sc, call)
 		}()
 	}
 	if err := ctx.Err(); err != nil {
