@@ -37,18 +37,22 @@ const (
 	RestartFilter
 	RestartSender
 	RestartReceiver
+	RestartQueue     // the coordinating queue (the first active one)
+	RestartLastQueue // the last active queue (the coordinator if it is alone)
 )
 
 var eventNames = map[EventKind]string{AddQueue: "add-queue", AddMaintainer: "add-maintainer", AddBatcher: "add-batcher", SplitFilter: "split-filter",
-	RestartBatcher: "restart-batcher", RestartFilter: "restart-filter", RestartSender: "restart-sender", RestartReceiver: "restart-receiver"}
+	RestartBatcher: "restart-batcher", RestartFilter: "restart-filter", RestartSender: "restart-sender", RestartReceiver: "restart-receiver",
+	RestartQueue: "restart-queue", RestartLastQueue: "restart-last-queue"}
 
 // restarts are the roles the restart events restart.
 var restarts = map[EventKind]flstore.Role{RestartBatcher: flstore.Batcher, RestartFilter: flstore.Filter,
-	RestartSender: flstore.Sender, RestartReceiver: flstore.Receiver}
+	RestartSender: flstore.Sender, RestartReceiver: flstore.Receiver, RestartQueue: flstore.Queue, RestartLastQueue: flstore.Queue}
 
 // Event adds the first spare machine of a role to datacenter DC at AtUs (SplitFilter: the
 // spare filter takes the even TOIds of host Host from a boundary ahead of the log), or
-// restarts the first active machine of a role there with no state (Restart*).
+// restarts the first active machine of a role there with no state (Restart*; RestartLastQueue:
+// the last active queue).
 type Event struct {
 	Kind EventKind
 	DC   int
@@ -556,7 +560,11 @@ func (r *run) elastic(e Event) {
 		r.ctl.CallNode(to, protocol.Request{Kind: protocol.Operation, Op: op}, func(protocol.Reply) {})
 	}
 	if role, ok := restarts[e.Kind]; ok {
-		call(l.Active(e.DC, role)[0], restartOp{})
+		act := l.Active(e.DC, role)
+		if e.Kind == RestartLastQueue {
+			act = act[len(act)-1:]
+		}
+		call(act[0], restartOp{})
 		return
 	}
 	switch e.Kind {

@@ -1,0 +1,234 @@
+package chariots
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
+	"github.com/meridian-kv/meridian/protocols/log/flstore"
+)
+
+// answered returns the client appends (client, append number) answered so far.
+func (w *world) answered() map[[2]uint64]bool {
+	got := map[[2]uint64]bool{}
+	for _, r := range w.Replies {
+		if _, ok := r.Op.(*flstore.AppendResult); ok && r.Err == "" {
+			got[[2]uint64{uint64(r.Client), r.Seq}] = true
+		}
+	}
+	return got
+}
+
+// retryUntilAnswered resends every unanswered append of the clients (of datacenter dc[i] for
+// clients[i]) every 50 ms, as the client library does, until all are answered or untilUs.
+func (w *world) retryUntilAnswered(dcs []int, clients []txn.ClientID, untilUs int64) {
+	w.t.Helper()
+	for w.NowUs() < untilUs {
+		got, missing := w.answered(), 0
+		for i, c := range clients {
+			for seq := uint64(1); seq <= w.seqs[c]; seq++ {
+				if !got[[2]uint64{uint64(c), seq}] {
+					missing++
+					w.appendSeq(dcs[i], 0, c, seq, "retry")
+				}
+			}
+		}
+		if missing == 0 {
+			return
+		}
+		w.RunUntil(w.NowUs() + 50_000)
+	}
+	w.t.Fatalf("appends still unanswered at %d µs", w.NowUs())
+}
+
+// gen returns datacenter dc's coordinating queue's token generation.
+func (w *world) gen(dc int) uint64 { return w.Reps[w.node(dc, flstore.Queue, 0)].(*Queue).gen }
+
+// TestQueueRestartEmpty restarts A's only queue (the coordinator) after its assignments to one
+// maintainer were lost, while the other maintainer persisted later positions (spec 5.13, the
+// token rebuild): no append above the hole is answered before the restart; the rebuild
+// truncates A's log to its stable prefix, and the clients' retries and B's resends bring
+// every record back, each once, in causal order (the checker after every event).
+func TestQueueRestartEmpty(t *testing.T) {
+	w, above := queueRestart(t, protocol.Params{"maintainers": "2"})
+	for dc, log := range w.snapshot().Logs {
+		if n := len(log); n != 16 {
+			t.Fatalf("datacenter %d logged %d records, want 16", dc, n)
+		}
+	}
+	t.Logf("%d records above the hole truncated and logged again", above)
+}
+
+// TestAnswerOnPersistCaught is the rebuild's negative control: maintainers that answer an
+// append on persisting it (before the head of the log passes it) let the rebuild truncate an
+// answered append, which no client retries: it is missing from the converged logs.
+func TestAnswerOnPersistCaught(t *testing.T) {
+	w, _ := queueRestart(t, protocol.Params{"maintainers": "2", UnsafeAnswerOnPersist: "true"})
+	if n := len(w.snapshot().Logs[dcA]); n >= 16 {
+		t.Fatalf("A logged %d of 16 answered appends: the truncation of an answered append was not seen", n)
+	} else {
+		t.Logf("caught: A logged %d of 16 answered appends", n)
+	}
+}
+
+// queueRestart runs TestQueueRestartEmpty's scenario with params until every append is
+// answered and the logs converged, and returns the world and how many records were above A's
+// hole before the restart.
+func queueRestart(t *testing.T, params protocol.Params) (*world, int) {
+	w := newWorld(t, 2, params)
+	q, m1 := w.node(dcA, flstore.Queue, 0), w.node(dcA, flstore.Maintainer, 1)
+	w.RunUntil(1000) // the first token is built (generation 1)
+	lost := true
+	w.Drop = func(from, to protocol.NodeID, m protocol.Message) bool {
+		_, assign := m.(*flstore.Assign)
+		return lost && assign && from == q && to == m1
+	}
+	clients, dcs := []txn.ClientID{1, 2, 3, 4}, []int{dcA, dcA, dcB, dcB}
+	for i := range 16 {
+		w.appendAt(dcs[i%4], clients[i%4], "r")
+		w.RunUntil(w.NowUs() + 3000)
+	}
+	w.RunUntil(w.NowUs() + 20_000)
+	s := w.snapshot()
+	above := 0
+	for l := range s.Logs[dcA] {
+		if l > s.prefix(dcA) {
+			above++
+		}
+	}
+	if above == 0 {
+		t.Fatalf("no record persisted above A's hole at %d: the test checks nothing", s.prefix(dcA)+1)
+	}
+	answeredAbove := false
+	for _, r := range w.Replies {
+		if a, ok := r.Op.(*flstore.AppendResult); ok && r.Client <= 2 && a.LId > s.prefix(dcA) {
+			answeredAbove = true
+		}
+	}
+	if answeredAbove != (params[UnsafeAnswerOnPersist] == "true") {
+		t.Fatalf("an append above the hole at %d answered: %v", s.prefix(dcA)+1, answeredAbove)
+	}
+	before := w.gen(dcA)
+	w.restart(q)
+	lost = false
+	w.retryUntilAnswered(dcs, clients, w.NowUs()+3_000_000)
+	w.converged(w.NowUs() + 3_000_000)
+	if w.gen(dcA) <= before {
+		t.Fatalf("generation %d after the restart, %d before: no rebuild", w.gen(dcA), before)
+	}
+	return w, above
+}
+
+// TestLastQueueRestartEmpty restarts the second queue of A's ring while its assignments are
+// lost: it asks the coordinator for a rebuild (RebuildReq), which truncates the holes it left.
+func TestLastQueueRestartEmpty(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"queues": "2", "maintainers": "2"})
+	q2 := w.node(dcA, flstore.Queue, 1)
+	w.RunUntil(1000)
+	lost := true
+	w.Drop = func(from, _ protocol.NodeID, m protocol.Message) bool {
+		_, assign := m.(*flstore.Assign)
+		return lost && assign && from == q2
+	}
+	clients, dcs := []txn.ClientID{1, 2, 3}, []int{dcA, dcA, dcB}
+	for i := range 12 {
+		w.appendAt(dcs[i%3], clients[i%3], "r")
+		w.RunUntil(w.NowUs() + 3000)
+	}
+	w.RunUntil(w.NowUs() + 20_000)
+	if s := w.snapshot(); s.prefix(dcA) == uint64(len(s.Logs[dcA])) {
+		t.Fatal("no hole in A's log: the test checks nothing")
+	}
+	before := w.gen(dcA)
+	w.restart(q2)
+	lost = false
+	w.retryUntilAnswered(dcs, clients, w.NowUs()+3_000_000)
+	s := w.converged(w.NowUs() + 3_000_000)
+	if w.gen(dcA) <= before {
+		t.Fatal("no rebuild after the second queue restarted")
+	}
+	for dc := range 2 {
+		if n := len(s.Logs[dc]); n != 12 {
+			t.Fatalf("datacenter %d logged %d records, want 12", dc, n)
+		}
+	}
+}
+
+// TestTokenTimeoutRebuild cuts A's second queue off while it holds the token for longer than
+// the token timeout: the coordinator rebuilds the token without it; when the queue comes back,
+// its token and assignments of the old generation are dropped, and every record is logged once.
+func TestTokenTimeoutRebuild(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"queues": "2", "token_timeout": "100ms", "hold": "2ms"})
+	q2 := w.node(dcA, flstore.Queue, 1)
+	w.RunUntil(1000)
+	cut := false
+	w.Drop = func(from, to protocol.NodeID, m protocol.Message) bool { return cut && (from == q2 || to == q2) }
+	clients, dcs := []txn.ClientID{1, 2, 3}, []int{dcA, dcA, dcB}
+	for i := range 6 {
+		w.appendAt(dcs[i%3], clients[i%3], "r")
+		w.RunUntil(w.NowUs() + 3000)
+	}
+	for w.Reps[q2].(*Queue).tok == nil { // until q2 holds the token
+		w.RunUntil(w.NowUs() + 100)
+	}
+	before := w.gen(dcA)
+	cut = true
+	for i := range 6 {
+		w.appendAt(dcs[i%3], clients[i%3], "r")
+		w.RunUntil(w.NowUs() + 50_000)
+	}
+	if w.gen(dcA) <= before {
+		t.Fatal("no rebuild while the token holder was cut off")
+	}
+	cut = false
+	w.retryUntilAnswered(dcs, clients, w.NowUs()+3_000_000)
+	s := w.converged(w.NowUs() + 3_000_000)
+	if g := w.Reps[q2].(*Queue).gen; g != w.gen(dcA) {
+		t.Fatalf("the second queue is in generation %d, the coordinator in %d", g, w.gen(dcA))
+	}
+	for dc := range 2 {
+		if n := len(s.Logs[dc]); n != 12 {
+			t.Fatalf("datacenter %d logged %d records, want 12", dc, n)
+		}
+	}
+}
+
+// TestMaintainerLostDisk restarts one of A's maintainers with an empty disk (spec 5.13, our
+// choice: no other node holds its ranges, so it must not come back as if nothing happened):
+// its first gossip from a peer shows it positions at or below the head of the log that it does
+// not hold, and it stops (Failure), answering every request with the reason. A token rebuild
+// afterwards (the coordinator restarted) does not truncate the other maintainer's records below
+// the head of the log: the datacenter stops taking appends instead.
+func TestMaintainerLostDisk(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"maintainers": "2"})
+	m0, m1 := w.node(dcA, flstore.Maintainer, 0), w.node(dcA, flstore.Maintainer, 1)
+	for i := range 12 {
+		w.appendAt(dcA, txn.ClientID(1+i%2), "r")
+		w.RunUntil(w.NowUs() + 3000)
+	}
+	w.converged(2_000_000)
+	held := len(w.Reps[m0].(*flstore.LogMaintainer).State().Filled)
+	hl := w.Reps[m0].(*flstore.LogMaintainer).State().HL
+	w.AfterEvent = nil // the records m1 held are gone: the invariants no longer hold, by design
+	if err := w.Restart(m1); err != nil {
+		t.Fatal(err)
+	}
+	w.RunUntil(w.NowUs() + 20_000)
+	err := w.Reps[m1].(*flstore.LogMaintainer).Failure()
+	if err == nil || !strings.Contains(err.Error(), "lost its records") {
+		t.Fatalf("maintainer %d restarted empty reports %v, want that it lost its records", m1, err)
+	}
+	w.Request(99, 1, m1, &flstore.ReadOp{From: 1, To: 10})
+	w.RunUntil(w.NowUs() + 1000)
+	if r := w.Replies[len(w.Replies)-1]; r.Client != 99 || !strings.Contains(r.Err, "restore its data directory") {
+		t.Fatalf("a read at the stopped maintainer got %+v, want the reason", r)
+	}
+	w.restart(w.node(dcA, flstore.Queue, 0)) // a rebuild: it must not truncate below hl
+	w.appendAt(dcA, 1, "after")
+	w.RunUntil(w.NowUs() + 500_000)
+	st := w.Reps[m0].(*flstore.LogMaintainer).State()
+	if len(st.Filled) != held || st.HL != hl {
+		t.Fatalf("maintainer %d holds %d records with head of log %d after the rebuild, had %d and %d", m0, len(st.Filled), st.HL, held, hl)
+	}
+}
