@@ -78,10 +78,14 @@
 // The network never loses the token: the holder keeps each pass until the next queue
 // acknowledges its hop, resending it every retry period, and a queue takes each hop once, so
 // lost, duplicated and late passes are harmless (TestTokenPassLost). No queue makes a token at
-// start: the coordinator (the first queue of the initial ring) builds it by a rebuild, at start,
-// when a queue asks (RebuildReq: every other queue does at start, as it may have restarted
-// empty) and when the token has not come back for token_timeout (default 1 s; a queue cut off
-// or crashed holding it, TestTokenTimeoutRebuild). A rebuild opens a new generation (the
+// start: the coordinator (the first queue of the initial ring) builds it by a rebuild, at start
+// and when a queue asks (RebuildReq: every other queue does at start, as it may have restarted
+// empty). So the token is lost, and rebuilt, exactly when a queue lost its state, which the
+// queue itself announces on starting: nothing that only makes the token late, such as a ring
+// saturated with records or a queue cut off or stopped for a while (the ring waits for it),
+// triggers a rebuild (rebuild.go says why we have no token timeout, which spec 5.13's
+// "missing token heartbeat" suggests; TestHolderRestartOneRebuild, TestTokenHolderCutOff,
+// logsim's TestSaturatedRingNoRebuild). A rebuild opens a new generation (the
 // coordinator's clock), carried by Token, Assign, PersistAck and RowUpdate, so that the old
 // generation's tokens and assignments are dropped wherever they turn up; it freezes the
 // maintainers (no assignment taken) and queues (token, passes and unacknowledged assignments
@@ -100,7 +104,8 @@
 // the queues drop what is logged. A truncation below a head of the log already reported is
 // refused, by the coordinator and by every maintainer: the datacenter then stays frozen rather
 // than drop an answered record. Costs: appends are answered up to a gossip period later than on
-// persisting; the token carries its unstable assignments (about 32 bytes each). Limits: a
+// persisting (in the simulator's capacity model the gossip is control plane, not queued behind
+// records: logsim.Control); the token carries its unstable assignments (about 32 bytes each). Limits: a
 // rebuild waits for every maintainer of the datacenter (spares included) to answer; generations
 // are clock readings, so a coordinator whose clock went back across a restart opens a
 // generation the maintainers ignore, and stalls; an elasticity event applied in a token pass
@@ -186,9 +191,6 @@ type Config struct {
 	FetchMax, CarryMax int
 	// RowEveryUs is the longest the token holder goes without publishing MaxTOId.
 	RowEveryUs int64
-	// TokenTimeoutUs is how long the coordinating queue waits for the token to come back before
-	// it rebuilds it (rebuild.go).
-	TokenTimeoutUs int64
 	// GC turns garbage collection at maintainers on; GCKeepLatest (which implies GC) collects
 	// only records superseded by a later one with the same tags (flstore.MaintainerConfig).
 	GC, GCKeepLatest bool
@@ -198,7 +200,7 @@ type Config struct {
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "token_timeout", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId, UnsafeAnswerOnPersist}
+	"carry_max", "row_every", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId, UnsafeAnswerOnPersist}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -220,8 +222,7 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 		dst  *int64
 		def  int64
 	}{{"flush", &c.FlushUs, 1000}, {"hold", &c.HoldUs, 1000}, {"retry", &c.RetryUs, 20_000}, {"ship", &c.ShipUs, 5000},
-		{"resend", &c.ResendUs, int64(3*maxRTTMs*1000) + 50_000}, {"row_every", &c.RowEveryUs, 5000},
-		{"token_timeout", &c.TokenTimeoutUs, 1_000_000}} {
+		{"resend", &c.ResendUs, int64(3*maxRTTMs*1000) + 50_000}, {"row_every", &c.RowEveryUs, 5000}} {
 		if *d.dst, err = p.Duration(d.name, d.def); err != nil {
 			return Config{}, err
 		}

@@ -295,7 +295,7 @@ func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w.Uvarint(q.gen)
 	w.Uvarint(q.hlSeen)
 	w.Uvarint(q.startUs)
-	w.Varint(q.lastTokUs)
+	w.Uvarint(q.rebuilds)
 	writeRebuild(w, q.rb)
 	return w.Finish()
 }
@@ -390,7 +390,7 @@ func (q *Queue) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	q.addMaint = flstore.ReadNodes(r)
 	q.n = r.Uvarint("records assigned")
 	q.gen, q.hlSeen, q.startUs = r.Uvarint("token generation"), r.Uvarint("head of log seen"), r.Uvarint("start")
-	q.lastTokUs = r.Varint("token last here")
+	q.rebuilds = r.Uvarint("token rebuilds")
 	q.rb = readRebuild(r)
 	if q.rb != nil && q.rb.copy != nil && r.Err() == nil && !q.validToken(q.rb.copy) {
 		r.Fail("token copy", "not a token of this datacenter")

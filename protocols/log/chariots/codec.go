@@ -59,6 +59,7 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		w.Count("recent assignments", len(m.Recent), wire.MaxCheckpointCount)
 		for _, a := range m.Recent {
 			w.Uvarint(a.LId)
+			w.Uvarint(a.N)
 			w.Int("host", a.Host, flstore.MaxDCs-1)
 			w.Uvarint(a.TOId)
 			w.Uvarint(uint64(a.Client))
@@ -126,9 +127,9 @@ func read(r *wire.Reader) protocol.Message {
 			tk.Logged[c] = readSeqSet(r)
 		}
 		tk.StableLId = r.Uvarint("stable position")
-		for range r.Count("recent assignments", wire.MaxCheckpointCount, 5) {
-			tk.Recent = append(tk.Recent, Assigned{LId: r.Uvarint("position"), Host: r.Int("host", flstore.MaxDCs-1), TOId: r.Uvarint("toid"),
-				Client: readClient(r), AppendSeq: r.Uvarint("append number")})
+		for range r.Count("recent assignments", wire.MaxCheckpointCount, 6) {
+			tk.Recent = append(tk.Recent, Assigned{LId: r.Uvarint("position"), N: r.Uvarint("run length"), Host: r.Int("host", flstore.MaxDCs-1),
+				TOId: r.Uvarint("toid"), Client: readClient(r), AppendSeq: r.Uvarint("append number")})
 		}
 		return tk
 	case tagTokenAck:

@@ -24,7 +24,7 @@ func sampleMessages() []protocol.Message {
 			RowSent: []uint64{4, 5, 6}, RowSentAtUs: -5, Logged: map[txn.ClientID]*seqSet{3: {upTo: 4, above: map[uint64]bool{6: true}}, 9: {upTo: 1}}},
 		&Token{MaxTOId: []uint64{0}, Ring: []protocol.NodeID{3}, Journal: j[:1], Logged: map[txn.ClientID]*seqSet{}},
 		&Token{Gen: 7, Hop: 2, MaxTOId: []uint64{4, 1}, LastLId: 5, Ring: []protocol.NodeID{3}, Journal: j[:1],
-			Logged: map[txn.ClientID]*seqSet{9: {upTo: 2}}, StableLId: 3, Recent: []Assigned{{LId: 4, Host: 0, TOId: 4, Client: 9, AppendSeq: 3}, {LId: 5, Host: 1, TOId: 1}}},
+			Logged: map[txn.ClientID]*seqSet{9: {upTo: 2}}, StableLId: 3, Recent: []Assigned{{LId: 4, N: 1, Host: 0, TOId: 4, Client: 9, AppendSeq: 3}, {LId: 5, N: 2, Host: 1, TOId: 1}}},
 		&TokenAck{Gen: 7, Hop: 9},
 		&RowUpdate{Row: []uint64{1, 2}, Gen: 7},
 		&RebuildReq{StartUs: 1_000_000},

@@ -16,8 +16,7 @@ import (
 // another datacenter's record is eligible when it is its host's next TOId and its dependencies
 // are logged. Assignments go to the owner maintainer and are resent until persisted. No queue
 // makes a token at start: the first queue of the initial ring (the coordinator) builds it, and
-// rebuilds it under a new generation when it has not come back for the token timeout or a
-// queue restarted (rebuild.go).
+// rebuilds it under a new generation when a queue (itself included) restarted (rebuild.go).
 type Queue struct {
 	env     protocol.Env
 	cfg     Config
@@ -42,13 +41,18 @@ type Queue struct {
 	// clock at start: until it is in a generation above it, it asks the coordinator for a
 	// rebuild (it may have restarted empty).
 	gen, hlSeen, startUs uint64
-	// The coordinator's: when it last held the token, and the rebuild under way (nil: none).
-	lastTokUs int64
-	rb        *rebuild
+	// The coordinator's: the rebuild under way (nil: none), and how many it started.
+	rb       *rebuild
+	rebuilds uint64
 }
 
 // Handled counts the records this queue gave positions.
 func (q *Queue) Handled() uint64 { return q.n }
+
+// Rebuilds counts the token rebuilds this queue started (the coordinator: one at start, then
+// one per queue restart it heard of; rebuild.go), so that runs and tests can tell that
+// nothing else, such as a slow ring, rebuilt the token.
+func (q *Queue) Rebuilds() uint64 { return q.rebuilds }
 
 type pendingAssign struct {
 	rec      *Record
@@ -102,9 +106,7 @@ func (q *Queue) HandleTimer(id protocol.TimerID) {
 		switch {
 		case q.rb != nil:
 			q.rb.resend(q)
-		case q.self == q.coordinator():
-			q.watchToken()
-		case q.gen <= q.startUs:
+		case q.self != q.coordinator() && q.gen <= q.startUs:
 			q.env.Send(q.coordinator(), &RebuildReq{StartUs: q.startUs})
 		}
 	}
@@ -182,7 +184,6 @@ func (q *Queue) take(tk *Token) {
 	q.lastHop = tk.Hop
 	q.tok = tk
 	q.lastTok = tk.clone()
-	q.lastTokUs = q.env.NowUs()
 	if q.process() > 0 {
 		q.pass()
 	} else {
@@ -209,7 +210,22 @@ func (q *Queue) enterGen(g uint64) {
 func (q *Queue) validToken(tk *Token) bool {
 	l := q.cfg.Layout
 	return len(tk.MaxTOId) == q.cfg.DCs && len(tk.RowSent) == q.cfg.DCs && containsNode(tk.Ring, q.self) &&
-		tk.Journal.Valid() && tk.Journal.Within(l.All(q.dc, flstore.Maintainer)) && within(tk.Ring, l.All(q.dc, flstore.Queue))
+		tk.Journal.Valid() && tk.Journal.Within(l.All(q.dc, flstore.Maintainer)) && within(tk.Ring, l.All(q.dc, flstore.Queue)) &&
+		validRecent(tk)
+}
+
+// validRecent reports whether tk's runs of assignments are in order of position, apart, within
+// StableLId+1 … LastLId, and their TOIds and append numbers do not overflow.
+func validRecent(tk *Token) bool {
+	after := tk.StableLId // the runs' positions lie above the previous run's
+	for i, a := range tk.Recent {
+		if a.N == 0 || a.LId > tk.LastLId || a.N > tk.LastLId-a.LId+1 || a.TOId == 0 || a.TOId+a.N < a.TOId ||
+			a.AppendSeq+a.N < a.AppendSeq || (i > 0 && a.LId <= after) || a.last() <= tk.StableLId {
+			return false
+		}
+		after = a.last()
+	}
+	return true
 }
 
 func within(ns, of []protocol.NodeID) bool {
@@ -334,7 +350,11 @@ func (q *Queue) assign(r *Record) {
 	q.n++
 	r.LId = tk.LastLId
 	tk.MaxTOId[r.Host] = r.TOId
-	tk.Recent = append(tk.Recent, Assigned{LId: r.LId, Host: r.Host, TOId: r.TOId, Client: r.Client, AppendSeq: r.AppendSeq})
+	if n := len(tk.Recent); n > 0 && tk.Recent[n-1].extends(r.LId, r.Host, r.TOId, r.Client, r.AppendSeq) {
+		tk.Recent[n-1].N++
+	} else {
+		tk.Recent = append(tk.Recent, Assigned{LId: r.LId, N: 1, Host: r.Host, TOId: r.TOId, Client: r.Client, AppendSeq: r.AppendSeq})
+	}
 	if r.Host == q.dc && r.AppendSeq > 0 {
 		tk.logAppend(r.Client, r.AppendSeq)
 	}

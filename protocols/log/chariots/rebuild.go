@@ -8,9 +8,24 @@ import (
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
 )
 
-// The token rebuild (spec 5.13, our choice; the package doc, "Token loss, and a queue
-// restarting empty"). The coordinator (the first queue of the initial ring) runs it at start
-// and when the token has not come back for the token timeout or a queue asks (RebuildReq):
+// The token rebuild (spec 5.13, our choice; the package doc, "Token loss and rebuild"). The
+// coordinator (the first queue of the initial ring) runs it at start and when another queue
+// asks (RebuildReq), which every queue does when it starts, until a generation newer than its
+// start covers it.
+//
+// When the token is lost. Passes are resent until the next queue acknowledges them, and a queue
+// takes each pass once, so the network never loses the token: only a queue that loses its state
+// does (it restarts empty holding the token, or after passing it unacknowledged), and such a
+// queue knows it when it starts. So the liveness signal is the queue's own start, not the
+// token's lateness: a restart is announced (RebuildReq carries the queue's start time, resent
+// every retry period until a rebuild covers it) and answered by exactly one rebuild, however
+// slow the ring. Spec 5.13 has the Controller detect a "missing token heartbeat", that is a
+// timeout; we had one (token_timeout, 1 s) and it mistook a saturated ring for a lost token: in
+// chariots-t75 the token waited behind records in the queues' inputs for longer than the
+// timeout, every rebuild truncated what was not yet stable, the clients retried and saturated the
+// ring again (40 rebuilds in 60 s, the log never converged). A queue that stops and does not come
+// back, or is cut off, keeps the token: the ring waits for it, as it would for a new token, whose
+// ring goes through the same queue (taking a dead queue out of the ring is not built).
 //
 //  1. It opens a new generation (its clock, above every earlier one) and sends Freeze to every
 //     maintainer and queue of the datacenter. A maintainer then takes no assignment until
@@ -45,22 +60,10 @@ type rebuild struct {
 func (q *Queue) startRebuild(atLeast uint64) {
 	gen := max(uint64(max(q.env.NowUs(), 0)), q.gen+1, atLeast)
 	q.enterGen(gen)
+	q.rebuilds++
 	q.rb = &rebuild{gen: gen, copy: q.lastTok, frozen: map[protocol.NodeID]*flstore.FreezeAck{},
 		copied: map[protocol.NodeID]bool{}, truncated: map[protocol.NodeID]bool{}}
 	q.rb.resend(q)
-}
-
-// watchToken (the coordinator, on its resend timer) starts a rebuild when the token has not
-// been here for the token timeout.
-func (q *Queue) watchToken() {
-	now := q.env.NowUs()
-	if q.tok != nil {
-		q.lastTokUs = now
-		return
-	}
-	if now-q.lastTokUs > q.cfg.TokenTimeoutUs {
-		q.startRebuild(0)
-	}
 }
 
 // resend sends the current phase's message to every node that has not answered it.
@@ -181,8 +184,9 @@ func (q *Queue) finishRebuild() {
 func (t *Token) rowAt(l uint64) []uint64 {
 	row := slices.Clone(t.MaxTOId)
 	for _, a := range t.Recent {
-		if a.LId > l && a.Host >= 0 && a.Host < len(row) {
-			row[a.Host] = min(row[a.Host], a.TOId-1)
+		if a.last() > l && a.Host >= 0 && a.Host < len(row) {
+			first := max(a.LId, l+1) // the run's first position above l
+			row[a.Host] = min(row[a.Host], a.TOId+(first-a.LId)-1)
 		}
 	}
 	return row
@@ -193,8 +197,10 @@ func (t *Token) rowAt(l uint64) []uint64 {
 func (t *Token) loggedAt(l uint64, dc int) map[txn.ClientID]*seqSet {
 	logged := t.clone().Logged
 	for _, a := range t.Recent {
-		if s := logged[a.Client]; a.LId > l && a.Host == dc && a.AppendSeq > 0 && s != nil {
-			s.remove(a.AppendSeq)
+		if s := logged[a.Client]; a.last() > l && a.Host == dc && a.AppendSeq > 0 && s != nil {
+			for p := max(a.LId, l+1); p <= a.last(); p++ {
+				s.remove(a.AppendSeq + (p - a.LId))
+			}
 		}
 	}
 	return logged
@@ -209,11 +215,11 @@ func (t *Token) logAppend(c txn.ClientID, seq uint64) {
 }
 
 // trimRecent moves the stable position up to hl (a head of the log a maintainer reported) and
-// drops the assignments at or below it.
+// drops the runs of assignments at or below it.
 func (t *Token) trimRecent(hl uint64) {
 	t.StableLId = max(t.StableLId, hl)
 	i := 0
-	for i < len(t.Recent) && t.Recent[i].LId <= t.StableLId {
+	for i < len(t.Recent) && t.Recent[i].last() <= t.StableLId {
 		i++
 	}
 	t.Recent = t.Recent[i:]

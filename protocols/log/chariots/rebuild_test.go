@@ -1,6 +1,7 @@
 package chariots
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -155,11 +156,24 @@ func TestLastQueueRestartEmpty(t *testing.T) {
 	}
 }
 
-// TestTokenTimeoutRebuild cuts A's second queue off while it holds the token for longer than
-// the token timeout: the coordinator rebuilds the token without it; when the queue comes back,
-// its token and assignments of the old generation are dropped, and every record is logged once.
-func TestTokenTimeoutRebuild(t *testing.T) {
-	w := newWorld(t, 2, protocol.Params{"queues": "2", "token_timeout": "100ms", "hold": "2ms"})
+// rebuilds returns how many token rebuilds datacenter dc's coordinating queue started.
+func (w *world) rebuilds(dc int) uint64 { return w.Reps[w.node(dc, flstore.Queue, 0)].(*Queue).Rebuilds() }
+
+// untilHolds runs until queue q holds the token.
+func (w *world) untilHolds(q protocol.NodeID) {
+	w.t.Helper()
+	for end := w.NowUs() + 1_000_000; w.Reps[q].(*Queue).tok == nil; w.RunUntil(w.NowUs() + 100) {
+		if w.NowUs() > end {
+			w.t.Fatalf("queue %d never held the token", q)
+		}
+	}
+}
+
+// TestTokenHolderCutOff cuts A's second queue off while it holds the token, for 3 s (three times
+// the token timeout an earlier design had): a late token is not a lost one, so there is no
+// rebuild; the ring waits, and once the cut heals every record is logged once.
+func TestTokenHolderCutOff(t *testing.T) {
+	w := newWorld(t, 2, protocol.Params{"queues": "2"})
 	q2 := w.node(dcA, flstore.Queue, 1)
 	w.RunUntil(1000)
 	cut := false
@@ -169,28 +183,72 @@ func TestTokenTimeoutRebuild(t *testing.T) {
 		w.appendAt(dcs[i%3], clients[i%3], "r")
 		w.RunUntil(w.NowUs() + 3000)
 	}
-	for w.Reps[q2].(*Queue).tok == nil { // until q2 holds the token
-		w.RunUntil(w.NowUs() + 100)
-	}
-	before := w.gen(dcA)
+	w.untilHolds(q2)
+	gen := w.gen(dcA)
 	cut = true
 	for i := range 6 {
 		w.appendAt(dcs[i%3], clients[i%3], "r")
-		w.RunUntil(w.NowUs() + 50_000)
+		w.RunUntil(w.NowUs() + 500_000)
 	}
-	if w.gen(dcA) <= before {
-		t.Fatal("no rebuild while the token holder was cut off")
+	if w.gen(dcA) != gen || w.rebuilds(dcA) != 1 {
+		t.Fatalf("token rebuilt while its holder was cut off (generation %d, was %d; %d rebuilds)", w.gen(dcA), gen, w.rebuilds(dcA))
 	}
 	cut = false
 	w.retryUntilAnswered(dcs, clients, w.NowUs()+3_000_000)
 	s := w.converged(w.NowUs() + 3_000_000)
-	if g := w.Reps[q2].(*Queue).gen; g != w.gen(dcA) {
-		t.Fatalf("the second queue is in generation %d, the coordinator in %d", g, w.gen(dcA))
+	if w.rebuilds(dcA) != 1 {
+		t.Fatalf("%d rebuilds, want only the first build", w.rebuilds(dcA))
 	}
 	for dc := range 2 {
 		if n := len(s.Logs[dc]); n != 12 {
 			t.Fatalf("datacenter %d logged %d records, want 12", dc, n)
 		}
+	}
+}
+
+// TestHolderRestartOneRebuild restarts the queue holding A's token, empty, while clients append
+// (the token is lost with it): the restarted queue announces its start and the coordinator
+// rebuilds the token exactly once (the second queue), or the restarted coordinator builds it
+// once at its start and no other queue asks again (the first); every append is answered and
+// logged once in both datacenters.
+func TestHolderRestartOneRebuild(t *testing.T) {
+	for _, i := range []int{1, 0} {
+		t.Run(fmt.Sprintf("queue%d", i+1), func(t *testing.T) {
+			w := newWorld(t, 2, protocol.Params{"queues": "2", "maintainers": "2"})
+			q := w.node(dcA, flstore.Queue, i)
+			w.RunUntil(1000)
+			clients, dcs := []txn.ClientID{1, 2, 3}, []int{dcA, dcA, dcB}
+			for k := range 9 {
+				w.appendAt(dcs[k%3], clients[k%3], "r")
+				w.RunUntil(w.NowUs() + 2000)
+			}
+			w.untilHolds(q)
+			before := w.rebuilds(dcA)
+			w.restart(q)
+			for k := range 9 {
+				w.appendAt(dcs[k%3], clients[k%3], "r")
+				w.RunUntil(w.NowUs() + 2000)
+			}
+			w.retryUntilAnswered(dcs, clients, w.NowUs()+3_000_000)
+			s := w.converged(w.NowUs() + 3_000_000)
+			want := before + 1 // the coordinator's rebuild on the second queue's RebuildReq
+			if i == 0 {
+				want = 1 // the restarted coordinator's build at start, counted from its restart
+			}
+			if got := w.rebuilds(dcA); got != want {
+				t.Fatalf("%d rebuilds, want %d", got, want)
+			}
+			for _, o := range w.cfg.Layout.All(dcA, flstore.Queue) {
+				if g := w.Reps[o].(*Queue).gen; g != w.gen(dcA) {
+					t.Fatalf("queue %d is in generation %d, the coordinator in %d", o, g, w.gen(dcA))
+				}
+			}
+			for dc := range 2 {
+				if n := len(s.Logs[dc]); n != 18 {
+					t.Fatalf("datacenter %d logged %d records, want 18", dc, n)
+				}
+			}
+		})
 	}
 }
 

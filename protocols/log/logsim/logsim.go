@@ -155,6 +155,9 @@ type Result struct {
 	Retries  int // appends sent again
 	Reads    int // records read before an append (Hyksos: gets and GET_TXNs)
 	Restarts int // stage machines restarted empty
+	// TokenRebuilds counts the token rebuilds the queues started since their last start
+	// (chariots.Queue.Rebuilds): one per datacenter at start, then one per queue restart.
+	TokenRebuilds int
 	Records  []int
 	EndUs    int64
 	Sim      sim.Stats
@@ -240,7 +243,7 @@ func Run(o Options) (Result, error) {
 	}
 	svc, lan := o.Service, sim.LAN{}
 	if o.Capacity != nil {
-		svc.PerInput, lan = o.Capacity.service(cfg.Layout.Role, false)
+		lan = o.Capacity.apply(&svc, cfg.Layout.Role, false)
 	}
 	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: factory, Params: o.Params,
 		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos,
@@ -340,6 +343,11 @@ func Run(o Options) (Result, error) {
 	}
 	for dc := range snap.Logs {
 		r.res.Records = append(r.res.Records, len(snap.Logs[dc]))
+	}
+	for id := range r.cfg.Layout.Nodes {
+		if q, ok := r.replica(protocol.NodeID(id)).(*chariots.Queue); ok {
+			r.res.TokenRebuilds += int(q.Rebuilds())
+		}
 	}
 	return r.res, r.checkClients(snap)
 }
