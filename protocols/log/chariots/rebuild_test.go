@@ -157,7 +157,9 @@ func TestLastQueueRestartEmpty(t *testing.T) {
 }
 
 // rebuilds returns how many token rebuilds datacenter dc's coordinating queue started.
-func (w *world) rebuilds(dc int) uint64 { return w.Reps[w.node(dc, flstore.Queue, 0)].(*Queue).Rebuilds() }
+func (w *world) rebuilds(dc int) uint64 {
+	return w.Reps[w.node(dc, flstore.Queue, 0)].(*Queue).Rebuilds()
+}
 
 // untilHolds runs until queue q holds the token.
 func (w *world) untilHolds(q protocol.NodeID) {

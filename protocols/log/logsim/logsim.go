@@ -158,10 +158,10 @@ type Result struct {
 	// TokenRebuilds counts the token rebuilds the queues started since their last start
 	// (chariots.Queue.Rebuilds): one per datacenter at start, then one per queue restart.
 	TokenRebuilds int
-	Records  []int
-	EndUs    int64
-	Sim      sim.Stats
-	Snapshot chariots.Snapshot
+	Records       []int
+	EndUs         int64
+	Sim           sim.Stats
+	Snapshot      chariots.Snapshot
 	// LatencyUs lists every answered append's latency (first send to answer), in answer order.
 	LatencyUs []int64
 	// Stages are the per-stage throughput series (SampleEveryUs > 0).
