@@ -98,7 +98,7 @@ func Draw(seed uint64) Options {
 // during the run and at its end, with every record in every datacenter's log exactly once after
 // the faults heal.
 func TestSwarm(t *testing.T) {
-	appends, restarts, queueRestarts := 0, 0, 0
+	appends, restarts, queueRestarts, rebuilds := 0, 0, 0, 0
 	seeds := swarm.Seeds(t)
 	if os.Getenv("MERIDIAN_LONG") == "" && len(seeds) > 40 {
 		seeds = seeds[:40]
@@ -111,6 +111,7 @@ func TestSwarm(t *testing.T) {
 		}
 		appends += res.Appends
 		restarts += res.Restarts
+		rebuilds += res.TokenRebuilds
 		for _, e := range o.Events {
 			if e.Kind == RestartQueue || e.Kind == RestartLastQueue {
 				queueRestarts++
@@ -120,7 +121,8 @@ func TestSwarm(t *testing.T) {
 	if appends == 0 {
 		t.Fatal("no append answered: the swarm checks nothing")
 	}
-	t.Logf("%d appends checked, %d stage machines restarted empty (%d queue restart events)", appends, restarts, queueRestarts)
+	t.Logf("%d appends checked, %d stage machines restarted empty (%d queue restart events), %d token rebuilds (counted since each queue's last start)",
+		appends, restarts, queueRestarts, rebuilds)
 }
 
 // TestSwarmCatchesBroken is the swarm's negative control: on the first seeds with more
