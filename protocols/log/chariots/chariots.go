@@ -105,8 +105,10 @@
 // refused, by the coordinator and by every maintainer: the datacenter then stays frozen rather
 // than drop an answered record. Costs: appends are answered up to a gossip period later than on
 // persisting (in the simulator's capacity model the gossip is control plane, not queued behind
-// records: logsim.Control); the token carries its unstable assignments (about 32 bytes each). Limits: a
-// rebuild waits for every maintainer of the datacenter (spares included) to answer; generations
+// records: logsim.Control); the token carries its unstable assignments, as runs of one
+// client's appends (Assigned: about 16 bytes a run, a few dozen runs a pass under
+// chariots-t75's load). Limits: a rebuild waits for every maintainer of the datacenter (spares
+// included) to answer; generations
 // are clock readings, so a coordinator whose clock went back across a restart opens a
 // generation the maintainers ignore, and stalls; an elasticity event applied in a token pass
 // that the rebuild did not recover (a ring or journal change in the newest token only, held by
