@@ -292,3 +292,44 @@ func TestMaintainerLostDisk(t *testing.T) {
 		t.Fatalf("maintainer %d holds %d records with head of log %d after the rebuild, had %d and %d", m0, len(st.Filled), st.HL, held, hl)
 	}
 }
+
+// TestRecentRuns: assignments of one client's consecutive appends merge into one run; the row
+// and the logged appends as of a position inside a run count the run's positions up to it only.
+func TestRecentRuns(t *testing.T) {
+	cfg, err := ParseConfig(2, protocol.Params{}, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := &Token{MaxTOId: []uint64{0, 0}, Logged: map[txn.ClientID]*seqSet{}, Journal: cfg.InitialJournal(0)}
+	q := &Queue{tok: tk, dc: 0, unacked: map[uint64]*pendingAssign{}}
+	for seq := range uint64(5) { // client 7's appends 1..5, then a record of host 1, then client 8's
+		q.assign(&Record{Host: 0, TOId: seq + 1, Client: 7, AppendSeq: seq + 1})
+	}
+	q.assign(&Record{Host: 1, TOId: 1})
+	q.assign(&Record{Host: 0, TOId: 6, Client: 8, AppendSeq: 1})
+	if len(tk.Recent) != 3 || tk.Recent[0].N != 5 {
+		t.Fatalf("runs %+v, want 3 with the first of 5", tk.Recent)
+	}
+	if !validRecent(tk) {
+		t.Fatal("the runs are refused")
+	}
+	if got := fmt.Sprint(tk.rowAt(3), tk.rowAt(6)); got != "[3 0] [5 1]" {
+		t.Fatalf("rows as of 3 and 6: %s, want [3 0] [5 1]", got)
+	}
+	logged := tk.loggedAt(3, 0)
+	if !logged[7].has(3) || logged[7].has(4) || logged[8].has(1) {
+		t.Fatalf("logged as of 3: client 7 %+v, client 8 %+v", logged[7], logged[8])
+	}
+	tk.trimRecent(4) // the first run is partly stable: it stays
+	if len(tk.Recent) != 3 {
+		t.Fatalf("trimmed to %+v", tk.Recent)
+	}
+	tk.trimRecent(5)
+	if len(tk.Recent) != 2 || !validRecent(tk) {
+		t.Fatalf("trimmed to %+v", tk.Recent)
+	}
+	tk.Recent[0].N = 9 // past LastLId
+	if validRecent(tk) {
+		t.Fatal("a run past the last position was taken")
+	}
+}
