@@ -72,7 +72,9 @@ func RecordsIn(m protocol.Message) int {
 // apply sets svc's cost per input for nodes playing roles (by node id; FLStore maintainers
 // standalone if standalone), sim.Service.PerInput, and its control plane, and returns the
 // network model: every input costs its role's StageCost, the nanoseconds below a microsecond
-// carried to the node's next input; the head-of-log gossip is control plane (Control).
+// carried to the node's next input. In a Chariots deployment the head-of-log gossip is control
+// plane (Control); standalone maintainers answer an append on persisting it, their gossip
+// serves readers only, and it stays data (chariots-f1 and f2 unchanged).
 func (c *Capacity) apply(svc *sim.Service, roles []flstore.Role, standalone bool) sim.LAN {
 	carryNs := make([]int64, len(roles))
 	costs := make([]StageCost, len(roles))
@@ -88,7 +90,9 @@ func (c *Capacity) apply(svc *sim.Service, roles []flstore.Role, standalone bool
 		carryNs[n] = ns % 1000
 		return ns / 1000
 	}
-	svc.Control = Control
+	if !standalone {
+		svc.Control = Control
+	}
 	return sim.LAN{BandwidthBitsPerSec: c.NICBitsPerSec}
 }
 
