@@ -34,7 +34,7 @@ func TestGeoDeployment(t *testing.T) {
 // Draw draws seed's swarm run: two or three datacenters with jitter, random stage counts with a
 // spare of each role, range sizes, token carrying, garbage collection, clients, node crashes of
 // any stage, datacenter outages, partitions between datacenters, duplication, loss, reordering, elasticity
-// events, batchers, filters, senders and receivers restarting empty, and in some runs Hyksos clients (puts, gets, GET_TXNs) instead of appenders.
+// events, batchers, filters, senders, receivers and queues restarting empty, and in some runs Hyksos clients (puts, gets, GET_TXNs) instead of appenders.
 func Draw(seed uint64) Options {
 	r := rand.New(rand.NewPCG(seed, 0x737761726d))
 	topo, _ := topology.Preset("table4.1")
@@ -77,8 +77,8 @@ func Draw(seed uint64) Options {
 		}
 	}
 	for range r.IntN(4) {
-		// elasticity, or a restart of a batcher, filter, sender or receiver
-		e := Event{Kind: EventKind(1 + r.IntN(8)), DC: r.IntN(topo.N()), AtUs: int64(50_000 + r.IntN(500_000))}
+		// elasticity, or a restart of a batcher, filter, sender, receiver or queue
+		e := Event{Kind: EventKind(1 + r.IntN(10)), DC: r.IntN(topo.N()), AtUs: int64(50_000 + r.IntN(500_000))}
 		e.Host = (e.DC + 1) % topo.N()
 		o.Events = append(o.Events, e)
 	}
@@ -98,7 +98,7 @@ func Draw(seed uint64) Options {
 // during the run and at its end, with every record in every datacenter's log exactly once after
 // the faults heal.
 func TestSwarm(t *testing.T) {
-	appends := 0
+	appends, restarts, queueRestarts, rebuilds := 0, 0, 0, 0
 	seeds := swarm.Seeds(t)
 	if os.Getenv("MERIDIAN_LONG") == "" && len(seeds) > 40 {
 		seeds = seeds[:40]
@@ -110,11 +110,19 @@ func TestSwarm(t *testing.T) {
 			t.Fatalf("seed %d: %v\n%s\nreplay: MERIDIAN_SEED=%d go test ./protocols/log/logsim -run 'TestSwarm$'", seed, err, o, seed)
 		}
 		appends += res.Appends
+		restarts += res.Restarts
+		rebuilds += res.TokenRebuilds
+		for _, e := range o.Events {
+			if e.Kind == RestartQueue || e.Kind == RestartLastQueue {
+				queueRestarts++
+			}
+		}
 	}
 	if appends == 0 {
 		t.Fatal("no append answered: the swarm checks nothing")
 	}
-	t.Logf("%d appends checked", appends)
+	t.Logf("%d appends checked, %d stage machines restarted empty (%d queue restart events), %d token rebuilds (counted since each queue's last start)",
+		appends, restarts, queueRestarts, rebuilds)
 }
 
 // TestSwarmCatchesBroken is the swarm's negative control: on the first seeds with more
