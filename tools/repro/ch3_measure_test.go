@@ -1,0 +1,169 @@
+//go:build calibrate
+
+package repro
+
+// The measurements behind e3.3's and e3.6's differences in docs/REPRODUCTION.md (issue 17).
+// TestMeasureE33: e3.3's setting (ch3Options, 8 seeds pooled) at 1,000, 2,500 and 5,000 keys,
+// with one parameter changed at a time (one subtest each), the aborts split by reason and DC,
+// and the latency of committed and aborted transactions apart. TestMeasureE36Others: e3.6's
+// other DCs with and without the aborts in their latency. Not part of the normal test run
+// (minutes of CPU); run them with
+//
+//	go test -tags calibrate -run 'TestMeasureE33|TestMeasureE36Others' -v -timeout 60m ./tools/repro/
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/workload"
+)
+
+// e33Variant is e3.3's setting with one parameter changed.
+type e33Variant struct {
+	name    string
+	aligned bool
+	change  func(*bench.Options)
+}
+
+// e33Point is one variant at one database size: the pooled runs with aborts in the latency
+// (Chapter 3's convention, as e3.3 measures) and without.
+type e33Point struct {
+	all, committed         protoResult
+	perSeed, perSeedCommit []*bench.Result
+}
+
+// abortedMeanMs returns the mean latency of the aborted transactions of runs withAborts,
+// whose seeds' runs without aborts in the latency are committedOnly (the same simulations).
+func abortedMeanMs(withAborts, committedOnly []*bench.Result) float64 {
+	sumMs, n := 0.0, 0
+	for i, r := range withAborts {
+		for j, d := range r.DCs {
+			c := committedOnly[i].DCs[j]
+			sumMs += d.Latency.Mean*float64(d.Committed+d.Aborted) - c.Latency.Mean*float64(c.Committed)
+			n += d.Aborted
+		}
+	}
+	return sumMs / float64(n)
+}
+
+// abortShares returns the share of all attempts aborted, and of each abort reason, over every
+// seed and DC of runs, and each DC's abort share.
+func abortShares(runs []*bench.Result) (total float64, byReason map[string]float64, byDC []string) {
+	attempts, aborted := 0, 0
+	reasons := map[string]int{}
+	dcAttempts, dcAborted := map[string]int{}, map[string]int{}
+	var dcs []string
+	for _, r := range runs {
+		for _, d := range r.DCs {
+			attempts, aborted = attempts+d.Committed+d.Aborted, aborted+d.Aborted
+			if !slices.Contains(dcs, d.Name) {
+				dcs = append(dcs, d.Name)
+			}
+			dcAttempts[d.Name] += d.Committed + d.Aborted
+			dcAborted[d.Name] += d.Aborted
+			for k, n := range d.AbortReasons {
+				reasons[k] += n
+			}
+		}
+	}
+	byReason = map[string]float64{}
+	for k, n := range reasons {
+		byReason[k] = 100 * float64(n) / float64(attempts)
+	}
+	for _, dc := range dcs {
+		byDC = append(byDC, fmt.Sprintf("%s %.1f", dc, 100*float64(dcAborted[dc])/float64(dcAttempts[dc])))
+	}
+	return 100 * float64(aborted) / float64(attempts), byReason, byDC
+}
+
+func TestMeasureE33(t *testing.T) {
+	keysList := []int{1000, 2500, 5000}
+	variants := []e33Variant{
+		{name: "base"},
+		{name: "aligned-timers", aligned: true},
+		{name: "7-clients-per-dc", change: func(o *bench.Options) { o.ClientsPerDC = 7 }},
+		{name: "10-clients-per-dc", change: func(o *bench.Options) { o.ClientsPerDC = 10 }},
+		{name: "interval-50ms", change: func(o *bench.Options) { o.Params = protocol.Params{"interval": "50ms"} }},
+		{name: "interval-200ms", change: func(o *bench.Options) { o.Params = protocol.Params{"interval": "200ms"} }},
+		{name: "zipfian-0.5", change: func(o *bench.Options) {
+			setTYCSB(o, func(w *workload.TYCSB) { w.Distribution, w.Theta = workload.DistZipfian, 0.5 })
+		}},
+		{name: "client-hop-10ms", change: func(o *bench.Options) { o.ClientHopUs = 10_000 }},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) { measureE33Variant(t, v, keysList) })
+	}
+}
+
+// measureE33Variant logs variant v at every size of keysList and its change from 2,500 to 5,000
+// keys (both must be in keysList).
+func measureE33Variant(t *testing.T, v e33Variant, keysList []int) {
+	points := map[int]e33Point{}
+	for _, keys := range keysList {
+		var p e33Point
+		for _, withAborts := range []bool{true, false} {
+			env := Env{Seed: 1, AlignedTimers: v.aligned}
+			runs, err := ch3Results(env, v.name, func(o *bench.Options) {
+				if v.change != nil {
+					v.change(o)
+				}
+				setTYCSB(o, func(w *workload.TYCSB) { w.Keys = keys })
+				o.LatencyIncludesAborts = withAborts
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if withAborts {
+				p.all, p.perSeed = pooledResult(runs), runs
+			} else {
+				p.committed, p.perSeedCommit = pooledResult(runs), runs
+			}
+		}
+		points[keys] = p
+		total, reasons, byDC := abortShares(p.perSeed)
+		var rs []string
+		for _, k := range slices.Sorted(maps.Keys(reasons)) {
+			rs = append(rs, fmt.Sprintf("%s %.1f%%", k, reasons[k]))
+		}
+		t.Logf("%-18s %5d keys: commits/DC %.1f, aborts %.1f%% (%s; per DC %s), latency %.1f ms (committed only %.1f ms, aborted only %.1f ms)",
+			v.name, keys, ch3Commits(p.all.res), total, strings.Join(rs, ", "), strings.Join(byDC, ", "), p.all.avgMs, p.committed.avgMs,
+			abortedMeanMs(p.perSeed, p.perSeedCommit))
+	}
+	a, b := points[2500], points[5000]
+	t.Logf("%-18s 2500 → 5000 keys: commits %+.1f%%, latency %+.1f%% (committed only %+.1f%%)", v.name,
+		pctChange(ch3Commits(a.all.res), ch3Commits(b.all.res)), pctChange(a.all.avgMs, b.all.avgMs), pctChange(a.committed.avgMs, b.committed.avgMs))
+}
+
+func TestMeasureE36Others(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		for _, withAborts := range []bool{true, false} {
+			var line []string
+			var prev float64
+			for _, ms := range []int{50, 500, 1000} {
+				opts := ch3Options(Env{Seed: seed})
+				opts.Params = protocol.Params{"interval": "10ms", "interval.C": fmt.Sprintf("%dms", ms)}
+				opts.LatencyIncludesAborts = withAborts
+				res, err := runProtocols(Env{Seed: seed}, "e3.6", opts, []string{"mf"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := res["mf"].res
+				attempts, aborted := 0, 0
+				for _, d := range r.DCs {
+					if d.Name != "C" {
+						attempts, aborted = attempts+d.Committed+d.Aborted, aborted+d.Aborted
+					}
+				}
+				others := othersMean(r)
+				line = append(line, fmt.Sprintf("C=%d ms: %.1f ms (%+.1f), aborts %.1f%%", ms, others, others-prev, 100*float64(aborted)/float64(attempts)))
+				prev = others
+			}
+			t.Logf("seed %d, aborts in the latency %v: the other DCs' mean latency %s", seed, withAborts, strings.Join(line, "; "))
+		}
+	}
+}
