@@ -14,12 +14,14 @@ package repro
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/tools/bench"
+	"github.com/meridian-kv/meridian/topology"
 	"github.com/meridian-kv/meridian/workload"
 )
 
@@ -139,7 +141,41 @@ func measureE33Variant(t *testing.T, v e33Variant, keysList []int) {
 		pctChange(ch3Commits(a.all.res), ch3Commits(b.all.res)), pctChange(a.all.avgMs, b.all.avgMs), pctChange(a.committed.avgMs, b.committed.avgMs))
 }
 
+// e36OthersModelMs is the §2.8 model's mean commit latency of the DCs other than C with
+// independent send phases, every interval 10 ms but C's intervalCMs: for DC A,
+// E[max_B(RTT_AB + U(0, P_B))] − E[U(0, P_A)], at least 0 (an immediate commit), averaged over
+// the other DCs by a seeded Monte Carlo of draws samples each.
+func e36OthersModelMs(intervalCMs float64, draws int) float64 {
+	topo, _ := topology.Preset("aws-mf")
+	c := slices.Index(topo.DCs, "C")
+	rng := rand.New(rand.NewPCG(1, 2))
+	interval := func(b int) float64 {
+		if b == c {
+			return intervalCMs
+		}
+		return 10
+	}
+	sum := 0.0
+	for a := range topo.N() {
+		if a == c {
+			continue
+		}
+		for range draws {
+			latest := 0.0
+			for b := range topo.N() {
+				if b != a {
+					latest = max(latest, topo.RTTMs[a][b]+rng.Float64()*interval(b))
+				}
+			}
+			sum += max(latest-rng.Float64()*interval(a), 0) / float64(draws*(topo.N()-1))
+		}
+	}
+	return sum
+}
+
 func TestMeasureE36Others(t *testing.T) {
+	t.Logf("the model (independent phases): the other DCs' mean latency %.1f, %.1f, %.1f ms at C = 50, 500, 1000 ms",
+		e36OthersModelMs(50, 200_000), e36OthersModelMs(500, 200_000), e36OthersModelMs(1000, 200_000))
 	for seed := uint64(1); seed <= 4; seed++ {
 		for _, withAborts := range []bool{true, false} {
 			var line []string
