@@ -6,7 +6,8 @@ package repro
 // TestMeasureE33: e3.3's setting (ch3Options, 8 seeds pooled) at 1,000, 2,500 and 5,000 keys,
 // with one parameter changed at a time (one subtest each), the aborts split by reason and DC,
 // and the latency of committed and aborted transactions apart. TestMeasureE36Others: e3.6's
-// other DCs with and without the aborts in their latency. Not part of the normal test run
+// other DCs with and without the aborts in their latency, with clients paced at e3.6's 2
+// transactions/s and at 0.5 (slots longer than any commit), beside the latency model's figures. Not part of the normal test run
 // (minutes of CPU); run them with
 //
 //	go test -tags calibrate -run 'TestMeasureE33|TestMeasureE36Others' -v -timeout 60m ./tools/repro/
@@ -177,13 +178,17 @@ func TestMeasureE36Others(t *testing.T) {
 	t.Logf("the model (independent phases): the other DCs' mean latency %.1f, %.1f, %.1f ms at C = 50, 500, 1000 ms",
 		e36OthersModelMs(50, 200_000), e36OthersModelMs(500, 200_000), e36OthersModelMs(1000, 200_000))
 	for seed := uint64(1); seed <= 4; seed++ {
-		for _, withAborts := range []bool{true, false} {
+		for _, tc := range []struct {
+			withAborts    bool
+			ratePerClient float64
+		}{{true, 2}, {false, 2}, {false, 0.5}} {
+			withAborts := tc.withAborts
 			var line []string
 			var prev float64
 			for _, ms := range []int{50, 500, 1000} {
 				opts := ch3Options(Env{Seed: seed})
 				opts.Params = protocol.Params{"interval": "10ms", "interval.C": fmt.Sprintf("%dms", ms)}
-				opts.LatencyIncludesAborts = withAborts
+				opts.LatencyIncludesAborts, opts.RatePerClient = withAborts, tc.ratePerClient
 				res, err := runProtocols(Env{Seed: seed}, "e3.6", opts, []string{"mf"})
 				if err != nil {
 					t.Fatal(err)
@@ -199,7 +204,8 @@ func TestMeasureE36Others(t *testing.T) {
 				line = append(line, fmt.Sprintf("C=%d ms: %.1f ms (%+.1f), aborts %.1f%%", ms, others, others-prev, 100*float64(aborted)/float64(attempts)))
 				prev = others
 			}
-			t.Logf("seed %d, aborts in the latency %v: the other DCs' mean latency %s", seed, withAborts, strings.Join(line, "; "))
+			t.Logf("seed %d, %.1f tx/s per client, aborts in the latency %v: the other DCs' mean latency %s",
+				seed, tc.ratePerClient, withAborts, strings.Join(line, "; "))
 		}
 	}
 }
