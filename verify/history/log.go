@@ -1,14 +1,12 @@
 package history
 
 import (
-	"unsafe"
-
 	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
 // Log holds a run's transactions compactly while it records them: every key, datacenter,
 // client, abort reason and version read is stored once and referred to by number (keys in a
-// Strings table, which holds no pointer per key), and the transactions and their reads and
+// txn.Strings table, which holds no pointer per key), and the transactions and their reads and
 // writes live in fixed-size chunks, so that recording never copies what it already holds and a
 // long run costs 80 bytes per transaction (40 with CheckOnly) plus 8 per operation (a
 // []Txn with its own Reads, Writes and key strings costs several times that). Txn gives a
@@ -21,53 +19,14 @@ type Log struct {
 	// (bench without --history) saves 40 bytes a transaction, a third of a TCC run's log.
 	CheckOnly bool
 
-	names  Strings // keys, datacenters, clients and abort reasons, by number
-	recent *[recentSize]recentName
-	ids    []txn.ID          // interned versions read, by number
-	idNum  map[txn.ID]uint32 // version -> number in ids
-	txns   [][]logTxn        // chunks of logChunk transactions
-	extra  [][]logExtra      // chunks of logChunk: each transaction's fields CheckOnly drops (unless set)
-	ops    [][]logOp         // chunks of logChunk operations: each transaction's reads, then its writes
-	nOps   uint64
-	n      int
-}
-
-// recentSize is the number of entries of a Log's cache of recently interned strings (a power of
-// two): 32,768 entries of 24 bytes (768 KB), which hold a run's datacenters, clients and abort
-// reasons, and most of the keys a Zipfian T-YCSB run draws (about 30% with 4,096
-// entries).
-const recentSize = 1 << recentBits
-
-// recentBits is log2(recentSize).
-const recentBits = 15
-
-// recentName is an entry of a Log's cache of recently interned strings: str, as it was passed,
-// and its number in Log.names plus 1 (0 in an entry never set).
-type recentName struct {
-	str     string
-	numPlus uint32
-}
-
-// intern returns str's number in l.names, numbering it if it is new. A caller records the same
-// string values over and over (a session's datacenter and client name, the workload's key
-// strings), so intern first looks in a direct-mapped cache indexed by where str's bytes lie and
-// how many there are: a Go string's bytes never change, and the cache holds the strings it
-// names, so their memory cannot be reused for other bytes, so an entry with the same address
-// and length holds the same string. A hit costs no hashing of the bytes and no probe of the
-// table (a Zipfian run's table of 50,000 keys misses the processor's caches); the numbers are
-// those of l.names.Intern either way.
-func (l *Log) intern(str string) uint32 {
-	if l.recent == nil {
-		l.recent = new([recentSize]recentName)
-	}
-	addr := uintptr(unsafe.Pointer(unsafe.StringData(str)))
-	e := &l.recent[(uint64(addr)^uint64(len(str)))*0x9e3779b97f4a7c15>>(64-recentBits)]
-	if unsafe.StringData(e.str) == unsafe.StringData(str) && len(e.str) == len(str) && e.numPlus != 0 {
-		return e.numPlus - 1
-	}
-	n := l.names.Intern(str)
-	*e = recentName{str: str, numPlus: n + 1}
-	return n
+	names txn.Strings       // keys, datacenters, clients and abort reasons, by number
+	ids   []txn.ID          // interned versions read, by number
+	idNum map[txn.ID]uint32 // version -> number in ids
+	txns  [][]logTxn        // chunks of logChunk transactions
+	extra [][]logExtra      // chunks of logChunk: each transaction's fields CheckOnly drops (unless set)
+	ops   [][]logOp         // chunks of logChunk operations: each transaction's reads, then its writes
+	nOps  uint64
+	n     int
 }
 
 // logChunk is the number of transactions (and of operations) in one chunk of a Log.
@@ -128,14 +87,14 @@ func (l *Log) internID(id txn.ID) uint32 {
 
 // addOp appends one operation.
 func (l *Log) addOp(key string, version txn.ID) {
-	appendChunked(&l.ops, logOp{key: l.intern(key), version: l.internID(version)})
+	appendChunked(&l.ops, logOp{key: l.names.Intern(key), version: l.internID(version)})
 	l.nOps++
 }
 
 // Append adds t after the transactions already in l. l keeps no reference to t's slices.
 func (l *Log) Append(t Txn) {
 	e := logTxn{id: t.ID, op: l.nOps, nReads: uint32(len(t.Reads)), nWrites: uint32(len(t.Writes)),
-		dc: l.intern(t.DC), rounds: int32(t.Rounds), status: t.Status, snapshot: t.Snapshot}
+		dc: l.names.Intern(t.DC), rounds: int32(t.Rounds), status: t.Status, snapshot: t.Snapshot}
 	for _, r := range t.Reads {
 		l.addOp(r.Key, r.Version)
 	}
@@ -144,8 +103,8 @@ func (l *Log) Append(t Txn) {
 	}
 	appendChunked(&l.txns, e)
 	if !l.CheckOnly {
-		appendChunked(&l.extra, logExtra{first: t.First, startUs: t.StartUs, endUs: t.EndUs, client: l.intern(t.Client),
-			reason: l.intern(string(t.Reason)), attempt: int32(t.Attempt)})
+		appendChunked(&l.extra, logExtra{first: t.First, startUs: t.StartUs, endUs: t.EndUs, client: l.names.Intern(t.Client),
+			reason: l.names.Intern(string(t.Reason)), attempt: int32(t.Attempt)})
 	}
 	l.n++
 }

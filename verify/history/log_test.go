@@ -2,7 +2,6 @@ package history
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -49,27 +48,5 @@ func TestLogCheckOnly(t *testing.T) {
 	want := Txn{ID: in.ID, DC: in.DC, Status: in.Status, Reads: in.Reads, Writes: in.Writes, Snapshot: true, Rounds: 2}
 	if got := l.Txn(0); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
-	}
-}
-
-// TestLogInternByIdentity: the cache of recently interned strings tells apart strings that share
-// their first bytes' address (a key and its prefix), numbers equal strings held at different
-// addresses alike, and handles the empty string, so the log reads back what was appended.
-func TestLogInternByIdentity(t *testing.T) {
-	long := strings.Repeat("k12", 3)
-	in := []Txn{
-		{ID: txn.NewID(1, 1), DC: long[:2], Client: long[:3], Writes: []string{long, long[:1], long[:4]}},
-		{ID: txn.NewID(1, 2), DC: strings.Clone(long[:2]), Client: "", Reason: txn.AbortReason(long[:3]),
-			Reads: []txn.Read{{Key: strings.Clone(long)}, {Key: long[:5]}}},
-	}
-	var l Log
-	for _, tx := range in {
-		l.Append(tx)
-	}
-	if got := l.Txns(); !reflect.DeepEqual(got, in) {
-		t.Fatalf("got %+v, want %+v", got, in)
-	}
-	if l.names.Len() != 7 { // "k1", "k12", "" (a reason), "k12k12k12", "k", "k12k", "k12k1"
-		t.Fatalf("%d names, want 7", l.names.Len())
 	}
 }
