@@ -285,10 +285,10 @@ func sum(xs []int) int {
 }
 
 // seedsToRun is the seed MERIDIAN_SEED names, or 1..SeedsPerProtocol (1..20 with -short). It
-// also sets the test's garbage collector up for simulations (simulationGC).
+// also sets the test's garbage collector up for simulations (SimulationGC).
 func seedsToRun(t *testing.T) []uint64 {
 	t.Helper()
-	simulationGC(t)
+	SimulationGC(t)
 	if s := os.Getenv("MERIDIAN_SEED"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -308,7 +308,7 @@ func seedsToRun(t *testing.T) []uint64 {
 // test of the protocol can fail. The seeds run on every core (ForSeeds).
 func CatchesBroken(t *testing.T, proto string, seeds, minCaught int, opts func(seed uint64) bench.Options, broken protocol.Params) {
 	t.Helper()
-	simulationGC(t)
+	SimulationGC(t)
 	findings := make([]string, seeds) // the checker's summary of each seed's broken run it failed
 	seed, err := ForSeeds(SeedRange(seeds), func(i int, seed uint64) error {
 		o := opts(seed)
@@ -346,11 +346,12 @@ func CatchesBroken(t *testing.T, proto string, seeds, minCaught int, opts func(s
 	t.Logf("caught on %d of %d seeds", caught, seeds)
 }
 
-// simulationGC runs the rest of test t with GOGC=400 (unless GOGC is set), as `meridian bench`
+// SimulationGC runs the rest of test t with GOGC=400 (unless GOGC is set), as `meridian bench`
 // runs simulations: their heaps are mostly short-lived, and collecting a fifth as often makes
 // the swarms, most of `go test ./...`'s CPU time, about a tenth cheaper. The previous setting
-// comes back when t ends.
-func simulationGC(t *testing.T) {
+// comes back when t ends. Run, RunTCC, CatchesBroken, RunEagerGC, CheckRecordsBounded and
+// checkpointtest call it; a test of many simulations of its own may too.
+func SimulationGC(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
