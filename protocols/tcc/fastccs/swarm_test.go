@@ -32,6 +32,7 @@ func TestSwarmCatchesSkippedSnapshotCheck(t *testing.T) {
 		}
 		if res.Checker.Counts["C2"] > 0 {
 			caught++
+			t.Logf("caught in seed %d: %s", seed, res.Checker.Summary())
 		}
 	}
 	if caught == 0 {
