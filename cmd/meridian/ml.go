@@ -81,7 +81,6 @@ func newMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.quiet, "quiet", false, "no progress line (there is none unless stderr is a terminal)")
 	_ = cmd.RegisterFlagCompletionFunc("scheme", cobra.FixedCompletions(cop.SchemeNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scale", cobra.FixedCompletions([]string{"full", "ci"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.AddCommand(newMLGeoCmd(stdout, stderr))
 	_ = cmd.RegisterFlagCompletionFunc("planning", cobra.FixedCompletions([]string{"offline", "fused", "first-epoch", "sources:4"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

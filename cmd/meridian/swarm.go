@@ -154,6 +154,9 @@ func swarmProtocols(list string) ([]string, error) {
 		if err != nil {
 			return nil, usagef("swarm: %v", err)
 		}
+		if e.Family == registry.Pipeline {
+			return nil, usagef("swarm: %s is a pipeline, not a transactional protocol: its tests are `go test ./ml/geo` (the simulator) and ./server/e2e", p)
+		}
 		if !e.Family.Transactional() {
 			return nil, usagef("swarm: %s is a shared log, not a transactional protocol: its swarm is `go test ./protocols/log/logsim` (MERIDIAN_LONG=1 for 200 seeds)", p)
 		}
