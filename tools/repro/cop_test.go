@@ -92,7 +92,7 @@ func TestPlanSpeedup(t *testing.T) {
 		plan *cop.Plan
 		want float64
 	}{{"independent", plan(independent...), 2}, {"chain", plan(chain...), 1}} {
-		if got := planSpeedup(tc.plan, 2, 4); got != tc.want {
+		if got := tc.plan.Parallelism(2, 4); got != tc.want {
 			t.Errorf("%s: speedup %v, want %v", tc.name, got, tc.want)
 		}
 	}
