@@ -3,7 +3,6 @@ package repro
 import (
 	"strings"
 	"testing"
-
 )
 
 // copTiny runs every COP experiment in about a second: it proves the machinery, not the
