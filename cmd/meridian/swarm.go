@@ -169,6 +169,9 @@ func swarmProtocols(list string) ([]string, error) {
 		if err != nil {
 			return nil, usagef("swarm: %v (or a shared log's swarm: %s)", err, strings.Join(logsim.SwarmNames, ", "))
 		}
+		if e.Family == registry.Pipeline {
+			return nil, usagef("swarm: %s is a pipeline, not a transactional protocol: its tests are `go test ./ml/geo` (the simulator) and ./server/e2e", p)
+		}
 		if !e.Family.Transactional() {
 			return nil, usagef("swarm: %s has no swarm (the shared logs': %s)", p, strings.Join(logsim.SwarmNames, ", "))
 		}
