@@ -184,13 +184,7 @@ func (f *Filter) skipLogged(row []uint64) {
 		if f.next[h] == flstore.None || logged < f.next[h] {
 			continue
 		}
-		for t := range f.pending[h] {
-			if t <= logged {
-				delete(f.pending[h], t)
-			}
-		}
-		f.next[h] = f.fmap.nextChampioned(f.self, h, logged+1)
-		out = f.drain(h, out)
+		out = f.expectAfter(h, logged, out)
 	}
 	f.forward(out)
 }
@@ -204,15 +198,21 @@ func (f *Filter) reset(gen uint64, row []uint64) {
 	clear(f.lastSeq)
 	var out []*Record
 	for h, logged := range row {
-		for t := range f.pending[h] {
-			if t <= logged {
-				delete(f.pending[h], t)
-			}
-		}
-		f.next[h] = f.fmap.nextChampioned(f.self, h, logged+1)
-		out = f.drain(h, out)
+		out = f.expectAfter(h, logged, out)
 	}
 	f.forward(out)
+}
+
+// expectAfter drops host h's pending records up to logged (the datacenter has them), expects h's
+// next championed record after logged, and appends to out what is then ready in order.
+func (f *Filter) expectAfter(h int, logged uint64, out []*Record) []*Record {
+	for t := range f.pending[h] {
+		if t <= logged {
+			delete(f.pending[h], t)
+		}
+	}
+	f.next[h] = f.fmap.nextChampioned(f.self, h, logged+1)
+	return f.drain(h, out)
 }
 
 // forward sends rs to the next queue as one numbered batch, kept until acknowledged.
