@@ -125,12 +125,13 @@ type Checker struct {
 	// its row and last position raised to what the log holds, bound the log.
 	token map[int]tokenView
 	// restarted are the nodes restarted since the last snapshot; lostGen[dc] the generation whose
-	// newest token a restarted queue of dc may have held when it lost its state: until a newer
-	// generation's token exists, the surviving copies may be older than what that token assigned
-	// (the rebuild truncates it), so the last view raised to the log bounds the log, as when no
-	// queue holds a copy.
+	// newest token a restarted queue of dc may have held when it lost its state (the last
+	// snapshot's, gen[dc]): until a newer generation's token exists, the surviving copies may be
+	// older than what that token assigned (the rebuild truncates it), so the last view raised to
+	// the log bounds the log, as when no queue holds a copy.
 	restarted []protocol.NodeID
 	lostGen   map[int]uint64
+	gen       map[int]uint64
 }
 
 // tokenView is what a snapshot knows of a datacenter's token.
@@ -143,7 +144,7 @@ type tokenView struct {
 // NewChecker returns a checker with no history.
 func NewChecker() *Checker {
 	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}, token: map[int]tokenView{},
-		lostGen: map[int]uint64{}}
+		lostGen: map[int]uint64{}, gen: map[int]uint64{}}
 }
 
 // Restarted tells the checker that node id restarted empty (spec 5.13): what it knew is gone,
@@ -167,11 +168,12 @@ func (c *Checker) Check(s Snapshot) error {
 	for _, id := range c.restarted {
 		if s.Layout.Role[id] == flstore.Queue {
 			dc := s.Layout.Nodes[id].DC
-			c.lostGen[dc] = max(c.lostGen[dc], s.Gen[dc])
+			c.lostGen[dc] = max(c.lostGen[dc], c.gen[dc])
 		}
 	}
 	c.restarted = nil
 	for dc := range s.DCs {
+		c.gen[dc] = s.Gen[dc]
 		lost, ok := c.lostGen[dc]
 		if ok && s.Gen[dc] > lost {
 			delete(c.lostGen, dc)
