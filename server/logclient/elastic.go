@@ -40,7 +40,8 @@ func withJoined(cfg *cluster.Config, l *flstore.Layout, dc int, active []protoco
 	if at < 0 {
 		return nil, fmt.Errorf("node %s is not an active or joined batcher of datacenter %s", via, cfg.Topology.DCs[dc])
 	}
-	return append([]protocol.NodeID{out[at]}, slices.Delete(out, at, at+1)...), nil
+	home := out[at]
+	return append([]protocol.NodeID{home}, slices.Delete(out, at, at+1)...), nil
 }
 
 // StageRole returns the role a spare of which can join a Chariots deployment (chariots.Elastic)
