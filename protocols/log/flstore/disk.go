@@ -118,16 +118,20 @@ func (p diskPostings) put(e IndexEntry) {
 	p.d.Set(binary.BigEndian.AppendUint64(postingTag(e.Tag), e.LId), e.Value)
 }
 
-// scan calls fn with tag's entries at positions up to maxLId, in position order, until it
-// returns false.
-func (p diskPostings) scan(tag string, maxLId uint64, fn func(lid uint64, value []byte) bool) {
+// scan calls fn with tag's entries at positions up to maxLId, in position order (the highest
+// first if reverse), until it returns false.
+func (p diskPostings) scan(tag string, maxLId uint64, reverse bool, fn func(lid uint64, value []byte) bool) {
 	prefix := slices.Clip(postingTag(tag)) // each append below copies it
 	from := binary.BigEndian.AppendUint64(prefix, 0)
 	to := append(binary.BigEndian.AppendUint64(prefix, None), 0) // just past the last position
 	if maxLId < None {
 		to = binary.BigEndian.AppendUint64(prefix, maxLId+1)
 	}
-	p.d.Scan(from, to, func(k, v []byte) bool {
+	scan := p.d.Scan
+	if reverse {
+		scan = p.d.ScanReverse
+	}
+	scan(from, to, func(k, v []byte) bool {
 		return fn(binary.BigEndian.Uint64(k[len(prefix):]), v)
 	})
 }

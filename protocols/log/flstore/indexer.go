@@ -2,7 +2,6 @@ package flstore
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/meridian-kv/meridian/protocol"
 )
@@ -100,21 +99,12 @@ func (x *LogIndexer) HandleRequest(req protocol.Request) {
 		return
 	}
 	res := &LookupResult{Covered: x.covered(op.Journal, op.MaxLId)}
-	// The Disk scans forward: the most recent first keeps the last Limit matches, reversed.
-	x.postings.scan(op.Tag, op.MaxLId, func(lid uint64, value []byte) bool {
-		if !op.Op.Holds(value, op.Value) {
-			return true
+	x.postings.scan(op.Tag, op.MaxLId, op.MostRecentFirst, func(lid uint64, value []byte) bool {
+		if op.Op.Holds(value, op.Value) {
+			res.LIds = append(res.LIds, lid)
 		}
-		if op.MostRecentFirst && op.Limit > 0 && len(res.LIds) == op.Limit {
-			res.LIds = append(res.LIds[1:], lid)
-			return true
-		}
-		res.LIds = append(res.LIds, lid)
-		return op.MostRecentFirst || op.Limit <= 0 || len(res.LIds) < op.Limit
+		return op.Limit <= 0 || len(res.LIds) < op.Limit
 	})
-	if op.MostRecentFirst {
-		slices.Reverse(res.LIds)
-	}
 	reply.Op = res
 	x.env.Reply(reply)
 }
