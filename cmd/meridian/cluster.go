@@ -258,8 +258,9 @@ spare_batchers=N, spare_filters, spare_queues, spare_maintainers deploys them, r
 the simulator; add starts its process again if it is not running) and tell the running stages,
 through the same requests the simulator's elasticity events send
 (chariots.AddSpare): a batcher to the receivers (and to log clients that dial afterwards), a
-queue to the token ring and the filters, a maintainer to the token holder (a new epoch of the
-journal from the next position), a filter to the batchers and filters (it takes the even TOIds
+queue to the active queues and the filters (the token holder puts it in the ring), a maintainer
+to the first queue (which starts a new epoch of the journal from the next position when it
+holds the token), a filter to the batchers and filters (it takes the even TOIds
 of --host's records from a boundary ahead of the log). The joined spares are listed in
 DIR/added, which log clients read when they dial (a joined batcher is one they fail over to).`,
 		Example: `  meridian cluster up --dir ch --topology two-dc.json --protocol chariots --set spare_batchers=1 --set spare_maintainers=1
