@@ -242,8 +242,11 @@ func (p *PoolIndex) RemoveWrites(t *Txn, kt *KeyTable) {
 // grows a key or two at a time, and growing by that little would copy the counts each time.
 func (p *PoolIndex) grow(kt *KeyTable) {
 	if n := kt.Len(); n > len(p.counts) {
+		if n > cap(p.counts) {
+			p.counts = slices.Grow(p.counts, max(n, 2*cap(p.counts))-len(p.counts))
+		}
 		old := len(p.counts)
-		p.counts = slices.Grow(p.counts, max(n, 2*old)-old)[:n]
+		p.counts = p.counts[:n]
 		clear(p.counts[old:])
 	}
 }

@@ -113,7 +113,8 @@ func (r *runState) handOver() {
 		<-r.appending // one batch at a time: the log is appended to in order, by one goroutine
 	}
 	batch, done := r.batch.txns, make(chan struct{})
-	r.batch, r.appending = recordBatch{}, done
+	r.batch, r.appending = recordBatch{txns: make([]history.Txn, 0, recordBatchTxns),
+		reads: make([]txn.Read, 0, 4*recordBatchTxns), writes: make([]string, 0, 4*recordBatchTxns)}, done
 	go func() {
 		for _, t := range batch {
 			r.txns.Append(t)
