@@ -205,10 +205,10 @@ func (s *Store) StaleTxn(t *txn.Txn) bool {
 }
 
 // VersionOrder returns, for every key written at least once, the writers of its versions in
-// installation order. The slices share one array, each capped at its own length; the caller
-// must not modify them.
+// installation order. The slices share one array of their own, each capped at its own length.
 func (s *Store) VersionOrder() map[string][]txn.ID {
-	start, writers := s.byKey()
+	start, grouped := s.byKey()
+	writers := slices.Clone(grouped) // the caller's to keep or change: byKey keeps its own
 	written := 0
 	for k := range s.latest {
 		if start[k] < start[k+1] {
