@@ -201,6 +201,7 @@ type tycsbClient struct {
 	tx   *client.Tx // the last transaction
 
 	todo        []Op          // the operations of tx still to issue
+	value       []byte        // the value tx writes, once made
 	done        func(Outcome) // reports tx's outcome
 	afterRead   func([]byte, error)
 	afterCommit func(client.Result)
@@ -235,7 +236,7 @@ func (c *tycsbClient) start(done func(Outcome)) {
 		}
 	}
 	c.tx.Reserve(reads, len(c.last)-reads)
-	c.todo, c.done = c.last, done
+	c.todo, c.value, c.done = c.last, nil, done
 	c.step()
 }
 
@@ -248,9 +249,13 @@ func (c *tycsbClient) step() {
 			c.tx.Get(op.Key, c.afterRead)
 			return
 		}
-		// The value is the writer's name, t<client>.<seq>; the key is non-empty and tx unfinished.
-		var name [24]byte
-		_ = c.tx.Put(op.Key, bytes.Clone(c.tx.ID().Append(name[:0])))
+		// The value is the writer's name, t<client>.<seq>, one slice for all of tx's writes
+		// (values are never modified); the key is non-empty and tx unfinished.
+		if c.value == nil {
+			var name [24]byte
+			c.value = bytes.Clone(c.tx.ID().Append(name[:0]))
+		}
+		_ = c.tx.Put(op.Key, c.value)
 	}
 	c.tx.Commit(c.afterCommit)
 }

@@ -39,6 +39,15 @@ type Store struct {
 	arena     [][]entry // fixed-size chunks, so that growing never copies
 	n         int32     // versions in the arena
 	seq       uint64
+	// grouped is byKey's last result and the arena length and key count it was computed for:
+	// the arena is append-only, so it holds until a version is installed or a key numbered. A
+	// run's end compares the replicas' stores several times over (store.SameOrder) and then
+	// reads their version orders, with nothing installed in between.
+	grouped struct {
+		n, keys int32
+		start   []int32
+		writers []txn.ID
+	}
 }
 
 type entry struct {
@@ -196,9 +205,10 @@ func (s *Store) StaleTxn(t *txn.Txn) bool {
 }
 
 // VersionOrder returns, for every key written at least once, the writers of its versions in
-// installation order. The slices share one array, each capped at its own length.
+// installation order. The slices share one array of their own, each capped at its own length.
 func (s *Store) VersionOrder() map[string][]txn.ID {
-	start, writers := s.byKey(len(s.latest))
+	start, grouped := s.byKey()
+	writers := slices.Clone(grouped) // the caller's to keep or change: byKey keeps its own
 	written := 0
 	for k := range s.latest {
 		if start[k] < start[k+1] {
@@ -215,9 +225,13 @@ func (s *Store) VersionOrder() map[string][]txn.ID {
 }
 
 // byKey returns the writers of the versions grouped by key number, each key's in installation
-// order: key k's are writers[start[k]:start[k+1]], for the keys numbered below keys (at least
-// len(s.latest)).
-func (s *Store) byKey(keys int) (start []int32, writers []txn.ID) {
+// order: key k's are writers[start[k]:start[k+1]], for every key numbered in the store's table.
+// The slices are kept for the next call (Store.grouped): callers must not modify them.
+func (s *Store) byKey() (start []int32, writers []txn.ID) {
+	keys := int32(s.keys.Len())
+	if g := &s.grouped; g.start != nil && g.n == s.n && g.keys == keys {
+		return g.start, g.writers
+	}
 	// start[k+1] counts key k's versions, then becomes the end of its run in writers.
 	start = make([]int32, keys+1)
 	for i := range s.n {
@@ -233,6 +247,7 @@ func (s *Store) byKey(keys int) (start []int32, writers []txn.ID) {
 		writers[next[e.key]] = e.Writer
 		next[e.key]++
 	}
+	s.grouped.n, s.grouped.keys, s.grouped.start, s.grouped.writers = s.n, keys, start, writers
 	return start, writers
 }
 
@@ -246,8 +261,7 @@ func (s *Store) SameOrder(o *Store) bool {
 	if s.keys != o.keys {
 		return maps.EqualFunc(s.VersionOrder(), o.VersionOrder(), slices.Equal)
 	}
-	keys := max(len(s.latest), len(o.latest))
-	sStart, sWriters := s.byKey(keys)
-	oStart, oWriters := o.byKey(keys)
+	sStart, sWriters := s.byKey()
+	oStart, oWriters := o.byKey()
 	return slices.Equal(sStart, oStart) && slices.Equal(sWriters, oWriters)
 }

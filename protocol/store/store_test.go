@@ -155,6 +155,40 @@ func TestVersionOrderListsWritersInInstallOrder(t *testing.T) {
 	if s.VersionOrder()["k"][0] != t2 {
 		t.Fatal("VersionOrder exposes the store's internals")
 	}
+	again := s.VersionOrder()
+	again["j"][0] = txn.None // in place, without an append first
+	if s.VersionOrder()["j"][0] != t1 {
+		t.Fatal("changing VersionOrder's result changed the next one")
+	}
+	// A version installed after a call is in the next call (byKey keeps its grouping only
+	// while nothing is installed).
+	s.Apply(t3, w("k", "last"))
+	if got := s.VersionOrder()["k"]; !slices.Equal(got, []txn.ID{t2, t1, t2, t3}) {
+		t.Fatalf("after one more install, VersionOrder[k] = %v", got)
+	}
+}
+
+// TestSameOrderSeesNewVersions: SameOrder compares what the stores hold at each call, however
+// often it was called before.
+func TestSameOrderSeesNewVersions(t *testing.T) {
+	keys := NewKeys()
+	a, b := NewShared(keys), NewShared(keys)
+	t1, t2 := txn.NewID(1, 1), txn.NewID(2, 1)
+	a.Apply(t1, w("k", "x"))
+	b.Apply(t1, w("k", "x"))
+	if !a.SameOrder(b) {
+		t.Fatal("stores with the same version differ")
+	}
+	a.Apply(t2, w("j", "y")) // numbers a new key
+	b.Apply(t2, w("k", "y"))
+	if a.SameOrder(b) {
+		t.Fatal("stores that installed t2 on different keys agree")
+	}
+	b.Apply(txn.NewID(3, 1), w("j", "z"))
+	a.Apply(txn.NewID(3, 1), w("k", "z"))
+	if a.SameOrder(b) {
+		t.Fatal("stores with different orders agree")
+	}
 }
 
 // TestGetAtMatchesModel compares every (key, position) read against a model that snapshots the

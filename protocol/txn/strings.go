@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"unsafe"
 )
@@ -23,23 +24,34 @@ type Strings struct {
 	data  []byte
 	end   []int        // string i is data[end[i-1]:end[i]], with end[-1] taken as 0
 	slots []stringSlot // a power of two, at most 3/4 full
-	seed  maphash.Seed
+	seed  maphash.Seed // hashes long strings
+	salt  uint64       // hashes short strings (hashShort)
 }
 
 // slotInline is the length up to which a string is held whole in its slot.
 const slotInline = 11
 
-// stringSlot is one slot of a Strings table: empty (numPlus 0) or string numPlus-1, whose
-// length is size, or, when size is slotLong, longer than slotInline (compared in the arena);
-// inline holds the string's bytes when it is short.
+// stringSlot is one slot of a Strings table: empty (numPlus 0) or string numPlus-1. A string of
+// up to slotInline bytes is held whole in lo and hi: its bytes 0-7 in lo and 8-10 in hi's low
+// three bytes (little-endian, zero past its end), its length in hi's top byte; so finding it
+// compares two words, and hashing it mixes them. A longer string has hi's top byte slotLong and
+// is compared in the arena.
 type stringSlot struct {
-	inline  [slotInline]byte
-	size    uint8
+	lo      uint64
+	hi      uint32
 	numPlus uint32
 }
 
-// slotLong is stringSlot.size of a string longer than slotInline.
+// slotLong is the top byte of stringSlot.hi of a string longer than slotInline.
 const slotLong = 255
+
+// packShort returns the words stringSlot holds for str, of at most slotInline bytes.
+func packShort(str string) (lo uint64, hi uint32) {
+	var b [12]byte
+	copy(b[:], str)
+	b[11] = byte(len(str))
+	return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint32(b[8:])
+}
 
 // Len returns the number of distinct strings numbered.
 func (s *Strings) Len() int { return len(s.end) }
@@ -69,7 +81,7 @@ func (s *Strings) Intern(str string) uint32 {
 	if 4*len(s.end) > 3*len(s.slots) {
 		s.grow()
 	} else {
-		s.slots[slot] = s.slotFor(str, n)
+		s.slots[slot], _ = s.slotFor(str, n)
 	}
 	return n
 }
@@ -98,43 +110,56 @@ func (s *Strings) find(str string) (slot int, found bool) {
 		return -1, false
 	}
 	mask := len(s.slots) - 1
+	if len(str) <= slotInline {
+		lo, hi := packShort(str)
+		for i := s.hashShort(lo, hi) & mask; ; i = (i + 1) & mask {
+			if e := &s.slots[i]; e.numPlus == 0 || e.lo == lo && e.hi == hi {
+				return i, e.numPlus != 0
+			}
+		}
+	}
 	for i := int(maphash.String(s.seed, str)) & mask; ; i = (i + 1) & mask {
-		e := &s.slots[i]
-		switch {
+		switch e := &s.slots[i]; {
 		case e.numPlus == 0:
 			return i, false
-		case len(str) <= slotInline:
-			if int(e.size) == len(str) && string(e.inline[:len(str)]) == str {
-				return i, true
-			}
-		case e.size == slotLong && s.At(e.numPlus-1) == str:
+		case e.hi>>24 == slotLong && s.At(e.numPlus-1) == str:
 			return i, true
 		}
 	}
 }
 
-// slotFor returns the slot of str, numbered n.
-func (s *Strings) slotFor(str string, n uint32) stringSlot {
-	e := stringSlot{size: slotLong, numPlus: n + 1}
+// hashShort hashes a short string's slot words (packShort) with the table's salt: a multiply
+// and the splitmix64 finalizer, cheaper than maphash for the 16 bytes at hand.
+func (s *Strings) hashShort(lo uint64, hi uint32) int {
+	z := (lo^s.salt)*0x9e3779b97f4a7c15 + uint64(hi)
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return int(z ^ z>>31)
+}
+
+// slotFor returns the slot of str, numbered n, and where to start looking for it.
+func (s *Strings) slotFor(str string, n uint32) (stringSlot, int) {
 	if len(str) <= slotInline {
-		e.size = uint8(copy(e.inline[:], str))
+		lo, hi := packShort(str)
+		return stringSlot{lo: lo, hi: hi, numPlus: n + 1}, s.hashShort(lo, hi)
 	}
-	return e
+	return stringSlot{hi: slotLong << 24, numPlus: n + 1}, int(maphash.String(s.seed, str))
 }
 
 // grow doubles the table (or makes the first one) and slots every string in again.
 func (s *Strings) grow() {
 	if len(s.slots) == 0 {
 		s.seed = maphash.MakeSeed() // the numbering never depends on the hash
+		s.salt = maphash.String(s.seed, "")
 	}
 	s.slots = make([]stringSlot, max(2*len(s.slots), 64))
 	mask := len(s.slots) - 1
 	for n := range uint32(len(s.end)) {
-		str := s.At(n)
-		i := int(maphash.String(s.seed, str)) & mask
+		e, h := s.slotFor(s.At(n), n)
+		i := h & mask
 		for s.slots[i].numPlus != 0 {
 			i = (i + 1) & mask
 		}
-		s.slots[i] = s.slotFor(str, n)
+		s.slots[i] = e
 	}
 }

@@ -7,6 +7,7 @@ package txn
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -237,10 +238,16 @@ func (p *PoolIndex) RemoveWrites(t *Txn, kt *KeyTable) {
 	}
 }
 
-// grow makes room for every key numbered in kt.
+// grow makes room for every key numbered in kt, at least doubling the room it makes: the table
+// grows a key or two at a time, and growing by that little would copy the counts each time.
 func (p *PoolIndex) grow(kt *KeyTable) {
 	if n := kt.Len(); n > len(p.counts) {
-		p.counts = append(p.counts, make([]uint64, n-len(p.counts))...)
+		if n > cap(p.counts) {
+			p.counts = slices.Grow(p.counts, max(n, 2*cap(p.counts))-len(p.counts))
+		}
+		old := len(p.counts)
+		p.counts = p.counts[:n]
+		clear(p.counts[old:])
 	}
 }
 

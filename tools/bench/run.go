@@ -44,10 +44,26 @@ type runState struct {
 	workers   []*worker
 
 	mu sync.Mutex
-	// txns holds the recorded transactions compactly (a long run records millions).
-	txns  history.Log
-	stats *collector
+	// txns holds the recorded transactions compactly (a long run records millions). They are
+	// appended in batches on a goroutine of their own (recordBatch), beside the simulation:
+	// appending looks every key up in the log's table, a cache miss apiece. Only that goroutine
+	// touches txns until finish has waited for it.
+	txns      history.Log
+	batch     recordBatch
+	appending chan struct{} // closed when the batch last handed over is in txns; nil before
+	stats     *collector
 }
+
+// recordBatch is a batch of recorded transactions waiting to be appended to the run's log, with
+// copies of their reads and writes (a recorder may reuse its slices once record returns).
+type recordBatch struct {
+	txns   []history.Txn
+	reads  []txn.Read
+	writes []string
+}
+
+// recordBatchTxns is the number of transactions handed over to be appended at once.
+const recordBatchTxns = 4096
 
 // newRun validates opts for protocol e deployed as layout (or placement, for the
 // PartitionedReadWrite family), and prepares the state the workers share.
@@ -80,8 +96,31 @@ func (r *runState) record(t history.Txn) {
 		t.Snapshot = true // a local read-only commit (registry.Entry.ReadOnlyCommitsAreSnapshots)
 	}
 	r.mu.Lock()
-	r.txns.Append(t)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	b := &r.batch
+	b.reads = append(b.reads, t.Reads...)
+	b.writes = append(b.writes, t.Writes...)
+	t.Reads, t.Writes = b.reads[len(b.reads)-len(t.Reads):], b.writes[len(b.writes)-len(t.Writes):]
+	if b.txns = append(b.txns, t); len(b.txns) == recordBatchTxns {
+		r.handOver()
+	}
+}
+
+// handOver starts appending the batch to the log on a goroutine, once the batch before it is in;
+// r.mu must be held.
+func (r *runState) handOver() {
+	if r.appending != nil {
+		<-r.appending // one batch at a time: the log is appended to in order, by one goroutine
+	}
+	batch, done := r.batch.txns, make(chan struct{})
+	r.batch, r.appending = recordBatch{txns: make([]history.Txn, 0, recordBatchTxns),
+		reads: make([]txn.Read, 0, 4*recordBatchTxns), writes: make([]string, 0, 4*recordBatchTxns)}, done
+	go func() {
+		for _, t := range batch {
+			r.txns.Append(t)
+		}
+		close(done)
+	}()
 }
 
 // hasClients reports whether datacenter dc runs clients.
@@ -159,6 +198,8 @@ func (r *runState) finish(res *Result, replicas []history.Replica, final []txn.I
 	res.Metrics = r.wl.Metrics()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.handOver()
+	<-r.appending
 	res.DCs = r.stats.summarise(opts.Topology)
 	// The clients, and through their connections the simulator, are no longer needed: let the
 	// collector have them while the history is checked.
