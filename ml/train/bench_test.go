@@ -159,12 +159,15 @@ func BenchmarkLoad(b *testing.B) {
 // over each one's, computed per iteration and summarized by the median (the machine is shared:
 // a figure measured minutes apart from its reference is not comparable, a ratio measured in
 // the same second is). The one-core target is ideal/cop <= 1.25 with -cpu 1; serial/cop
-// compares COP with the plain loop instead (Ideal's stores are atomic, the serial loop's plain):
+// compares COP with the plain loop instead (Ideal's stores are atomic, the serial loop's plain);
+// locking/occ is OCC's epoch time over Locking's (here and in BenchmarkPaired2):
 //
 //	go test ./ml/train -run '^$' -bench Paired -cpu 1 -benchtime 20x -count 5
 func BenchmarkPaired(b *testing.B) {
 	for _, name := range []string{"kdd-like", "imdb-like", "hotspot:10K"} {
-		b.Run(name, func(b *testing.B) { paired(b, name, []cop.Scheme{cop.Ideal, cop.COP, cop.Locking, cop.Serial}, 1) })
+		b.Run(name, func(b *testing.B) {
+			paired(b, name, []cop.Scheme{cop.Ideal, cop.COP, cop.Locking, cop.OCC, cop.Serial}, 1)
+		})
 	}
 }
 
@@ -197,15 +200,7 @@ func paired(b *testing.B, name string, schemes []cop.Scheme, workers int) {
 			b.Fatal(err)
 		}
 	}
-	sgd := svm.New(d.Train, svm.DefaultLambda)
-	secs, cpus := make([][]float64, len(schemes)), make([][]float64, len(schemes))
-	for b.Loop() {
-		for i, e := range engines {
-			cpu := cpuSeconds()
-			secs[i] = append(secs[i], e.RunEpoch(sgd).Duration.Seconds())
-			cpus[i] = append(cpus[i], cpuSeconds()-cpu)
-		}
-	}
+	secs, cpus := epochsInTurn(b, d, engines)
 	n := float64(d.Txns.Len())
 	ref := schemes[0].String()
 	copAt := slices.Index(schemes, cop.COP)
@@ -220,8 +215,109 @@ func paired(b *testing.B, name string, schemes []cop.Scheme, workers int) {
 		case workers > 1 && s != cop.COP && i > 0: // COP's speed over a serializable baseline's
 			b.ReportMetric(medianRatio(secs[i], secs[copAt]), "cop/"+s.String())
 		}
+		if l := slices.Index(schemes, cop.Locking); s == cop.OCC && l >= 0 { // the paper's "Locking ~ OCC"
+			b.ReportMetric(medianRatio(secs[i], secs[l]), "locking/occ")
+			b.ReportMetric(medianRatio(cpus[i], cpus[l]), "locking/occ-cpu")
+		}
 		b.ReportMetric(n/medianOf(secs[i]), s.String()+"-samples/s")
 		b.ReportMetric(n/medianOf(cpus[i]), s.String()+"-samples/cpu-s")
+	}
+}
+
+// epochsInTurn runs an epoch of every engine in turn per benchmark iteration and returns each
+// one's epoch times, wall-clock and processor, in seconds.
+func epochsInTurn(b *testing.B, d *Data, engines []*cop.Engine) (secs, cpus [][]float64) {
+	sgd := svm.New(d.Train, svm.DefaultLambda)
+	secs, cpus = make([][]float64, len(engines)), make([][]float64, len(engines))
+	for b.Loop() {
+		for i, e := range engines {
+			cpu := cpuSeconds()
+			secs[i] = append(secs[i], e.RunEpoch(sgd).Duration.Seconds())
+			cpus[i] = append(cpus[i], cpuSeconds()-cpu)
+		}
+	}
+	return secs, cpus
+}
+
+// BenchmarkIdealChunk is the controlled comparison behind COP reaching Ideal with two workers
+// on the one-chain plans (docs/REPRODUCTION.md, cop-x1): every iteration runs an epoch of Ideal
+// with the default chunk, Ideal with the chunk COP's plan chooses (cop.ChunkFor: 256 on
+// kdd-like and kddb-like, 4 on imdb-like) and COP, in turn. ideal/cop and ideal-chunk/cop are
+// COP's epoch time over each Ideal's (above 1: that Ideal is faster), chunk-gain Ideal's
+// speed-up from COP's chunk, all medians of the iterations' own ratios; -cpu in the name is the
+// same in processor time (Ideal never waits, so its processor time is its work, cache misses
+// on the other core's writes included).
+//
+//	go test ./ml/train -run '^$' -bench IdealChunk -cpu 2 -benchtime 10x -count 3
+func BenchmarkIdealChunk(b *testing.B) {
+	for _, name := range []string{"kdd-like", "kddb-like", "imdb-like"} {
+		b.Run(name, func(b *testing.B) {
+			d := benchData(b, name)
+			const workers = 2
+			chunk := cop.ChunkFor(d.Plan, workers)
+			variants := []struct {
+				scheme cop.Scheme
+				plan   *cop.Plan
+				chunk  int
+			}{{cop.Ideal, cop.Unannotated(d.Txns), cop.DefaultChunk}, {cop.Ideal, cop.Unannotated(d.Txns), chunk}, {cop.COP, d.Plan, chunk}}
+			engines := make([]*cop.Engine, len(variants))
+			for i, v := range variants {
+				var err error
+				if engines[i], err = cop.NewEngine(v.scheme, v.plan, d.Train.NumFeatures, cop.Options{Workers: workers, Chunk: v.chunk}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			secs, cpus := epochsInTurn(b, d, engines)
+			b.ReportMetric(float64(chunk), "cop-chunk")
+			b.ReportMetric(medianRatio(secs[2], secs[0]), "ideal/cop")
+			b.ReportMetric(medianRatio(secs[2], secs[1]), "ideal-chunk/cop")
+			b.ReportMetric(medianRatio(secs[0], secs[1]), "chunk-gain")
+			b.ReportMetric(medianRatio(cpus[0], cpus[1]), "chunk-gain-cpu")
+			b.ReportMetric(1e9*medianOf(cpus[0])/float64(d.Txns.Len()), "ideal-cpu-ns/sample")
+			b.ReportMetric(1e9*medianOf(cpus[1])/float64(d.Txns.Len()), "ideal-chunk-cpu-ns/sample")
+		})
+	}
+}
+
+// BenchmarkRecordedOrder isolates what COP pays for the order of a plan recorded by Locking
+// with two workers (cop-x4's "later epochs on the first epoch's plan"): the plan is recorded
+// once, then every iteration runs a one-worker COP epoch on the offline plan and one on the
+// recorded plan, in turn, so that neither the scheduler nor a second worker enters the ratio.
+// recorded/offline-cpu is the recorded plan's epoch processor time over the offline plan's
+// (median of the iterations' ratios), moved the share of transactions the recording moved
+// from their dataset position.
+//
+//	go test ./ml/train -run '^$' -bench RecordedOrder -cpu 2 -benchtime 20x -count 3
+func BenchmarkRecordedOrder(b *testing.B) {
+	for _, name := range []string{"kdd-like", "kddb-like", "imdb-like"} {
+		b.Run(name, func(b *testing.B) {
+			d := benchData(b, name)
+			rec, err := cop.NewEngine(cop.Locking, cop.Unannotated(d.Txns), d.Train.NumFeatures, cop.Options{Workers: 2, RecordPlan: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec.RunEpoch(svm.New(d.Train, svm.DefaultLambda))
+			recorded, err := rec.RecordedPlan()
+			if err != nil {
+				b.Fatal(err)
+			}
+			moved := 0
+			for id := 1; id <= recorded.Len(); id++ {
+				if recorded.Index(cop.TxnID(id)) != id-1 {
+					moved++
+				}
+			}
+			engines := make([]*cop.Engine, 2)
+			for i, plan := range []*cop.Plan{d.Plan, recorded} {
+				if engines[i], err = cop.NewEngine(cop.COP, plan, d.Train.NumFeatures, cop.Options{Workers: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			secs, cpus := epochsInTurn(b, d, engines)
+			b.ReportMetric(float64(moved)/float64(recorded.Len()), "moved")
+			b.ReportMetric(medianRatio(cpus[1], cpus[0]), "recorded/offline-cpu")
+			b.ReportMetric(medianRatio(secs[1], secs[0]), "recorded/offline")
+		})
 	}
 }
 
