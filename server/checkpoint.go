@@ -30,6 +30,12 @@ import (
 // checkpoint and its log or the new one and the rest; restart loads the checkpoint and replays
 // only the inputs after it. Protocols that do not implement protocol.Checkpointer keep the whole
 // log, as before.
+//
+// Protocols that prune (store.Store.Drop: their garbage collection's versions) get a bounded
+// store: before each checkpoint the loop compacts the store, and after a compaction the
+// checkpoint's segment is the whole store, from version 0, and its batch deletes every older
+// segment, so that the data directory and a restart's segment work follow the live versions
+// rather than the run's length.
 
 var (
 	// checkpointKey holds the newest checkpoint; it sorts outside the input range.
@@ -42,6 +48,14 @@ var (
 	// they all precede the segments in the current layout.
 	legacySegmentPrefix = []byte("store/")
 )
+
+// prefixEnd returns the first key after every key that starts with prefix (which must not end
+// in 0xff).
+func prefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	end[len(end)-1]++
+	return end
+}
 
 func segmentKey(next uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), segmentPrefix...), next)
@@ -87,6 +101,9 @@ func (n *Node) writeCheckpoint() error {
 	start := time.Now()
 	next := n.log.next
 	n.logger.Info("writing checkpoint", "inputs_before", next, "logged_bytes", n.log.logged)
+	if n.env.store.Compact() {
+		n.rewriteSegments = true // until a checkpoint with the whole store is written
+	}
 	blob, err := n.encodeCheckpoint(next)
 	if err != nil {
 		// The state is not lost, only the checkpoint: keep the log and try again after as much
@@ -95,11 +112,23 @@ func (n *Node) writeCheckpoint() error {
 		n.log.logged = 0
 		return nil
 	}
+	from := n.segmentFrom
+	if n.rewriteSegments {
+		from = 0
+	}
 	versions := n.env.store.Versions()
-	segment := n.env.store.AppendSegment(nil, n.segmentFrom)
+	segment := n.env.store.AppendSegment(nil, from)
 	encodeMs := time.Since(start).Milliseconds()
 	b := n.log.db.NewBatch()
 	defer b.Close()
+	if n.rewriteSegments {
+		if err := b.DeleteRange(segmentPrefix, segmentKey(next), nil); err != nil {
+			return err
+		}
+		if err := b.DeleteRange(legacySegmentPrefix, prefixEnd(legacySegmentPrefix), nil); err != nil {
+			return err
+		}
+	}
 	if err := b.Set(segmentKey(next), segment, nil); err != nil {
 		return err
 	}
@@ -125,8 +154,11 @@ func (n *Node) writeCheckpoint() error {
 	}
 	n.log.logged = 0
 	n.lastCheckpointBytes = int64(len(blob))
-	n.segmentFrom = versions
-	n.logger.Info("checkpoint written", "inputs_before", next, "bytes", len(blob), "segment_bytes", len(segment),
+	if n.rewriteSegments {
+		n.lastCheckpointBytes += int64(len(segment)) // written again in full, like the checkpoint
+	}
+	n.segmentFrom, n.rewriteSegments = versions, false
+	n.logger.Info("checkpoint written", "inputs_before", next, "bytes", len(blob), "segment_bytes", len(segment), "segment_from", from,
 		"encode_ms", encodeMs, "ms", time.Since(start).Milliseconds())
 	return nil
 }

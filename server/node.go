@@ -62,9 +62,11 @@ type Node struct {
 	// re-arms them.
 	armed map[protocol.TimerID]int
 	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue), and
-	// segmentFrom the store versions its segments hold.
+	// segmentFrom the store versions its segments hold. rewriteSegments: the store was compacted
+	// since, so the next checkpoint writes it whole and deletes the older segments.
 	lastCheckpointBytes int64
 	segmentFrom         int
+	rewriteSegments     bool
 
 	idMu           sync.Mutex
 	nextID, idsEnd uint32
@@ -115,6 +117,8 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 	n.env = &env{
 		wallUs: func() int64 { return time.Now().UnixMicro() + n.skewUs.Load() },
 		store:  store.New(),
+
+		recordVersions: cfg.RecordVersions,
 	}
 	n.env.pcg, n.env.rand = newRandSource(index)
 	pc := protocol.Config{Self: n.self, Nodes: cfg.Placements(), Topology: cfg.Topology, Params: cfg.Params}

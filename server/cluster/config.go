@@ -77,6 +77,12 @@ type Config struct {
 	// CheckpointBytes is how much input a node logs, at least, between two checkpoints of its
 	// replica (see server.Node): 0 means DefaultCheckpointBytes, a negative value never.
 	CheckpointBytes int64
+	// RecordVersions makes the nodes of the causal (TCC) protocols record every version's place
+	// in its key's order, which their /versions endpoint reports and `bench --cluster` and the
+	// nemesis check convergence and causality with (tcc.VersionLog). The record grows with the
+	// run (one Pebble key per version), so it is off by default; the store's old versions are
+	// pruned either way. Other protocols' /versions is their store's order and needs no record.
+	RecordVersions bool
 	// TLS enables mutual TLS between nodes if not nil.
 	TLS *TLS
 	// Nodes are the cluster's nodes; node i is protocol.NodeID(i).
@@ -124,6 +130,7 @@ type file struct {
 	Durability   string               `yaml:"durability"`
 	DataDir      string               `yaml:"data_dir"`
 	Checkpoint   int64                `yaml:"checkpoint_bytes"`
+	Record       bool                 `yaml:"record_versions"`
 	TLS          *tlsFile             `yaml:"tls"`
 	Nodes        []nodeFile           `yaml:"nodes"`
 }
@@ -142,6 +149,7 @@ type outFile struct {
 	Durability   string            `yaml:"durability,omitempty"`
 	DataDir      string            `yaml:"data_dir,omitempty"`
 	Checkpoint   int64             `yaml:"checkpoint_bytes,omitempty"`
+	Record       bool              `yaml:"record_versions,omitempty"`
 	TLS          *tlsFile          `yaml:"tls,omitempty"`
 	Nodes        []nodeFile        `yaml:"nodes"`
 }
@@ -207,6 +215,7 @@ func parse(path string, data []byte) (*Config, error) {
 
 		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
 		CheckpointBytes:     f.Checkpoint,
+		RecordVersions:      f.Record,
 	}
 	switch {
 	case f.Name == "":
@@ -563,6 +572,7 @@ func (c *Config) Marshal() ([]byte, error) {
 		Durability:   c.Durability,
 		DataDir:      c.DataDir,
 		Checkpoint:   c.CheckpointBytes,
+		Record:       c.RecordVersions,
 		Nodes:        make([]nodeFile, len(c.Nodes)),
 	}
 	if c.ClientHopUs != 0 {
