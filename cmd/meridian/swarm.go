@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meridian-kv/meridian/internal/swarm"
+	"github.com/meridian-kv/meridian/protocols/log/logsim"
 	"github.com/meridian-kv/meridian/protocols/registry"
 )
 
@@ -45,10 +46,19 @@ partitioned protocols) and network chaos (loss, duplication, reordering, extra d
 run's history goes to the checker, as in the property tests (internal/swarm). A seed fails on
 an anomaly the protocol's consistency forbids or on a transaction still unfinished after the
 faults healed. For a failing seed it prints the finding, the line that replays it byte for byte,
-and a smaller reproduction (fewer clients, a shorter run) when one still fails.`,
+and a smaller reproduction (fewer clients, a shorter run) when one still fails.
+
+The shared logs have swarms of their own, run the same way: chariots (Chariots' pipeline over
+FLStore in two or three datacenters: stage crashes, outages, partitions, chaos, elasticity,
+stages restarted empty, garbage collection, Hyksos clients in a quarter of the seeds), flstore
+(the same draws on one datacenter) and hyksos (Hyksos clients in every seed). Each run is
+checked during the run and at its end: every append answered once, every datacenter's log
+holding every record once in causal order, Hyksos's reads. "committed checked" counts the
+appends answered for them. (all runs the transactional protocols only.)`,
 		Example: `  meridian swarm --protocol helios-1 --seeds 10000 --parallel 2
   meridian swarm --protocol all --seeds 200
   meridian swarm --protocol mf --seed 4242                       # replay one seed
+  meridian swarm --protocol chariots,flstore,hyksos --seeds 1000  # the shared logs' swarms
   meridian swarm --protocol mf --seed 4242 --clients-per-dc 1 --duration 750ms
   meridian swarm --protocol helios-1 --seeds 100 --set unsafe_commit_early=20ms   # must fail`,
 		Args: cobra.NoArgs,
@@ -57,7 +67,7 @@ and a smaller reproduction (fewer clients, a shorter run) when one still fails.`
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.protocols, "protocol", "", "protocols to run, comma-separated, or all (required)")
+	fs.StringVar(&f.protocols, "protocol", "", "protocols to run, comma-separated (the shared logs: chariots, flstore, hyksos), or all transactional ones (required)")
 	fs.Uint64Var(&f.seeds, "seeds", swarm.SeedsPerProtocol, "seeds per protocol")
 	fs.Uint64Var(&f.from, "from", 1, "first seed")
 	fs.Uint64Var(&f.seed, "seed", 0, "run just this seed (replay)")
@@ -135,7 +145,8 @@ func runSwarm(cmd *cobra.Command, f swarmFlags, stdout, stderr io.Writer) error 
 }
 
 // swarmProtocols parses --protocol: a comma-separated list of registered transactional
-// protocols, or all of them (the shared logs have their own swarm).
+// protocols and shared log swarms (chariots, flstore, hyksos), or all the transactional
+// protocols.
 func swarmProtocols(list string) ([]string, error) {
 	if list == "" {
 		return nil, usagef("swarm: --protocol is required (one or more of %s, or all)", strings.Join(registry.Names(), ", "))
@@ -150,12 +161,16 @@ func swarmProtocols(list string) ([]string, error) {
 		return out, nil
 	}
 	for _, p := range strings.Split(list, ",") {
+		if swarm.IsLog(p) {
+			out = append(out, p)
+			continue
+		}
 		e, err := registry.Lookup(p)
 		if err != nil {
-			return nil, usagef("swarm: %v", err)
+			return nil, usagef("swarm: %v (or a shared log's swarm: %s)", err, strings.Join(logsim.SwarmNames, ", "))
 		}
 		if !e.Family.Transactional() {
-			return nil, usagef("swarm: %s is a shared log, not a transactional protocol: its swarm is `go test ./protocols/log/logsim` (MERIDIAN_LONG=1 for 200 seeds)", p)
+			return nil, usagef("swarm: %s has no swarm (the shared logs': %s)", p, strings.Join(logsim.SwarmNames, ", "))
 		}
 		out = append(out, p)
 	}
@@ -185,7 +200,7 @@ func reportSwarmFailure(w io.Writer, proto string, fail swarm.Failure, overrides
 	if budget == 0 {
 		return
 	}
-	if smaller, err, ok := swarm.Shrink(proto, swarm.Draw(proto, fail.Seed), overrides, fail.Err, budget); ok {
+	if smaller, err, ok := swarm.Shrink(proto, fail.Seed, overrides, fail.Err, budget); ok {
 		fmt.Fprintf(w, "smaller reproduction: meridian swarm --protocol %s --seed %d %s\n  %v\n", proto, fail.Seed, smaller.Flags(), firstLine(err))
 	} else {
 		fmt.Fprintf(w, "no smaller reproduction in %d runs\n", budget)

@@ -30,6 +30,17 @@ func TestSwarmCommand(t *testing.T) {
 		t.Fatalf("replaying %q: exit %d, output\n%s\nwant it to start with\n%s\n%s", replay, code, again, first, stderr)
 	}
 
+	// The shared logs' swarms run through the same command: a clean one, and Chariots with a
+	// queue that ignores dependencies, which the log checks catch on seed 1.
+	code, stdout, stderr = runCLI(t, "swarm", "--protocol", "flstore", "--seeds", "2")
+	if code != 0 || !strings.Contains(stdout, "flstore      2       0") {
+		t.Fatalf("flstore swarm: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "swarm", "--protocol", "chariots", "--seed", "1", "--set", "unsafe_queue_ignore_deps=true", "--shrink", "0")
+	if code != 1 || !strings.Contains(stdout, "FAILED chariots seed 1: ") || !strings.Contains(stdout, "replay: meridian swarm --protocol chariots --seed 1 --set unsafe_queue_ignore_deps=true\n") {
+		t.Fatalf("broken chariots swarm: exit %d\n%s%s", code, stdout, stderr)
+	}
+
 	for _, args := range [][]string{
 		{"swarm"},
 		{"swarm", "--protocol", "nope"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/sim"
 	"github.com/meridian-kv/meridian/tools/bench"
 )
 
@@ -28,27 +29,39 @@ type Overrides struct {
 // quarters of it, so that transactions still have time to finish after the last fault and an
 // unfinished one still means a liveness failure.
 func (o Overrides) Apply(opts bench.Options) bench.Options {
-	if len(o.Params) > 0 {
-		opts.Params = maps.Clone(opts.Params)
-		if opts.Params == nil {
-			opts.Params = protocol.Params{}
-		}
-		maps.Copy(opts.Params, o.Params)
-	}
+	opts.Params = o.params(opts.Params)
 	if o.ClientsPerDC > 0 {
 		opts.ClientsPerDC = o.ClientsPerDC
 	}
 	if o.DurationUs > 0 && o.DurationUs != opts.DurationUs {
 		opts.DurationUs = o.DurationUs
-		kept := opts.Faults[:0:0]
-		for _, f := range opts.Faults {
-			if f.EndUs <= o.DurationUs*3/4 {
-				kept = append(kept, f)
-			}
-		}
-		opts.Faults = kept
+		opts.Faults = o.faultsOver(opts.Faults)
 	}
 	return opts
+}
+
+// params returns drawn with o's parameters over it (drawn itself if o has none).
+func (o Overrides) params(drawn protocol.Params) protocol.Params {
+	if len(o.Params) == 0 {
+		return drawn
+	}
+	out := maps.Clone(drawn)
+	if out == nil {
+		out = protocol.Params{}
+	}
+	maps.Copy(out, o.Params)
+	return out
+}
+
+// faultsOver returns the faults that are over by three quarters of the overridden run.
+func (o Overrides) faultsOver(faults []sim.Fault) []sim.Fault {
+	kept := faults[:0:0]
+	for _, f := range faults {
+		if f.EndUs <= o.DurationUs*3/4 {
+			kept = append(kept, f)
+		}
+	}
+	return kept
 }
 
 // Flags renders o as the flags of `meridian swarm` that reapply it.
@@ -69,21 +82,21 @@ func (o Overrides) Flags() string {
 // minShrunkDurationUs is the shortest run Shrink tries.
 const minShrunkDurationUs = 250_000
 
-// Shrink looks for a smaller run of proto that still fails as the seed's drawn run did under
-// base, with failure (a liveness failure, ErrUnfinished, or a safety one): it halves the
-// clients per datacenter, then the duration, keeping each step that still fails, within budget
-// runs. It returns the smallest failing overrides (base's parameters included) and their error,
-// or ok false if no smaller run failed.
-func Shrink(proto string, drawn bench.Options, base Overrides, failure error, budget int) (best Overrides, bestErr error, ok bool) {
+// Shrink looks for a smaller run of proto's seed that still fails as it did under base, with
+// failure (a liveness failure, ErrUnfinished, or a safety one): it halves the clients per
+// datacenter, then the duration, keeping each step that still fails, within budget runs. It
+// returns the smallest failing overrides (base's parameters included) and their error, or ok
+// false if no smaller run failed.
+func Shrink(proto string, seed uint64, base Overrides, failure error, budget int) (best Overrides, bestErr error, ok bool) {
 	liveness := errors.Is(failure, ErrUnfinished)
-	opts := base.Apply(drawn)
-	current := Overrides{Params: base.Params, ClientsPerDC: opts.ClientsPerDC, DurationUs: opts.DurationUs}
+	clients, durationUs := runSize(proto, seed, base)
+	current := Overrides{Params: base.Params, ClientsPerDC: clients, DurationUs: durationUs}
 	try := func(candidate Overrides) bool {
 		if budget == 0 {
 			return false
 		}
 		budget--
-		_, err := Check(proto, candidate.Apply(drawn))
+		_, err := CheckSeed(proto, seed, candidate)
 		if err == nil || errors.Is(err, ErrUnfinished) != liveness {
 			return false
 		}
@@ -107,7 +120,8 @@ func Shrink(proto string, drawn bench.Options, base Overrides, failure error, bu
 	return best, bestErr, ok
 }
 
-// Campaign runs many seeds of one protocol, as `meridian swarm` does.
+// Campaign runs many seeds of one protocol, or of one of the shared log's swarms (IsLog), as
+// `meridian swarm` does.
 type Campaign struct {
 	Protocol string
 	// From is the first seed; Seeds how many consecutive seeds to run.
@@ -136,7 +150,8 @@ type Summary struct {
 	// Seeds is how many seeds ran; Failures lists those that failed, by seed.
 	Seeds    uint64
 	Failures []Failure
-	// Committed counts the committed transactions the checker checked, over every seed.
+	// Committed counts the committed transactions the checker checked, over every seed (for
+	// the shared logs, the appends answered and checked).
 	Committed int
 	Wall      time.Duration
 }
@@ -152,12 +167,10 @@ func (c Campaign) Run(ctx context.Context) Summary {
 	for range max(1, c.Parallel) {
 		wg.Go(func() {
 			for seed := range seeds {
-				res, err := Check(c.Protocol, c.Overrides.Apply(Draw(c.Protocol, seed)))
+				committed, err := CheckSeed(c.Protocol, seed, c.Overrides)
 				mu.Lock()
 				sum.Seeds++
-				if res != nil {
-					sum.Committed += res.Checker.Committed
-				}
+				sum.Committed += committed
 				if err != nil {
 					sum.Failures = append(sum.Failures, Failure{Seed: seed, Err: err})
 					stop = stop || !c.KeepGoing

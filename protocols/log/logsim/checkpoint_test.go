@@ -1,10 +1,11 @@
-package logsim
+package logsim_test
 
 import (
 	"os"
 	"testing"
 
 	"github.com/meridian-kv/meridian/internal/checkpointtest"
+	"github.com/meridian-kv/meridian/protocols/log/logsim"
 	"github.com/meridian-kv/meridian/protocols/registry"
 )
 
@@ -28,9 +29,9 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	restored := 0
 	for seed := uint64(1); seed <= seeds; seed++ {
 		factory, result := checkpointtest.Shadow(e)
-		o := Draw(seed)
+		o := logsim.Draw(seed)
 		o.Factory = factory
-		if _, err := Run(o); err != nil {
+		if _, err := logsim.Run(o); err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, o)
 		}
 		n, err := result()
