@@ -32,10 +32,12 @@ import (
 // log, as before.
 //
 // Protocols that prune (store.Store.Drop: their garbage collection's versions) get a bounded
-// store: before each checkpoint the loop compacts the store, and after a compaction the
-// checkpoint's segment is the whole store, from version 0, and its batch deletes every older
-// segment, so that the data directory and a restart's segment work follow the live versions
-// rather than the run's length.
+// store. Before a checkpoint the loop compacts the store once at least a quarter of its versions
+// are dropped (compactDue), and after a compaction the checkpoint's segment is the whole store,
+// from version 0, and its batch deletes every older segment, so that the data directory and a
+// restart's segment work follow the live versions rather than the run's length, while each
+// rewrite costs at most three times what it removes. Dropped versions not compacted yet are
+// listed in the checkpoint, so that a restored store drops them again.
 
 var (
 	// checkpointKey holds the newest checkpoint; it sorts outside the input range.
@@ -61,8 +63,9 @@ func segmentKey(next uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), segmentPrefix...), next)
 }
 
-// checkpointVersion is the first byte of a checkpoint: its layout's version.
-const checkpointVersion = 1
+// checkpointVersion is the first byte of a checkpoint: its layout's version. Version 1 had no
+// list of dropped store versions; it is still read.
+const checkpointVersion = 2
 
 // maxCheckpointPart bounds the replica's part of a checkpoint when decoding.
 const maxCheckpointPart = 1 << 40
@@ -74,9 +77,10 @@ type checkpoint struct {
 	pcg      []byte // the random source's state
 	armed    map[protocol.TimerID]int
 	subs     submissions
-	versions int    // in the store's segments
-	replica  []byte // the replica's part
-	size     int    // of the whole checkpoint
+	versions int     // in the store's segments
+	dropped  []int32 // the store's dropped versions, by place (store.Store.AppendDropped)
+	replica  []byte  // the replica's part
+	size     int     // of the whole checkpoint
 }
 
 // checkpointDue reports whether the loop should write a checkpoint now: the protocol supports
@@ -101,7 +105,7 @@ func (n *Node) writeCheckpoint() error {
 	start := time.Now()
 	next := n.log.next
 	n.logger.Info("writing checkpoint", "inputs_before", next, "logged_bytes", n.log.logged)
-	if n.env.store.Compact() {
+	if st := n.env.store; 4*st.Dropped() >= st.Versions() && st.Compact() {
 		n.rewriteSegments = true // until a checkpoint with the whole store is written
 	}
 	blob, err := n.encodeCheckpoint(next)
@@ -166,7 +170,8 @@ func (n *Node) writeCheckpoint() error {
 // encodeCheckpoint renders the checkpoint of the state after inputs 0..next-1. Layout (wire
 // encoding): version, next, the clock's last reading, the random source's state, the armed
 // timers (id, count; by id), the submissions (client, high, below; by client), how many versions
-// the store holds (its segments), then the replica's checkpoint, length-prefixed.
+// the store holds (its segments) and the places of its dropped ones (a count, then each as the
+// difference from the previous place plus one), then the replica's checkpoint, length-prefixed.
 func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
 	replica, err := n.replica.(protocol.Checkpointer).AppendCheckpoint(nil, n.codec)
 	if err != nil {
@@ -196,6 +201,13 @@ func (n *Node) encodeCheckpoint(next uint64) ([]byte, error) {
 		w.Uvarint(s.below)
 	}
 	w.Int("store versions", n.env.store.Versions(), wire.MaxCheckpointCount)
+	dropped := n.env.store.AppendDropped(nil)
+	w.Count("dropped store versions", len(dropped), wire.MaxCheckpointCount)
+	prev := int32(-1)
+	for _, i := range dropped {
+		w.Uvarint(uint64(i - prev))
+		prev = i
+	}
 	w.Bytes("replica", replica, maxCheckpointPart)
 	return w.Finish()
 }
@@ -215,8 +227,9 @@ func (n *Node) readCheckpoint() (c checkpoint, ok bool, err error) {
 		return c, false, fmt.Errorf("the data directory holds a checkpoint, and %s cannot restore one", n.cfg.Protocol)
 	}
 	r := wire.NewReader(blob)
-	if v := r.Byte("checkpoint version"); r.Err() == nil && v != checkpointVersion {
-		return c, false, fmt.Errorf("checkpoint version %d, want %d", v, checkpointVersion)
+	v := r.Byte("checkpoint version")
+	if r.Err() == nil && (v < 1 || v > checkpointVersion) {
+		return c, false, fmt.Errorf("checkpoint version %d, want 1 to %d", v, checkpointVersion)
 	}
 	c.next = r.Uvarint("next input")
 	c.lastUs = r.Varint("last clock reading")
@@ -232,6 +245,13 @@ func (n *Node) readCheckpoint() (c checkpoint, ok bool, err error) {
 		c.subs[client] = submitted{high: uint32(r.Int("high", math.MaxUint32)), below: r.Uvarint("below")}
 	}
 	c.versions = r.Int("store versions", wire.MaxCheckpointCount)
+	if v >= 2 {
+		place := int64(-1)
+		for range r.Count("dropped store versions", wire.MaxCheckpointCount, 1) {
+			place += int64(min(r.Uvarint("dropped store version"), math.MaxInt32))
+			c.dropped = append(c.dropped, int32(min(place, math.MaxInt32))) // Redrop rejects any place past the store
+		}
+	}
 	c.replica = bytes.Clone(r.Bytes("replica", maxCheckpointPart))
 	c.size = len(blob)
 	return c, true, r.Done()
@@ -260,6 +280,9 @@ func (n *Node) restoreCheckpoint(c checkpoint, reader *recoveryReader, rec *reco
 	rec.segmentsMs = time.Since(start).Milliseconds()
 	if got := n.env.store.Versions(); got != c.versions {
 		return fmt.Errorf("the store segments hold %d versions, the checkpoint %d", got, c.versions)
+	}
+	if err := n.env.store.Redrop(c.dropped); err != nil {
+		return err
 	}
 	n.segmentFrom = c.versions
 	if err := n.replica.(protocol.Checkpointer).RestoreCheckpoint(c.replica, n.codec); err != nil {

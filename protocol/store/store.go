@@ -6,7 +6,9 @@
 package store
 
 import (
+	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -165,16 +167,21 @@ func (s *Store) Drop(key string, writer txn.ID) {
 		return
 	}
 	for i = s.at(i).prev; i >= 0; i = s.at(i).prev {
-		if e := s.at(i); e.Writer == writer && !s.isDropped(i) {
-			for int(i>>6) >= len(s.dropped) {
-				s.dropped = append(s.dropped, 0)
-			}
-			s.dropped[i>>6] |= 1 << (i & 63)
-			s.ndropped++
-			e.Value = nil
+		if s.at(i).Writer == writer && !s.isDropped(i) {
+			s.markDropped(i)
 			return
 		}
 	}
+}
+
+// markDropped drops the version at arena index i, which is not dropped yet.
+func (s *Store) markDropped(i int32) {
+	for int(i>>6) >= len(s.dropped) {
+		s.dropped = append(s.dropped, 0)
+	}
+	s.dropped[i>>6] |= 1 << (i & 63)
+	s.ndropped++
+	s.at(i).Value = nil
 }
 
 func (s *Store) isDropped(i int32) bool {
@@ -183,6 +190,32 @@ func (s *Store) isDropped(i int32) bool {
 
 // Dropped returns how many versions the store holds dropped (Drop), awaiting Compact.
 func (s *Store) Dropped() int { return int(s.ndropped) }
+
+// AppendDropped appends the places of the dropped versions among those the store holds (0 is
+// the first installed, as in its segments), in order: for a driver that writes segments and
+// compacts only now and then, so that a store restored from its segments drops them again
+// (Redrop) instead of keeping them for good.
+func (s *Store) AppendDropped(dst []int32) []int32 {
+	for w, word := range s.dropped {
+		for ; word != 0; word &= word - 1 {
+			dst = append(dst, int32(w<<6+bits.TrailingZeros64(word)))
+		}
+	}
+	return dst
+}
+
+// Redrop drops the versions at places listed by AppendDropped, after a restore.
+func (s *Store) Redrop(places []int32) error {
+	for _, i := range places {
+		if i < 0 || i >= s.n || s.latest[s.at(i).key] == i {
+			return fmt.Errorf("store: cannot drop the version at %d of %d (the latest of its key, or none)", i, s.n)
+		}
+		if !s.isDropped(i) {
+			s.markDropped(i)
+		}
+	}
+	return nil
+}
 
 // Compact removes the dropped versions and reports whether there were any. The others keep their
 // installation order and positions, and Seq is unchanged, so every read at a snapshot whose
