@@ -161,9 +161,10 @@ func (n *Node) writeCheckpoint() error {
 	if n.rewriteSegments {
 		n.lastCheckpointBytes += int64(len(segment)) // written again in full, like the checkpoint
 	}
-	n.segmentFrom, n.rewriteSegments = versions, false
 	n.logger.Info("checkpoint written", "inputs_before", next, "bytes", len(blob), "segment_bytes", len(segment), "segment_from", from,
+		"store_rewritten", n.rewriteSegments, "store_versions", versions, "store_dropped", n.env.store.Dropped(),
 		"encode_ms", encodeMs, "ms", time.Since(start).Milliseconds())
+	n.segmentFrom, n.rewriteSegments = versions, false
 	return nil
 }
 
