@@ -291,8 +291,8 @@ func (n *Node) restoreCheckpoint(c checkpoint, reader *recoveryReader, rec *reco
 	n.segmentFrom = c.versions
 	if err := n.replica.(protocol.Checkpointer).RestoreCheckpoint(c.replica, n.codec); err != nil {
 		// A protocol's checkpoint layout may change between Meridian versions (ec, wren, eiger,
-		// fastccs and fastccs-geo changed on 2026-11-28): say so, not only which field failed
-		// to decode.
+		// fastccs, fastccs-geo and the log stages changed on 2026-11-28): say so, not only
+		// which field failed to decode.
 		return fmt.Errorf("the %s replica's checkpoint does not decode (was the data directory written by another "+
 			"version of Meridian? replica checkpoint layouts are not kept compatible across versions): %w", n.cfg.Protocol, err)
 	}

@@ -137,6 +137,11 @@ func (n *Node) run(ctx context.Context) error {
 			return fmt.Errorf("server: persisting inputs: %w", err)
 		}
 		n.flush()
+		if f, ok := protocol.Innermost(n.replica).(protocol.Failer); ok {
+			if err := f.Failure(); err != nil {
+				return fmt.Errorf("server: the replica cannot go on: %w", err)
+			}
+		}
 		if n.checkpointDue() {
 			if err := n.writeCheckpoint(); err != nil {
 				return err

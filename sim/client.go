@@ -114,9 +114,13 @@ func (c *Conn) DC() int { return c.dc }
 func (c *Conn) deliver(r protocol.Reply) {
 	for i, p := range c.pending {
 		if p.seq == r.Seq {
-			if i == 0 { // replies mostly come in order: an open-loop client may have thousands pending
+			switch {
+			case len(c.pending) == 1: // a closed-loop client's one call: keep the array for the next
+				c.pending[0] = pendingCall{}
+				c.pending = c.pending[:0]
+			case i == 0: // replies mostly come in order: an open-loop client may have thousands pending
 				c.pending = c.pending[1:]
-			} else {
+			default:
 				c.pending = append(c.pending[:i], c.pending[i+1:]...)
 			}
 			p.done(r)

@@ -297,3 +297,62 @@ func TestLANValidation(t *testing.T) {
 		}
 	}
 }
+
+// burstThenControl is node 0 of TestControlPlaneOvertakesData: at start it sends node 1 three
+// 125 KB pings (1 ms each on a 1 Gb/s interface), 2.5 ms later a small ping 4 and a large
+// ping 5; node 1 records the order it handles them in.
+type burstThenControl struct {
+	env     protocol.Env
+	self    protocol.NodeID
+	handled *[]uint64
+}
+
+func (b *burstThenControl) Start() {
+	if b.self == 0 {
+		for seq := range uint64(3) {
+			b.env.Send(1, &ping{Seq: seq + 1, Size: 125_000})
+		}
+		b.env.SetTimer(2500, 1)
+	}
+}
+
+func (b *burstThenControl) HandleTimer(protocol.TimerID) {
+	b.env.Send(1, &ping{Seq: 4, Size: 100})
+	b.env.Send(1, &ping{Seq: 5, Size: 125_000})
+}
+
+func (b *burstThenControl) HandleMessage(_ protocol.NodeID, m protocol.Message) {
+	*b.handled = append(*b.handled, m.(*ping).Seq)
+}
+
+func (b *burstThenControl) HandleRequest(protocol.Request) {}
+
+// TestControlPlaneOvertakesData: ping 4, marked control plane (Service.Control), skips the
+// sender's interface queue (it arrives at 3 ms, before ping 3 has left) and, at the busy
+// receiver (2 ms per ping), goes ahead of ping 2 waiting there; unmarked, it is handled in
+// arrival order, after ping 3.
+func TestControlPlaneOvertakesData(t *testing.T) {
+	for _, tc := range []struct {
+		control bool
+		want    string
+	}{{true, "[1 4 2 3 5]"}, {false, "[1 2 3 4 5]"}} {
+		var handled []uint64
+		cfg := wl7(2)
+		cfg.LAN.JitterUs, cfg.AlignedTimers = 0, true
+		cfg.Service.PerInput = func(protocol.NodeID, protocol.Message) int64 { return 2000 }
+		if tc.control {
+			cfg.Service.Control = func(m protocol.Message) bool { return m.(*ping).Seq == 4 }
+		}
+		cfg.Factory = func(c protocol.Config, env protocol.Env) (protocol.Replica, error) {
+			return &burstThenControl{env: env, self: c.Self, handled: &handled}, nil
+		}
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RunUntil(100_000)
+		if got := fmt.Sprint(handled); got != tc.want {
+			t.Errorf("control plane %v: handled %s, want %s", tc.control, got, tc.want)
+		}
+	}
+}

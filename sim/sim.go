@@ -59,6 +59,14 @@ type Service struct {
 	// play different roles (the log family's stages) charge each role its own cost. It is
 	// called once per input, in event order, so it may keep state (a fractional carry).
 	PerInput func(node protocol.NodeID, m protocol.Message) int64
+	// Control, if set, marks the control-plane peer messages: small messages that carry no
+	// application data (a log maintainer's head-of-log gossip). They are handled ahead of the
+	// data inputs waiting at a busy replica (after the input under way, in their own arrival
+	// order), and with the LAN bandwidth model they take no place in the network interfaces'
+	// queues: they are modelled as sent in a priority band, as a deployment whose control traffic
+	// has its own connection and priority class (its bytes are negligible beside the data's). They
+	// stay FIFO per directed link among themselves, not with the data messages on the link.
+	Control func(m protocol.Message) bool
 }
 
 // Config describes one simulated run completely: replaying it needs nothing else.
@@ -168,6 +176,8 @@ type event struct {
 	// its receiver's incoming side, and the time it occupies a network interface.
 	received bool
 	txNs     int64
+	// control marks a control-plane message (Service.Control).
+	control bool
 }
 
 // Sim is one simulated run.
@@ -185,6 +195,7 @@ type Sim struct {
 	netRand     *rand.Rand
 	nodes       []*node
 	linkLast    [][]int64 // last delivery time per directed node pair (FIFO)
+	ctlLast     [][]int64 // the same for control-plane messages (Service.Control)
 	// jitter holds each directed datacenter link's jitter process (JitterCorrelationUs > 0).
 	jitter [][]topology.JitterProcess
 
@@ -248,6 +259,9 @@ func New(cfg Config) (*Sim, error) {
 		extraDelay: square[int64](n),
 		linkLast:   square[int64](len(cfg.Nodes)),
 		nodeDown:   make([]int, len(cfg.Nodes)),
+	}
+	if cfg.Service.Control != nil {
+		s.ctlLast = square[int64](len(cfg.Nodes))
 	}
 	if tau := cfg.JitterCorrelationUs; tau > 0 {
 		s.jitter = square[topology.JitterProcess](n)
@@ -442,7 +456,7 @@ func (s *Sim) dispatch(e *event) (kept bool) {
 		e.conn.deliver(*e.reply)
 	case evMessage, evRequest:
 		nd := s.nodes[e.node]
-		if s.cfg.LAN.BandwidthBitsPerSec > 0 && s.receive(&nd.nic, e) {
+		if s.cfg.LAN.BandwidthBitsPerSec > 0 && !e.control && s.receive(&nd.nic, e) {
 			return true
 		}
 		return nd.run(e)
@@ -511,22 +525,32 @@ func (s *Sim) sendMessage(from, to protocol.NodeID, m protocol.Message, atUs int
 		s.stats.MessagesDuplicated++
 	}
 	var txNs int64
-	if s.cfg.LAN.BandwidthBitsPerSec > 0 { // SizeBytes walks the message: only when it matters
+	control := s.isControl(m)
+	if s.cfg.LAN.BandwidthBitsPerSec > 0 && !control { // SizeBytes walks the message: only when it matters
 		txNs = s.txNs(m.SizeBytes())
 		atUs = s.nodes[from].nic.transmit(atUs, txNs)
+	}
+	last := s.linkLast
+	if control {
+		last = s.ctlLast
 	}
 	for range copies {
 		deliver := atUs + s.oneWayUs(a, b, atUs)
 		if chaos.Reorder {
 			deliver += s.netRand.Int64N(chaos.ExtraDelayMaxUs + 1)
 		} else {
-			deliver = max(deliver, s.linkLast[from][to]) // FIFO per directed link
-			s.linkLast[from][to] = deliver
+			deliver = max(deliver, last[from][to]) // FIFO per directed link
+			last[from][to] = deliver
 		}
 		e := s.newEvent()
-		e.at, e.kind, e.dc, e.node, e.from, e.msg, e.txNs = deliver, evMessage, b, to, from, m, txNs
+		e.at, e.kind, e.dc, e.node, e.from, e.msg, e.txNs, e.control = deliver, evMessage, b, to, from, m, txNs, control
 		s.push(e)
 	}
+}
+
+// isControl reports whether m is a control-plane message (Service.Control).
+func (s *Sim) isControl(m protocol.Message) bool {
+	return s.cfg.Service.Control != nil && s.cfg.Service.Control(m)
 }
 
 // nodeUnreachable reports whether a node fault loses a message from → to: to has crashed, or
@@ -657,6 +681,7 @@ type node struct {
 	driftPPM  float64
 	busyUntil int64    // service model: when the current input's processing ends
 	backlog   []*event // service model: inputs waiting, in arrival order
+	ctlWait   []*event // service model: control-plane messages waiting, served before backlog
 	outAt     int64    // when the current handler's effects leave the node
 	nic       nic      // LAN bandwidth model
 	starting  bool     // in Start: timers armed now get a random phase (Config.AlignedTimers)
@@ -666,10 +691,14 @@ type node struct {
 // model), queues it behind them in arrival order and reports that it kept e.
 func (nd *node) run(e *event) (queued bool) {
 	s := nd.sim
-	if nd.busyUntil > s.nowUs || len(nd.backlog) > 0 {
-		nd.backlog = append(nd.backlog, e)
-		if len(nd.backlog) == 1 {
+	if nd.busyUntil > s.nowUs || nd.waiting() > 0 {
+		if nd.waiting() == 0 {
 			nd.scheduleWake()
+		}
+		if e.control {
+			nd.ctlWait = append(nd.ctlWait, e)
+		} else {
+			nd.backlog = append(nd.backlog, e)
 		}
 		return true
 	}
@@ -699,13 +728,21 @@ func (nd *node) scheduleWake() {
 	s.push(e)
 }
 
-// wake runs the oldest waiting input now that the replica is free.
+// waiting counts the inputs waiting for the replica (service model).
+func (nd *node) waiting() int { return len(nd.backlog) + len(nd.ctlWait) }
+
+// wake runs the oldest waiting control-plane message, or else the oldest waiting input, now
+// that the replica is free.
 func (nd *node) wake() {
-	e := nd.backlog[0]
-	nd.backlog = nd.backlog[1:]
+	var e *event
+	if len(nd.ctlWait) > 0 {
+		e, nd.ctlWait = nd.ctlWait[0], nd.ctlWait[1:]
+	} else {
+		e, nd.backlog = nd.backlog[0], nd.backlog[1:]
+	}
 	nd.handle(e)
 	nd.sim.recycle(e)
-	if len(nd.backlog) > 0 {
+	if nd.waiting() > 0 {
 		nd.scheduleWake()
 	}
 }

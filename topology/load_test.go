@@ -201,7 +201,7 @@ func TestLoadUnreadable(t *testing.T) {
 	}
 
 	_, _, err = Load("topo.toml")
-	if err == nil || !strings.Contains(err.Error(), `"topo.toml": not a preset (alvin-paper-7, aws-3, aws-5, aws-7, aws-helios, aws-mf, sdur-wan1, sdur-wan2, table4.1)`) {
+	if err == nil || !strings.Contains(err.Error(), `"topo.toml": not a preset (alvin-paper-7, aws-3, aws-5, aws-7, aws-helios, aws-mf, cop-fig6.1, sdur-wan1, sdur-wan2, table4.1)`) {
 		t.Errorf(`Load("topo.toml") error = %v`, err)
 	}
 }

@@ -19,7 +19,7 @@ func mustPreset(t *testing.T, name string) *Topology {
 }
 
 func TestPresetNames(t *testing.T) {
-	want := []string{"alvin-paper-7", "aws-3", "aws-5", "aws-7", "aws-helios", "aws-mf", "sdur-wan1", "sdur-wan2", "table4.1"}
+	want := []string{"alvin-paper-7", "aws-3", "aws-5", "aws-7", "aws-helios", "aws-mf", "cop-fig6.1", "sdur-wan1", "sdur-wan2", "table4.1"}
 	if got := PresetNames(); !slices.Equal(got, want) {
 		t.Fatalf("PresetNames() = %v, want %v", got, want)
 	}

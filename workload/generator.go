@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Distribution names accepted in TYCSB.Distribution.
@@ -95,6 +96,33 @@ func (c TYCSB) Validate() error {
 // KeyName returns the name of key i: "k" followed by i in decimal.
 func KeyName(i uint64) string { return "k" + strconv.FormatUint(i, 10) }
 
+// keyNames holds KeyName(0) … KeyName(n-1) in one byte array, name i at i·width, so that naming
+// a drawn key is arithmetic: a []string of the names costs a 16-byte header per key, read from a
+// random place of an array of n of them (a cache miss on most draws), besides the names' bytes.
+type keyNames struct {
+	bytes []byte // never written after newKeyNames: the names share it
+	width int    // the longest name's length, len(KeyName(n-1))
+	n     uint64
+}
+
+func newKeyNames(n uint64) keyNames {
+	width := len(KeyName(n - 1))
+	b := make([]byte, int(n)*width)
+	for i := range n {
+		copy(b[int(i)*width:], KeyName(i))
+	}
+	return keyNames{bytes: b, width: width, n: n}
+}
+
+// name returns KeyName(i) (i < n), sharing the array.
+func (k keyNames) name(i uint64) string {
+	size := 2 // "k" and the first digit
+	for p := uint64(10); p <= i; p *= 10 {
+		size++
+	}
+	return unsafe.String(&k.bytes[int(i)*k.width], size)
+}
+
 // Op is one operation of a transaction.
 type Op struct {
 	// Key is the key the operation accesses.
@@ -118,7 +146,7 @@ const maxRedraws = 64
 // Generator draws T-YCSB transactions. It is immutable after construction and safe for
 // concurrent use when each goroutine passes its own *rand.Rand.
 type Generator struct {
-	keys      []string // keys[i] == KeyName(i), built once so that Next allocates no key strings
+	keys      keyNames // KeyName(i) of every key, built once so that Next allocates no key strings
 	chooser   KeyChooser
 	ops       int
 	readRatio float64
@@ -143,11 +171,7 @@ func NewGenerator(cfg TYCSB) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, cfg.Keys)
-	for i := range keys {
-		keys[i] = KeyName(uint64(i))
-	}
-	return &Generator{keys: keys, chooser: chooser, ops: cfg.OpsPerTxn, readRatio: cfg.ReadRatio}, nil
+	return &Generator{keys: newKeyNames(n), chooser: chooser, ops: cfg.OpsPerTxn, readRatio: cfg.ReadRatio}, nil
 }
 
 // DistinctKeys draws n distinct keys (n at most the key space) as Next draws a transaction's:
@@ -161,11 +185,11 @@ func (g *Generator) DistinctKeys(r *rand.Rand, n int) []string {
 			if redraws < maxRedraws {
 				k = g.chooser.Next(r)
 			} else {
-				k = (k + 1) % uint64(len(g.keys))
+				k = (k + 1) % g.keys.n
 			}
 		}
 		drawn[k] = true
-		keys = append(keys, g.keys[k])
+		keys = append(keys, g.keys.name(k))
 	}
 	return keys
 }
@@ -185,11 +209,11 @@ func (g *Generator) Next(r *rand.Rand) Spec {
 			if redraws < maxRedraws {
 				k = g.chooser.Next(r)
 			} else {
-				k = (k + 1) % uint64(len(g.keys))
+				k = (k + 1) % g.keys.n
 			}
 		}
 		drawn = append(drawn, k)
-		ops[i] = Op{Key: g.keys[k], Read: r.Float64() < g.readRatio}
+		ops[i] = Op{Key: g.keys.name(k), Read: r.Float64() < g.readRatio}
 	}
 	return Spec{Ops: ops}
 }

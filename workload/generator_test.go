@@ -203,3 +203,15 @@ func BenchmarkGeneratorNext(b *testing.B) {
 		})
 	}
 }
+
+// TestKeyNames: the generator's names, kept in one array, are KeyName's at every length.
+func TestKeyNames(t *testing.T) {
+	for _, n := range []uint64{1, 10, 11, 1000, 50_001} {
+		names := newKeyNames(n)
+		for _, i := range []uint64{0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 50_000} {
+			if i < n && names.name(i) != KeyName(i) {
+				t.Fatalf("n=%d: name(%d) = %q, want %q", n, i, names.name(i), KeyName(i))
+			}
+		}
+	}
+}

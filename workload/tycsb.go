@@ -68,7 +68,7 @@ func (r *tycsbRun) NewClient(ci ClientInfo) (Client, error) {
 	if ci.Index >= r.info.ClientsPerDC {
 		return &tycsbReader{run: r, conn: ci.Conn, sess: sess}, nil
 	}
-	return &tycsbClient{gen: r.gen, sess: sess}, nil
+	return newTYCSBClient(r.gen, sess), nil
 }
 
 // Tick reads the RoT-Storage buffering statistics of the replicas that keep them.
@@ -191,12 +191,28 @@ func (c *tycsbReader) Retry(done func(Outcome)) { c.Next(c.rng, done) }
 // Abandon does nothing: an unanswered read-only transaction is not recorded.
 func (c *tycsbReader) Abandon(int64) {}
 
-// tycsbClient is one T-YCSB client.
+// tycsbClient is one T-YCSB client. It runs one transaction at a time, so the transaction in
+// progress lives in the client (todo, n, done) and the callbacks that continue it are bound
+// once (afterRead, afterCommit) instead of a closure allocated per operation.
 type tycsbClient struct {
 	gen  *Generator
 	sess *client.Session
 	last []Op       // the last transaction's operations, for Retry
 	tx   *client.Tx // the last transaction
+
+	todo        []Op          // the operations of tx still to issue
+	done        func(Outcome) // reports tx's outcome
+	afterRead   func([]byte, error)
+	afterCommit func(client.Result)
+}
+
+func newTYCSBClient(gen *Generator, sess *client.Session) *tycsbClient {
+	c := &tycsbClient{gen: gen, sess: sess}
+	c.afterRead = func([]byte, error) { c.step() }
+	c.afterCommit = func(res client.Result) {
+		c.done(Outcome{Status: res.Status, Reason: res.Reason, LatencyUs: res.CommitLatencyUs, Ops: len(c.last), Err: res.Err})
+	}
+	return c
 }
 
 func (c *tycsbClient) Next(rng *rand.Rand, done func(Outcome)) {
@@ -219,26 +235,24 @@ func (c *tycsbClient) start(done func(Outcome)) {
 		}
 	}
 	c.tx.Reserve(reads, len(c.last)-reads)
-	c.step(c.tx, c.last, len(c.last), done)
+	c.todo, c.done = c.last, done
+	c.step()
 }
 
-// step issues ops in order, then commits.
-func (c *tycsbClient) step(tx *client.Tx, ops []Op, n int, done func(Outcome)) {
-	if len(ops) == 0 {
-		tx.Commit(func(res client.Result) {
-			done(Outcome{Status: res.Status, Reason: res.Reason, LatencyUs: res.CommitLatencyUs, Ops: n, Err: res.Err})
-		})
-		return
+// step issues the operations still to do in order, then commits.
+func (c *tycsbClient) step() {
+	for len(c.todo) > 0 {
+		op := c.todo[0]
+		c.todo = c.todo[1:]
+		if op.Read {
+			c.tx.Get(op.Key, c.afterRead)
+			return
+		}
+		// The value is the writer's name, t<client>.<seq>; the key is non-empty and tx unfinished.
+		var name [24]byte
+		_ = c.tx.Put(op.Key, bytes.Clone(c.tx.ID().Append(name[:0])))
 	}
-	op := ops[0]
-	if op.Read {
-		tx.Get(op.Key, func([]byte, error) { c.step(tx, ops[1:], n, done) })
-		return
-	}
-	// The value is the writer's name, t<client>.<seq>; the key is non-empty and tx unfinished.
-	var name [24]byte
-	_ = tx.Put(op.Key, bytes.Clone(tx.ID().Append(name[:0])))
-	c.step(tx, ops[1:], n, done)
+	c.tx.Commit(c.afterCommit)
 }
 
 // Abandon does nothing: a transaction whose commit was never answered is not recorded (the run

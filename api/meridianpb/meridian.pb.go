@@ -853,6 +853,297 @@ func (x *ReadSnapshotResponse) GetReads() []*SnapshotRead {
 	return nil
 }
 
+// Call is one request on the Calls stream.
+type Call struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names the call within the stream: its CallResult carries the same id. Ids of calls
+	// outstanding on one stream are distinct.
+	CallId uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// Types that are valid to be assigned to Request:
+	//
+	//	*Call_Get
+	//	*Call_Commit
+	Request       isCall_Request `protobuf_oneof:"request"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Call) Reset() {
+	*x = Call{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Call) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Call) ProtoMessage() {}
+
+func (x *Call) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Call.ProtoReflect.Descriptor instead.
+func (*Call) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Call) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *Call) GetRequest() isCall_Request {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *Call) GetGet() *GetRequest {
+	if x != nil {
+		if x, ok := x.Request.(*Call_Get); ok {
+			return x.Get
+		}
+	}
+	return nil
+}
+
+func (x *Call) GetCommit() *CommitRequest {
+	if x != nil {
+		if x, ok := x.Request.(*Call_Commit); ok {
+			return x.Commit
+		}
+	}
+	return nil
+}
+
+type isCall_Request interface {
+	isCall_Request()
+}
+
+type Call_Get struct {
+	Get *GetRequest `protobuf:"bytes,2,opt,name=get,proto3,oneof"`
+}
+
+type Call_Commit struct {
+	Commit *CommitRequest `protobuf:"bytes,3,opt,name=commit,proto3,oneof"`
+}
+
+func (*Call_Get) isCall_Request() {}
+
+func (*Call_Commit) isCall_Request() {}
+
+// CallBatch is the calls a client sends at once.
+type CallBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Calls         []*Call                `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallBatch) Reset() {
+	*x = CallBatch{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallBatch) ProtoMessage() {}
+
+func (x *CallBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallBatch.ProtoReflect.Descriptor instead.
+func (*CallBatch) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CallBatch) GetCalls() []*Call {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+// CallResult answers one Call: the unary RPC's response if code is 0 (OK), otherwise the gRPC
+// status code and message the unary RPC would have failed with.
+type CallResult struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	CallId  uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Code    uint32                 `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
+	Message string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// Types that are valid to be assigned to Response:
+	//
+	//	*CallResult_Get
+	//	*CallResult_Commit
+	Response      isCallResult_Response `protobuf_oneof:"response"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallResult) Reset() {
+	*x = CallResult{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallResult) ProtoMessage() {}
+
+func (x *CallResult) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallResult.ProtoReflect.Descriptor instead.
+func (*CallResult) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CallResult) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *CallResult) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *CallResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *CallResult) GetResponse() isCallResult_Response {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *CallResult) GetGet() *GetResponse {
+	if x != nil {
+		if x, ok := x.Response.(*CallResult_Get); ok {
+			return x.Get
+		}
+	}
+	return nil
+}
+
+func (x *CallResult) GetCommit() *CommitResponse {
+	if x != nil {
+		if x, ok := x.Response.(*CallResult_Commit); ok {
+			return x.Commit
+		}
+	}
+	return nil
+}
+
+type isCallResult_Response interface {
+	isCallResult_Response()
+}
+
+type CallResult_Get struct {
+	Get *GetResponse `protobuf:"bytes,4,opt,name=get,proto3,oneof"`
+}
+
+type CallResult_Commit struct {
+	Commit *CommitResponse `protobuf:"bytes,5,opt,name=commit,proto3,oneof"`
+}
+
+func (*CallResult_Get) isCallResult_Response() {}
+
+func (*CallResult_Commit) isCallResult_Response() {}
+
+// ResultBatch is the results a node sends at once.
+type ResultBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*CallResult          `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultBatch) Reset() {
+	*x = ResultBatch{}
+	mi := &file_meridian_v1_meridian_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultBatch) ProtoMessage() {}
+
+func (x *ResultBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_meridian_v1_meridian_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultBatch.ProtoReflect.Descriptor instead.
+func (*ResultBatch) Descriptor() ([]byte, []int) {
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ResultBatch) GetResults() []*CallResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 type OperateRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ClientId uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
@@ -866,7 +1157,7 @@ type OperateRequest struct {
 
 func (x *OperateRequest) Reset() {
 	*x = OperateRequest{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[12]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1169,7 @@ func (x *OperateRequest) String() string {
 func (*OperateRequest) ProtoMessage() {}
 
 func (x *OperateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[12]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1182,7 @@ func (x *OperateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperateRequest.ProtoReflect.Descriptor instead.
 func (*OperateRequest) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{12}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OperateRequest) GetClientId() uint32 {
@@ -932,7 +1223,7 @@ type OperateResponse struct {
 
 func (x *OperateResponse) Reset() {
 	*x = OperateResponse{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[13]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -944,7 +1235,7 @@ func (x *OperateResponse) String() string {
 func (*OperateResponse) ProtoMessage() {}
 
 func (x *OperateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[13]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -957,7 +1248,7 @@ func (x *OperateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperateResponse.ProtoReflect.Descriptor instead.
 func (*OperateResponse) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{13}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OperateResponse) GetOp() []byte {
@@ -978,7 +1269,7 @@ type LogTag struct {
 
 func (x *LogTag) Reset() {
 	*x = LogTag{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[14]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +1281,7 @@ func (x *LogTag) String() string {
 func (*LogTag) ProtoMessage() {}
 
 func (x *LogTag) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[14]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1294,7 @@ func (x *LogTag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogTag.ProtoReflect.Descriptor instead.
 func (*LogTag) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{14}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LogTag) GetName() string {
@@ -1043,7 +1334,7 @@ type LogRecord struct {
 
 func (x *LogRecord) Reset() {
 	*x = LogRecord{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[15]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1346,7 @@ func (x *LogRecord) String() string {
 func (*LogRecord) ProtoMessage() {}
 
 func (x *LogRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[15]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1359,7 @@ func (x *LogRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRecord.ProtoReflect.Descriptor instead.
 func (*LogRecord) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{15}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LogRecord) GetHost() uint32 {
@@ -1154,7 +1445,7 @@ type LogEpoch struct {
 
 func (x *LogEpoch) Reset() {
 	*x = LogEpoch{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[16]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1457,7 @@ func (x *LogEpoch) String() string {
 func (*LogEpoch) ProtoMessage() {}
 
 func (x *LogEpoch) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[16]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1470,7 @@ func (x *LogEpoch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogEpoch.ProtoReflect.Descriptor instead.
 func (*LogEpoch) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{16}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LogEpoch) GetStartLid() uint64 {
@@ -1222,7 +1513,7 @@ type LogAppendRequest struct {
 
 func (x *LogAppendRequest) Reset() {
 	*x = LogAppendRequest{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[17]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1525,7 @@ func (x *LogAppendRequest) String() string {
 func (*LogAppendRequest) ProtoMessage() {}
 
 func (x *LogAppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[17]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1538,7 @@ func (x *LogAppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAppendRequest.ProtoReflect.Descriptor instead.
 func (*LogAppendRequest) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{17}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LogAppendRequest) GetClientId() uint32 {
@@ -1316,7 +1607,7 @@ type LogAppendResponse struct {
 
 func (x *LogAppendResponse) Reset() {
 	*x = LogAppendResponse{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[18]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1619,7 @@ func (x *LogAppendResponse) String() string {
 func (*LogAppendResponse) ProtoMessage() {}
 
 func (x *LogAppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[18]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1632,7 @@ func (x *LogAppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAppendResponse.ProtoReflect.Descriptor instead.
 func (*LogAppendResponse) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{18}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LogAppendResponse) GetToid() uint64 {
@@ -1369,7 +1660,7 @@ type LogHeadRequest struct {
 
 func (x *LogHeadRequest) Reset() {
 	*x = LogHeadRequest{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[19]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1381,7 +1672,7 @@ func (x *LogHeadRequest) String() string {
 func (*LogHeadRequest) ProtoMessage() {}
 
 func (x *LogHeadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[19]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1394,7 +1685,7 @@ func (x *LogHeadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogHeadRequest.ProtoReflect.Descriptor instead.
 func (*LogHeadRequest) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{19}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LogHeadRequest) GetClientId() uint32 {
@@ -1428,7 +1719,7 @@ type LogHeadResponse struct {
 
 func (x *LogHeadResponse) Reset() {
 	*x = LogHeadResponse{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[20]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1731,7 @@ func (x *LogHeadResponse) String() string {
 func (*LogHeadResponse) ProtoMessage() {}
 
 func (x *LogHeadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[20]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1744,7 @@ func (x *LogHeadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogHeadResponse.ProtoReflect.Descriptor instead.
 func (*LogHeadResponse) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{20}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LogHeadResponse) GetHl() uint64 {
@@ -1485,7 +1776,7 @@ type LogReadRequest struct {
 
 func (x *LogReadRequest) Reset() {
 	*x = LogReadRequest{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[21]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1788,7 @@ func (x *LogReadRequest) String() string {
 func (*LogReadRequest) ProtoMessage() {}
 
 func (x *LogReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[21]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1801,7 @@ func (x *LogReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogReadRequest.ProtoReflect.Descriptor instead.
 func (*LogReadRequest) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{21}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LogReadRequest) GetClientId() uint32 {
@@ -1565,7 +1856,7 @@ type LogReadResponse struct {
 
 func (x *LogReadResponse) Reset() {
 	*x = LogReadResponse{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[22]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1577,7 +1868,7 @@ func (x *LogReadResponse) String() string {
 func (*LogReadResponse) ProtoMessage() {}
 
 func (x *LogReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[22]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1590,7 +1881,7 @@ func (x *LogReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogReadResponse.ProtoReflect.Descriptor instead.
 func (*LogReadResponse) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{22}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *LogReadResponse) GetRecords() []*LogRecord {
@@ -1626,7 +1917,7 @@ type LogLookupRequest struct {
 
 func (x *LogLookupRequest) Reset() {
 	*x = LogLookupRequest{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[23]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1638,7 +1929,7 @@ func (x *LogLookupRequest) String() string {
 func (*LogLookupRequest) ProtoMessage() {}
 
 func (x *LogLookupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[23]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1651,7 +1942,7 @@ func (x *LogLookupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLookupRequest.ProtoReflect.Descriptor instead.
 func (*LogLookupRequest) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{23}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *LogLookupRequest) GetClientId() uint32 {
@@ -1726,7 +2017,7 @@ type LogLookupResponse struct {
 
 func (x *LogLookupResponse) Reset() {
 	*x = LogLookupResponse{}
-	mi := &file_meridian_v1_meridian_proto_msgTypes[24]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +2029,7 @@ func (x *LogLookupResponse) String() string {
 func (*LogLookupResponse) ProtoMessage() {}
 
 func (x *LogLookupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_meridian_v1_meridian_proto_msgTypes[24]
+	mi := &file_meridian_v1_meridian_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +2042,7 @@ func (x *LogLookupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLookupResponse.ProtoReflect.Descriptor instead.
 func (*LogLookupResponse) Descriptor() ([]byte, []int) {
-	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{24}
+	return file_meridian_v1_meridian_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *LogLookupResponse) GetLids() []uint64 {
@@ -1810,7 +2101,25 @@ const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\x04R\aversion\"G\n" +
 	"\x14ReadSnapshotResponse\x12/\n" +
-	"\x05reads\x18\x01 \x03(\v2\x19.meridian.v1.SnapshotReadR\x05reads\"e\n" +
+	"\x05reads\x18\x01 \x03(\v2\x19.meridian.v1.SnapshotReadR\x05reads\"\x8d\x01\n" +
+	"\x04Call\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12+\n" +
+	"\x03get\x18\x02 \x01(\v2\x17.meridian.v1.GetRequestH\x00R\x03get\x124\n" +
+	"\x06commit\x18\x03 \x01(\v2\x1a.meridian.v1.CommitRequestH\x00R\x06commitB\t\n" +
+	"\arequest\"4\n" +
+	"\tCallBatch\x12'\n" +
+	"\x05calls\x18\x01 \x03(\v2\x11.meridian.v1.CallR\x05calls\"\xc4\x01\n" +
+	"\n" +
+	"CallResult\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12,\n" +
+	"\x03get\x18\x04 \x01(\v2\x18.meridian.v1.GetResponseH\x00R\x03get\x125\n" +
+	"\x06commit\x18\x05 \x01(\v2\x1b.meridian.v1.CommitResponseH\x00R\x06commitB\n" +
+	"\n" +
+	"\bresponse\"@\n" +
+	"\vResultBatch\x121\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.meridian.v1.CallResultR\aresults\"e\n" +
 	"\x0eOperateRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x0e\n" +
@@ -1891,12 +2200,13 @@ const file_meridian_v1_meridian_proto_rawDesc = "" +
 	"\x10LOG_PREDICATE_LT\x10\x02\x12\x14\n" +
 	"\x10LOG_PREDICATE_LE\x10\x03\x12\x14\n" +
 	"\x10LOG_PREDICATE_GT\x10\x04\x12\x14\n" +
-	"\x10LOG_PREDICATE_GE\x10\x052\x8f\x05\n" +
+	"\x10LOG_PREDICATE_GE\x10\x052\xce\x05\n" +
 	"\bMeridian\x12G\n" +
 	"\bRegister\x12\x1c.meridian.v1.RegisterRequest\x1a\x1d.meridian.v1.RegisterResponse\x128\n" +
 	"\x03Get\x12\x17.meridian.v1.GetRequest\x1a\x18.meridian.v1.GetResponse\x12A\n" +
 	"\x06Commit\x12\x1a.meridian.v1.CommitRequest\x1a\x1b.meridian.v1.CommitResponse\x12S\n" +
-	"\fReadSnapshot\x12 .meridian.v1.ReadSnapshotRequest\x1a!.meridian.v1.ReadSnapshotResponse\x12D\n" +
+	"\fReadSnapshot\x12 .meridian.v1.ReadSnapshotRequest\x1a!.meridian.v1.ReadSnapshotResponse\x12=\n" +
+	"\x05Calls\x12\x16.meridian.v1.CallBatch\x1a\x18.meridian.v1.ResultBatch(\x010\x01\x12D\n" +
 	"\aOperate\x12\x1b.meridian.v1.OperateRequest\x1a\x1c.meridian.v1.OperateResponse\x12J\n" +
 	"\tLogAppend\x12\x1d.meridian.v1.LogAppendRequest\x1a\x1e.meridian.v1.LogAppendResponse\x12D\n" +
 	"\aLogHead\x12\x1b.meridian.v1.LogHeadRequest\x1a\x1c.meridian.v1.LogHeadResponse\x12D\n" +
@@ -1916,7 +2226,7 @@ func file_meridian_v1_meridian_proto_rawDescGZIP() []byte {
 }
 
 var file_meridian_v1_meridian_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_meridian_v1_meridian_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_meridian_v1_meridian_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_meridian_v1_meridian_proto_goTypes = []any{
 	(CommitStatus)(0),            // 0: meridian.v1.CommitStatus
 	(LogPredicate)(0),            // 1: meridian.v1.LogPredicate
@@ -1932,19 +2242,23 @@ var file_meridian_v1_meridian_proto_goTypes = []any{
 	(*ReadSnapshotRequest)(nil),  // 11: meridian.v1.ReadSnapshotRequest
 	(*SnapshotRead)(nil),         // 12: meridian.v1.SnapshotRead
 	(*ReadSnapshotResponse)(nil), // 13: meridian.v1.ReadSnapshotResponse
-	(*OperateRequest)(nil),       // 14: meridian.v1.OperateRequest
-	(*OperateResponse)(nil),      // 15: meridian.v1.OperateResponse
-	(*LogTag)(nil),               // 16: meridian.v1.LogTag
-	(*LogRecord)(nil),            // 17: meridian.v1.LogRecord
-	(*LogEpoch)(nil),             // 18: meridian.v1.LogEpoch
-	(*LogAppendRequest)(nil),     // 19: meridian.v1.LogAppendRequest
-	(*LogAppendResponse)(nil),    // 20: meridian.v1.LogAppendResponse
-	(*LogHeadRequest)(nil),       // 21: meridian.v1.LogHeadRequest
-	(*LogHeadResponse)(nil),      // 22: meridian.v1.LogHeadResponse
-	(*LogReadRequest)(nil),       // 23: meridian.v1.LogReadRequest
-	(*LogReadResponse)(nil),      // 24: meridian.v1.LogReadResponse
-	(*LogLookupRequest)(nil),     // 25: meridian.v1.LogLookupRequest
-	(*LogLookupResponse)(nil),    // 26: meridian.v1.LogLookupResponse
+	(*Call)(nil),                 // 14: meridian.v1.Call
+	(*CallBatch)(nil),            // 15: meridian.v1.CallBatch
+	(*CallResult)(nil),           // 16: meridian.v1.CallResult
+	(*ResultBatch)(nil),          // 17: meridian.v1.ResultBatch
+	(*OperateRequest)(nil),       // 18: meridian.v1.OperateRequest
+	(*OperateResponse)(nil),      // 19: meridian.v1.OperateResponse
+	(*LogTag)(nil),               // 20: meridian.v1.LogTag
+	(*LogRecord)(nil),            // 21: meridian.v1.LogRecord
+	(*LogEpoch)(nil),             // 22: meridian.v1.LogEpoch
+	(*LogAppendRequest)(nil),     // 23: meridian.v1.LogAppendRequest
+	(*LogAppendResponse)(nil),    // 24: meridian.v1.LogAppendResponse
+	(*LogHeadRequest)(nil),       // 25: meridian.v1.LogHeadRequest
+	(*LogHeadResponse)(nil),      // 26: meridian.v1.LogHeadResponse
+	(*LogReadRequest)(nil),       // 27: meridian.v1.LogReadRequest
+	(*LogReadResponse)(nil),      // 28: meridian.v1.LogReadResponse
+	(*LogLookupRequest)(nil),     // 29: meridian.v1.LogLookupRequest
+	(*LogLookupResponse)(nil),    // 30: meridian.v1.LogLookupResponse
 }
 var file_meridian_v1_meridian_proto_depIdxs = []int32{
 	6,  // 0: meridian.v1.Txn.reads:type_name -> meridian.v1.Read
@@ -1952,34 +2266,42 @@ var file_meridian_v1_meridian_proto_depIdxs = []int32{
 	8,  // 2: meridian.v1.CommitRequest.txn:type_name -> meridian.v1.Txn
 	0,  // 3: meridian.v1.CommitResponse.status:type_name -> meridian.v1.CommitStatus
 	12, // 4: meridian.v1.ReadSnapshotResponse.reads:type_name -> meridian.v1.SnapshotRead
-	16, // 5: meridian.v1.LogRecord.tags:type_name -> meridian.v1.LogTag
-	16, // 6: meridian.v1.LogAppendRequest.tags:type_name -> meridian.v1.LogTag
-	18, // 7: meridian.v1.LogHeadResponse.journal:type_name -> meridian.v1.LogEpoch
-	17, // 8: meridian.v1.LogReadResponse.records:type_name -> meridian.v1.LogRecord
-	1,  // 9: meridian.v1.LogLookupRequest.predicate:type_name -> meridian.v1.LogPredicate
-	2,  // 10: meridian.v1.Meridian.Register:input_type -> meridian.v1.RegisterRequest
-	4,  // 11: meridian.v1.Meridian.Get:input_type -> meridian.v1.GetRequest
-	9,  // 12: meridian.v1.Meridian.Commit:input_type -> meridian.v1.CommitRequest
-	11, // 13: meridian.v1.Meridian.ReadSnapshot:input_type -> meridian.v1.ReadSnapshotRequest
-	14, // 14: meridian.v1.Meridian.Operate:input_type -> meridian.v1.OperateRequest
-	19, // 15: meridian.v1.Meridian.LogAppend:input_type -> meridian.v1.LogAppendRequest
-	21, // 16: meridian.v1.Meridian.LogHead:input_type -> meridian.v1.LogHeadRequest
-	23, // 17: meridian.v1.Meridian.LogRead:input_type -> meridian.v1.LogReadRequest
-	25, // 18: meridian.v1.Meridian.LogLookup:input_type -> meridian.v1.LogLookupRequest
-	3,  // 19: meridian.v1.Meridian.Register:output_type -> meridian.v1.RegisterResponse
-	5,  // 20: meridian.v1.Meridian.Get:output_type -> meridian.v1.GetResponse
-	10, // 21: meridian.v1.Meridian.Commit:output_type -> meridian.v1.CommitResponse
-	13, // 22: meridian.v1.Meridian.ReadSnapshot:output_type -> meridian.v1.ReadSnapshotResponse
-	15, // 23: meridian.v1.Meridian.Operate:output_type -> meridian.v1.OperateResponse
-	20, // 24: meridian.v1.Meridian.LogAppend:output_type -> meridian.v1.LogAppendResponse
-	22, // 25: meridian.v1.Meridian.LogHead:output_type -> meridian.v1.LogHeadResponse
-	24, // 26: meridian.v1.Meridian.LogRead:output_type -> meridian.v1.LogReadResponse
-	26, // 27: meridian.v1.Meridian.LogLookup:output_type -> meridian.v1.LogLookupResponse
-	19, // [19:28] is the sub-list for method output_type
-	10, // [10:19] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	4,  // 5: meridian.v1.Call.get:type_name -> meridian.v1.GetRequest
+	9,  // 6: meridian.v1.Call.commit:type_name -> meridian.v1.CommitRequest
+	14, // 7: meridian.v1.CallBatch.calls:type_name -> meridian.v1.Call
+	5,  // 8: meridian.v1.CallResult.get:type_name -> meridian.v1.GetResponse
+	10, // 9: meridian.v1.CallResult.commit:type_name -> meridian.v1.CommitResponse
+	16, // 10: meridian.v1.ResultBatch.results:type_name -> meridian.v1.CallResult
+	20, // 11: meridian.v1.LogRecord.tags:type_name -> meridian.v1.LogTag
+	20, // 12: meridian.v1.LogAppendRequest.tags:type_name -> meridian.v1.LogTag
+	22, // 13: meridian.v1.LogHeadResponse.journal:type_name -> meridian.v1.LogEpoch
+	21, // 14: meridian.v1.LogReadResponse.records:type_name -> meridian.v1.LogRecord
+	1,  // 15: meridian.v1.LogLookupRequest.predicate:type_name -> meridian.v1.LogPredicate
+	2,  // 16: meridian.v1.Meridian.Register:input_type -> meridian.v1.RegisterRequest
+	4,  // 17: meridian.v1.Meridian.Get:input_type -> meridian.v1.GetRequest
+	9,  // 18: meridian.v1.Meridian.Commit:input_type -> meridian.v1.CommitRequest
+	11, // 19: meridian.v1.Meridian.ReadSnapshot:input_type -> meridian.v1.ReadSnapshotRequest
+	15, // 20: meridian.v1.Meridian.Calls:input_type -> meridian.v1.CallBatch
+	18, // 21: meridian.v1.Meridian.Operate:input_type -> meridian.v1.OperateRequest
+	23, // 22: meridian.v1.Meridian.LogAppend:input_type -> meridian.v1.LogAppendRequest
+	25, // 23: meridian.v1.Meridian.LogHead:input_type -> meridian.v1.LogHeadRequest
+	27, // 24: meridian.v1.Meridian.LogRead:input_type -> meridian.v1.LogReadRequest
+	29, // 25: meridian.v1.Meridian.LogLookup:input_type -> meridian.v1.LogLookupRequest
+	3,  // 26: meridian.v1.Meridian.Register:output_type -> meridian.v1.RegisterResponse
+	5,  // 27: meridian.v1.Meridian.Get:output_type -> meridian.v1.GetResponse
+	10, // 28: meridian.v1.Meridian.Commit:output_type -> meridian.v1.CommitResponse
+	13, // 29: meridian.v1.Meridian.ReadSnapshot:output_type -> meridian.v1.ReadSnapshotResponse
+	17, // 30: meridian.v1.Meridian.Calls:output_type -> meridian.v1.ResultBatch
+	19, // 31: meridian.v1.Meridian.Operate:output_type -> meridian.v1.OperateResponse
+	24, // 32: meridian.v1.Meridian.LogAppend:output_type -> meridian.v1.LogAppendResponse
+	26, // 33: meridian.v1.Meridian.LogHead:output_type -> meridian.v1.LogHeadResponse
+	28, // 34: meridian.v1.Meridian.LogRead:output_type -> meridian.v1.LogReadResponse
+	30, // 35: meridian.v1.Meridian.LogLookup:output_type -> meridian.v1.LogLookupResponse
+	26, // [26:36] is the sub-list for method output_type
+	16, // [16:26] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_meridian_v1_meridian_proto_init() }
@@ -1987,13 +2309,21 @@ func file_meridian_v1_meridian_proto_init() {
 	if File_meridian_v1_meridian_proto != nil {
 		return
 	}
+	file_meridian_v1_meridian_proto_msgTypes[12].OneofWrappers = []any{
+		(*Call_Get)(nil),
+		(*Call_Commit)(nil),
+	}
+	file_meridian_v1_meridian_proto_msgTypes[14].OneofWrappers = []any{
+		(*CallResult_Get)(nil),
+		(*CallResult_Commit)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_meridian_v1_meridian_proto_rawDesc), len(file_meridian_v1_meridian_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   25,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,7 @@ const (
 	Meridian_Get_FullMethodName          = "/meridian.v1.Meridian/Get"
 	Meridian_Commit_FullMethodName       = "/meridian.v1.Meridian/Commit"
 	Meridian_ReadSnapshot_FullMethodName = "/meridian.v1.Meridian/ReadSnapshot"
+	Meridian_Calls_FullMethodName        = "/meridian.v1.Meridian/Calls"
 	Meridian_Operate_FullMethodName      = "/meridian.v1.Meridian/Operate"
 	Meridian_LogAppend_FullMethodName    = "/meridian.v1.Meridian/LogAppend"
 	Meridian_LogHead_FullMethodName      = "/meridian.v1.Meridian/LogHead"
@@ -72,6 +73,16 @@ type MeridianClient interface {
 	// ReadSnapshot reads keys from one consistent snapshot of the node: consistent within the
 	// datacenter, not serializable across datacenters.
 	ReadSnapshot(ctx context.Context, in *ReadSnapshotRequest, opts ...grpc.CallOption) (*ReadSnapshotResponse, error)
+	// Calls carries Get and Commit calls of the clients registered over this connection on one
+	// stream, in batches both ways, so that a process running many clients of the node (a bench)
+	// pays for one stream and a few messages per batch instead of one HTTP/2 stream per call.
+	// Every Call is answered by one CallResult with its call_id, in any order; a call means and
+	// fails exactly as the unary RPC of the same request (code and message of CallResult), and
+	// the node validates it the same way. Ending the stream abandons the calls not answered yet:
+	// the node still carries them out (a commit's outcome is then unknown to the caller). A node
+	// answers at most 65,536 calls outstanding on one stream at once; beyond that, a call fails
+	// with RESOURCE_EXHAUSTED.
+	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallBatch, ResultBatch], error)
 	// Operate carries one request of a partitioned protocol (the transactional-causal family,
 	// whose client library runs part of the protocol) to the node, and its answer back: both are
 	// the protocol's own messages in its wire encoding (package wire, the protocol's Codec). A
@@ -155,6 +166,19 @@ func (c *meridianClient) ReadSnapshot(ctx context.Context, in *ReadSnapshotReque
 	return out, nil
 }
 
+func (c *meridianClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallBatch, ResultBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Meridian_ServiceDesc.Streams[0], Meridian_Calls_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CallBatch, ResultBatch]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Meridian_CallsClient = grpc.BidiStreamingClient[CallBatch, ResultBatch]
+
 func (c *meridianClient) Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*OperateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(OperateResponse)
@@ -235,6 +259,16 @@ type MeridianServer interface {
 	// ReadSnapshot reads keys from one consistent snapshot of the node: consistent within the
 	// datacenter, not serializable across datacenters.
 	ReadSnapshot(context.Context, *ReadSnapshotRequest) (*ReadSnapshotResponse, error)
+	// Calls carries Get and Commit calls of the clients registered over this connection on one
+	// stream, in batches both ways, so that a process running many clients of the node (a bench)
+	// pays for one stream and a few messages per batch instead of one HTTP/2 stream per call.
+	// Every Call is answered by one CallResult with its call_id, in any order; a call means and
+	// fails exactly as the unary RPC of the same request (code and message of CallResult), and
+	// the node validates it the same way. Ending the stream abandons the calls not answered yet:
+	// the node still carries them out (a commit's outcome is then unknown to the caller). A node
+	// answers at most 65,536 calls outstanding on one stream at once; beyond that, a call fails
+	// with RESOURCE_EXHAUSTED.
+	Calls(grpc.BidiStreamingServer[CallBatch, ResultBatch]) error
 	// Operate carries one request of a partitioned protocol (the transactional-causal family,
 	// whose client library runs part of the protocol) to the node, and its answer back: both are
 	// the protocol's own messages in its wire encoding (package wire, the protocol's Codec). A
@@ -289,6 +323,9 @@ func (UnimplementedMeridianServer) Commit(context.Context, *CommitRequest) (*Com
 }
 func (UnimplementedMeridianServer) ReadSnapshot(context.Context, *ReadSnapshotRequest) (*ReadSnapshotResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReadSnapshot not implemented")
+}
+func (UnimplementedMeridianServer) Calls(grpc.BidiStreamingServer[CallBatch, ResultBatch]) error {
+	return status.Error(codes.Unimplemented, "method Calls not implemented")
 }
 func (UnimplementedMeridianServer) Operate(context.Context, *OperateRequest) (*OperateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Operate not implemented")
@@ -397,6 +434,13 @@ func _Meridian_ReadSnapshot_Handler(srv interface{}, ctx context.Context, dec fu
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _Meridian_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MeridianServer).Calls(&grpc.GenericServerStream[CallBatch, ResultBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Meridian_CallsServer = grpc.BidiStreamingServer[CallBatch, ResultBatch]
 
 func _Meridian_Operate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(OperateRequest)
@@ -532,6 +576,13 @@ var Meridian_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Meridian_LogLookup_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Calls",
+			Handler:       _Meridian_Calls_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "meridian/v1/meridian.proto",
 }

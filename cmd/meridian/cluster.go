@@ -143,6 +143,8 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 		return usagef("cluster up: --partitions %d: want at least 1", o.partitions)
 	case o.partitions > 1 && entry.NewClient == nil && entry.NewPartitionedClient == nil:
 		return usagef("cluster up: --partitions %d: protocol %s is not partitioned (it runs one full replica per datacenter)", o.partitions, o.protocol)
+	case o.tls && entry.Family == registry.Pipeline:
+		return usagef("cluster up: --tls: protocol %s does not support tls (its sites speak plain TCP)", o.protocol)
 	case o.nodesPerDC != 1 && (entry.NewClient != nil || entry.NewPartitionedClient != nil || entry.Nodes != nil):
 		return usagef("cluster up: --nodes-per-dc is for full-replication protocols with one node per replica; %s is not one", o.protocol)
 	}

@@ -72,7 +72,7 @@ func newMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&o.epochs, "epochs", svm.Epochs, "epochs per run")
 	f.StringVar(&o.planning, "planning", "offline", "where COP's plan is made: offline, fused, first-epoch or sources:N")
 	f.Float64Var(&o.lambda, "lambda", svm.DefaultLambda, "regularization weight λ")
-	f.IntVar(&o.chunk, "chunk", cop.DefaultChunk, "consecutive transactions a worker takes at a time")
+	f.IntVar(&o.chunk, "chunk", 0, "consecutive transactions a worker takes at a time (0: 4, and COP's chosen from its plan: 256 where the plan is one chain)")
 	f.BoolVar(&o.striped, "striped", false, "deal the chunks to workers round robin ahead of time instead of through a shared counter")
 	f.BoolVar(&o.check, "check", false, "record each run's last epoch and check its serializability (slow; that epoch is left out of the throughput)")
 	f.StringVar(&o.jsonFile, "json", "", "write the runs as JSON to this file")
@@ -81,7 +81,6 @@ func newMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.quiet, "quiet", false, "no progress line (there is none unless stderr is a terminal)")
 	_ = cmd.RegisterFlagCompletionFunc("scheme", cobra.FixedCompletions(cop.SchemeNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scale", cobra.FixedCompletions([]string{"full", "ci"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.AddCommand(newMLGeoCmd(stdout, stderr))
 	_ = cmd.RegisterFlagCompletionFunc("planning", cobra.FixedCompletions([]string{"offline", "fused", "first-epoch", "sources:4"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -113,8 +112,8 @@ func runML(o mlOptions, stdout, stderr io.Writer) error {
 		return usagef("ml: no scheme to run (--scheme is empty)")
 	case o.epochs < 1:
 		return usagef("ml: --epochs must be at least 1")
-	case o.chunk < 1:
-		return usagef("ml: --chunk must be at least 1")
+	case o.chunk < 0:
+		return usagef("ml: --chunk must be at least 0")
 	}
 	scale, err := dataset.ParseScale(o.scale)
 	if err != nil {

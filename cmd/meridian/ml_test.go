@@ -102,7 +102,7 @@ func TestMLUsageErrors(t *testing.T) {
 		{[]string{"--scheme", "hogwild"}, `ml: --scheme: unknown scheme "hogwild"`},
 		{[]string{"--scheme", ""}, "ml: no scheme to run"},
 		{[]string{"--epochs", "0"}, "ml: --epochs must be at least 1"},
-		{[]string{"--chunk", "0"}, "ml: --chunk must be at least 1"},
+		{[]string{"--chunk", "-1"}, "ml: --chunk must be at least 0"},
 		{[]string{"--scale", "half"}, `ml: --scale: unknown scale "half"`},
 		{[]string{"--planning", "later"}, `ml: --planning: unknown planning "later"`},
 		{[]string{"--dataset", "hotspot:10"}, "bad hot-spot size"},

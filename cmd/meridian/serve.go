@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server"
 	"github.com/meridian-kv/meridian/server/cluster"
 )
@@ -40,7 +41,8 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 		Long: `Run one node of a cluster until SIGINT or SIGTERM. The cluster file (format in
 server/cluster/doc.go) names every node's datacenter, partition and addresses; the node logs to
 stderr. The storage engine's (Pebble's) informational lines are left out unless --storage-log;
-its errors are always logged.`,
+its errors are always logged. A pipeline's node (cop-geo) runs its protocol's own driver instead
+of the server, with /healthz and /status on its metrics address.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return runServe(o, stderr) },
 	}
@@ -78,9 +80,22 @@ func runServe(o serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	node, err := server.New(cfg, o.node, slog.New(handler), server.Options{StorageLog: o.storageLog})
+	entry, err := registry.Lookup(cfg.Protocol)
 	if err != nil {
 		return usageError{err}
+	}
+	var run func(context.Context) error
+	if entry.Family == registry.Pipeline { // its own driver (cop-geo)
+		if _, _, err := cfg.Node(o.node); err != nil {
+			return usageError{err}
+		}
+		run = func(ctx context.Context) error { return server.ServePipeline(ctx, cfg, o.node, stderr) }
+	} else {
+		node, err := server.New(cfg, o.node, slog.New(handler), server.Options{StorageLog: o.storageLog})
+		if err != nil {
+			return usageError{err}
+		}
+		run = node.Run
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -95,5 +110,5 @@ func runServe(o serveOptions, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return node.Run(ctx)
+	return run(ctx)
 }

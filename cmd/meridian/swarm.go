@@ -54,7 +54,7 @@ stages restarted empty, garbage collection, Hyksos clients in a quarter of the s
 (the same draws on one datacenter) and hyksos (Hyksos clients in every seed). Each run is
 checked during the run and at its end: every append answered once, every datacenter's log
 holding every record once in causal order, Hyksos's reads. "committed checked" counts the
-appends answered for them. (all runs the transactional protocols only.)`,
+appends answered for them. "--protocol all" runs every transactional protocol, then the logs.`,
 		Example: `  meridian swarm --protocol helios-1 --seeds 10000 --parallel 2
   meridian swarm --protocol all --seeds 200
   meridian swarm --protocol mf --seed 4242                       # replay one seed
@@ -67,7 +67,7 @@ appends answered for them. (all runs the transactional protocols only.)`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.protocols, "protocol", "", "protocols to run, comma-separated (the shared logs: chariots, flstore, hyksos), or all transactional ones (required)")
+	fs.StringVar(&f.protocols, "protocol", "", "protocols to run, comma-separated (the shared logs: chariots, flstore, hyksos), or all (required)")
 	fs.Uint64Var(&f.seeds, "seeds", swarm.SeedsPerProtocol, "seeds per protocol")
 	fs.Uint64Var(&f.from, "from", 1, "first seed")
 	fs.Uint64Var(&f.seed, "seed", 0, "run just this seed (replay)")
@@ -145,8 +145,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags, stdout, stderr io.Writer) error 
 }
 
 // swarmProtocols parses --protocol: a comma-separated list of registered transactional
-// protocols and shared log swarms (chariots, flstore, hyksos), or all the transactional
-// protocols.
+// protocols and shared logs (chariots, flstore, hyksos: the log simulator's swarm), or all of them.
 func swarmProtocols(list string) ([]string, error) {
 	if list == "" {
 		return nil, usagef("swarm: --protocol is required (one or more of %s, or all)", strings.Join(registry.Names(), ", "))
@@ -158,7 +157,7 @@ func swarmProtocols(list string) ([]string, error) {
 				out = append(out, p)
 			}
 		}
-		return out, nil
+		return append(out, logsim.SwarmNames...), nil
 	}
 	for _, p := range strings.Split(list, ",") {
 		if swarm.IsLog(p) {
@@ -168,6 +167,9 @@ func swarmProtocols(list string) ([]string, error) {
 		e, err := registry.Lookup(p)
 		if err != nil {
 			return nil, usagef("swarm: %v (or a shared log's swarm: %s)", err, strings.Join(logsim.SwarmNames, ", "))
+		}
+		if e.Family == registry.Pipeline {
+			return nil, usagef("swarm: %s is a pipeline, not a transactional protocol: its tests are `go test ./ml/geo` (the simulator) and ./server/e2e", p)
 		}
 		if !e.Family.Transactional() {
 			return nil, usagef("swarm: %s has no swarm (the shared logs': %s)", p, strings.Join(logsim.SwarmNames, ", "))

@@ -46,6 +46,7 @@ func RoundTrip(t *testing.T, proto string, seeds int) {
 // protocol's extra nodes.
 func RoundTripWith(t *testing.T, proto string, seeds int, adjust func(seed uint64, opts *bench.Options)) {
 	t.Helper()
+	swarm.SimulationGC(t)
 	if os.Getenv("MERIDIAN_LONG") != "" {
 		seeds = LongSeeds
 	}

@@ -29,15 +29,24 @@ type Overrides struct {
 // quarters of it, so that transactions still have time to finish after the last fault and an
 // unfinished one still means a liveness failure.
 func (o Overrides) Apply(opts bench.Options) bench.Options {
-	opts.Params = o.params(opts.Params)
-	if o.ClientsPerDC > 0 {
-		opts.ClientsPerDC = o.ClientsPerDC
-	}
-	if o.DurationUs > 0 && o.DurationUs != opts.DurationUs {
-		opts.DurationUs = o.DurationUs
+	if o.resize(&opts.Params, &opts.ClientsPerDC, &opts.DurationUs) {
 		opts.Faults = o.faultsOver(opts.Faults)
 	}
 	return opts
+}
+
+// resize sets a run's parameters, clients per datacenter and length from o and reports whether
+// it shortened the run (the caller then drops what would no longer be over in time).
+func (o Overrides) resize(params *protocol.Params, clientsPerDC *int, durationUs *int64) (shortened bool) {
+	*params = o.params(*params)
+	if o.ClientsPerDC > 0 {
+		*clientsPerDC = o.ClientsPerDC
+	}
+	if o.DurationUs > 0 && o.DurationUs != *durationUs {
+		*durationUs = o.DurationUs
+		return true
+	}
+	return false
 }
 
 // params returns drawn with o's parameters over it (drawn itself if o has none).

@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -20,6 +21,7 @@ type GCRecords func(r protocol.Replica) (records, watermarks int)
 // clients; with 1h the records must grow with the run (so that the check can fail).
 func CheckRecordsBounded(t *testing.T, topo *topology.Topology, factory protocol.Factory, records GCRecords) {
 	t.Helper()
+	SimulationGC(t)
 	early, late, decided := runForRecords(t, topo, factory, "1s", records)
 	if late > early*3/2 || late*10 > decided {
 		t.Errorf("gc_after 1s: peak of %d records in the first 30s, %d in the last 30s, %d transactions decided", early, late, decided)
@@ -60,22 +62,28 @@ func runForRecords(t *testing.T, topo *topology.Topology, factory protocol.Facto
 
 // RunEagerGC reruns 40 swarm seeds of proto (10 with -short) with gc_after = 50ms, below the
 // chaotic networks' reordering delays, so that late and duplicated messages meet forgotten
-// transactions: the checker must still find no anomaly and every transaction must finish.
+// transactions: the checker must still find no anomaly and every transaction must finish. The
+// seeds run on every core (ForSeeds).
 func RunEagerGC(t *testing.T, proto string) {
 	t.Helper()
-	seeds := uint64(40)
+	SimulationGC(t)
+	seeds := 40
 	if testing.Short() {
 		seeds = 10
 	}
-	for seed := uint64(1); seed <= seeds; seed++ {
+	seed, err := ForSeeds(SeedRange(seeds), func(_ int, seed uint64) error {
 		opts := Options(proto, seed)
 		opts.Params = protocol.Params{"gc_after": "50ms"}
 		res, err := bench.Run(opts, proto)
 		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+			return err
 		}
 		if !res.Checker.OK || res.Unfinished > 0 {
-			t.Fatalf("seed %d: %s; %d unfinished\nparameters: %s", seed, res.Checker.Summary(), res.Unfinished, res.Replay)
+			return fmt.Errorf("%s; %d unfinished\nparameters: %s", res.Checker.Summary(), res.Unfinished, res.Replay)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
 	}
 }

@@ -34,12 +34,7 @@ func CheckSeed(proto string, seed uint64, o Overrides) (committed int, err error
 // applyLog is Apply for a log swarm's run: the elasticity and restart events, like the faults,
 // are kept only if they happen by three quarters of a shortened run.
 func (o Overrides) applyLog(opts logsim.Options) logsim.Options {
-	opts.Params = o.params(opts.Params)
-	if o.ClientsPerDC > 0 {
-		opts.ClientsPerDC = o.ClientsPerDC
-	}
-	if o.DurationUs > 0 && o.DurationUs != opts.DurationUs {
-		opts.DurationUs = o.DurationUs
+	if o.resize(&opts.Params, &opts.ClientsPerDC, &opts.DurationUs) {
 		opts.Faults = o.faultsOver(opts.Faults)
 		opts.Events = slices.DeleteFunc(slices.Clone(opts.Events), func(e logsim.Event) bool { return e.AtUs > o.DurationUs*3/4 })
 	}

@@ -56,7 +56,7 @@ func firstSeeds(t *testing.T, count uint64) []uint64 {
 	if os.Getenv("MERIDIAN_SEED") != "" {
 		return seedsToRun(t)
 	}
-	simulationGC(t)
+	SimulationGC(t)
 	if os.Getenv("MERIDIAN_LONG") != "" {
 		count = SeedsPerProtocol
 	}

@@ -256,29 +256,39 @@ func RunWith(t *testing.T, proto, replayCmd string, adjust func(seed uint64, opt
 // runSeeds is Run over seeds, each run's options drawn by options, on every core (ForSeeds).
 func runSeeds(t *testing.T, proto, replayCmd string, seeds []uint64, options func(proto string, seed uint64) bench.Options) {
 	t.Helper()
-	results := make([]*bench.Result, len(seeds))
-	seed, err := ForSeeds(seeds, func(i int, seed uint64) (err error) {
-		results[i], err = Check(proto, options(proto, seed))
+	// Each seed keeps only its count, not its Result (histograms per datacenter): the live heap,
+	// which every collection marks, stays one run's.
+	committed := make([]int, len(seeds))
+	seed, err := ForSeeds(seeds, func(i int, seed uint64) error {
+		res, err := Check(proto, options(proto, seed))
+		if err == nil {
+			committed[i] = res.Checker.Committed
+		}
 		return err
 	})
 	if err != nil {
 		t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
 	}
-	committed := 0
-	for _, res := range results {
-		committed += res.Checker.Committed
-	}
-	if committed == 0 {
+	if committed := sum(committed); committed == 0 {
 		t.Fatalf("no transaction committed over %d seeds: the property test checks nothing", len(seeds))
 	}
-	t.Logf("%d seeds, %d committed transactions checked", len(seeds), committed)
+	t.Logf("%d seeds, %d committed transactions checked", len(seeds), sum(committed))
+}
+
+// sum returns the sum of xs.
+func sum(xs []int) int {
+	total := 0
+	for _, x := range xs {
+		total += x
+	}
+	return total
 }
 
 // seedsToRun is the seed MERIDIAN_SEED names, or 1..SeedsPerProtocol (1..20 with -short). It
-// also sets the test's garbage collector up for simulations (simulationGC).
+// also sets the test's garbage collector up for simulations (SimulationGC).
 func seedsToRun(t *testing.T) []uint64 {
 	t.Helper()
-	simulationGC(t)
+	SimulationGC(t)
 	if s := os.Getenv("MERIDIAN_SEED"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -287,9 +297,9 @@ func seedsToRun(t *testing.T) []uint64 {
 		return []uint64{seed}
 	}
 	if testing.Short() {
-		return seedRange(20)
+		return SeedRange(20)
 	}
-	return seedRange(SeedsPerProtocol)
+	return SeedRange(SeedsPerProtocol)
 }
 
 // CatchesBroken is the negative control of a protocol's deliberately broken variant: for seeds
@@ -298,9 +308,9 @@ func seedsToRun(t *testing.T) []uint64 {
 // test of the protocol can fail. The seeds run on every core (ForSeeds).
 func CatchesBroken(t *testing.T, proto string, seeds, minCaught int, opts func(seed uint64) bench.Options, broken protocol.Params) {
 	t.Helper()
-	simulationGC(t)
+	SimulationGC(t)
 	findings := make([]string, seeds) // the checker's summary of each seed's broken run it failed
-	seed, err := ForSeeds(seedRange(seeds), func(i int, seed uint64) error {
+	seed, err := ForSeeds(SeedRange(seeds), func(i int, seed uint64) error {
 		o := opts(seed)
 		if _, err := Check(proto, o); err != nil {
 			return fmt.Errorf("without %v: %w", broken, err)
@@ -336,11 +346,12 @@ func CatchesBroken(t *testing.T, proto string, seeds, minCaught int, opts func(s
 	t.Logf("caught on %d of %d seeds", caught, seeds)
 }
 
-// simulationGC runs the rest of test t with GOGC=400 (unless GOGC is set), as `meridian bench`
+// SimulationGC runs the rest of test t with GOGC=400 (unless GOGC is set), as `meridian bench`
 // runs simulations: their heaps are mostly short-lived, and collecting a fifth as often makes
 // the swarms, most of `go test ./...`'s CPU time, about a tenth cheaper. The previous setting
-// comes back when t ends.
-func simulationGC(t *testing.T) {
+// comes back when t ends. Run, RunTCC, CatchesBroken, RunEagerGC, CheckRecordsBounded and
+// checkpointtest call it; a test of many simulations of its own may too.
+func SimulationGC(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}

@@ -122,20 +122,54 @@ func randomNodeFaults(r *rand.Rand, nodes int, durationUs int64) []sim.Fault {
 // causality anomalies C2 and C3, which RunTCC counts and returns.
 func RunTCC(t *testing.T, proto, replayCmd string, extra protocol.Params) (expectedAnomalies int) {
 	t.Helper()
-	seeds := seedsToRun(t)
-	results := make([]*bench.Result, len(seeds))
-	seed, err := ForSeeds(seeds, func(i int, seed uint64) (err error) {
-		results[i], err = Check(proto, TCCOptions(proto, seed, extra))
+	return runTCCSeeds(t, proto, replayCmd, seedsToRun(t), extra)
+}
+
+// RunTCCVariant is RunTCC for a variant of proto's plain swarm (RunTCC with no extra, which the
+// protocol's tests must also run): every seed with extra's parameters forced. It skips the seeds
+// whose random draw (registry.Entry.RandomParams) already holds every value of extra: forcing
+// them changes nothing, so those runs are byte for byte the plain swarm's, already checked there.
+// Together the two swarms still run every seed of 1..SeedsPerProtocol with the variant's
+// parameters once. A seed named by MERIDIAN_SEED always runs.
+func RunTCCVariant(t *testing.T, proto, replayCmd string, extra protocol.Params) (expectedAnomalies int) {
+	t.Helper()
+	all := seedsToRun(t)
+	seeds := all[:0:0]
+	for _, seed := range all {
+		if drawn := TCCOptions(proto, seed, nil).Params; len(all) == 1 || !holdsAll(drawn, extra) {
+			seeds = append(seeds, seed)
+		}
+	}
+	t.Logf("%d of %d seeds differ from the plain swarm's with %v", len(seeds), len(all), extra)
+	return runTCCSeeds(t, proto, replayCmd, seeds, extra)
+}
+
+// holdsAll reports whether params has every key of want with want's value.
+func holdsAll(params, want protocol.Params) bool {
+	for k, v := range want {
+		if got, ok := params[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// runTCCSeeds is RunTCC over seeds.
+func runTCCSeeds(t *testing.T, proto, replayCmd string, seeds []uint64, extra protocol.Params) (expectedAnomalies int) {
+	t.Helper()
+	// Each seed keeps only its counts, not its Result, as in runSeeds.
+	anomalies, finished := make([]int, len(seeds)), make([]int, len(seeds))
+	seed, err := ForSeeds(seeds, func(i int, seed uint64) error {
+		res, err := Check(proto, TCCOptions(proto, seed, extra))
+		if err == nil {
+			anomalies[i], finished[i] = res.ExpectedAnomalies(), res.TCC().ROTs+res.TCC().WOTs
+		}
 		return err
 	})
 	if err != nil {
 		t.Fatalf("seed %d: %v\nreplay: MERIDIAN_SEED=%d %s", seed, err, seed, replayCmd)
 	}
-	checked := 0
-	for _, res := range results {
-		expectedAnomalies += res.ExpectedAnomalies()
-		checked += res.TCC().ROTs + res.TCC().WOTs
-	}
+	expectedAnomalies, checked := sum(anomalies), sum(finished)
 	if checked == 0 {
 		t.Fatalf("no transaction finished over %d seeds: the property test checks nothing", len(seeds))
 	}

@@ -395,3 +395,46 @@ func TestTxnsRejectsUnsortedSets(t *testing.T) {
 		t.Error("Plan accepted transactions other than those planned")
 	}
 }
+
+// TestChunkFor: a plan that is one chain (every transaction reads its predecessor's write) offers
+// two workers no parallelism at any chunk, so COP dispenses it in the largest chunk; 64
+// independent transactions get the largest chunk that still keeps both workers busy (16, not
+// 256); one worker keeps DefaultChunk.
+func TestChunkFor(t *testing.T) {
+	var independent, chain [][]uint32
+	for x := range uint32(64) {
+		independent, chain = append(independent, []uint32{x}), append(chain, []uint32{0, x + 1})
+	}
+	plan := func(sets [][]uint32) *Plan {
+		offsets, features := []int{0}, []uint32{}
+		for _, s := range sets {
+			features = append(features, s...)
+			offsets = append(offsets, len(features))
+		}
+		txns, err := SameSets(offsets, features)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := PlanAll(txns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ind, ch := plan(independent), plan(chain)
+	if got := ind.Parallelism(2, 4); got != 2 {
+		t.Errorf("independent: parallelism %v, want 2", got)
+	}
+	if got := ch.Parallelism(2, 4); got != 1 {
+		t.Errorf("chain: parallelism %v, want 1", got)
+	}
+	for _, c := range []struct {
+		plan    *Plan
+		workers int
+		want    int
+	}{{ind, 2, 16}, {ch, 2, chunkCandidates[0]}, {ch, 1, DefaultChunk}} {
+		if got := ChunkFor(c.plan, c.workers); got != c.want {
+			t.Errorf("ChunkFor(%d workers) = %d, want %d", c.workers, got, c.want)
+		}
+	}
+}

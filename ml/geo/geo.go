@@ -6,7 +6,8 @@
 //
 // Source and Centre are sans-IO state machines (protocol.Replica: time, timers and sends only
 // through protocol.Env), so the simulator (Simulate: WAN delays, loss, duplication, reordering,
-// a restart of the central site) and real processes (Driver, `meridian ml geo`) run the same
+// a restart of the central site) and real processes (Driver; Serve, the registered pipeline
+// cop-geo that `meridian cluster up` starts) run the same
 // code. Shipping is at-least-once: a source resends every batch until the centre acknowledges
 // it, and the centre recognises a batch it already has by its (source, sequence number).
 //
@@ -35,24 +36,11 @@ import (
 	"github.com/meridian-kv/meridian/topology"
 )
 
-// Topology returns Fig. 6.1's deployment: a central learning datacenter in Ohio and four
-// collection datacenters in North America. The source gives no latencies; these are typical
-// round trips between the AWS regions us-east-2 (central), us-east-1, us-west-1, us-west-2
-// and ca-central-1 (our assumption, in milliseconds, without jitter).
+// Topology returns Fig. 6.1's deployment (the preset topology.COPFig61): the central
+// learning datacenter first, then the four collection datacenters, source s in datacenter s+1.
 func Topology() *topology.Topology {
-	dcs := []string{"central", "virginia", "california", "oregon", "montreal"}
-	rtt := [][]float64{
-		{0, 12, 52, 50, 25},
-		{12, 0, 62, 70, 15},
-		{52, 62, 0, 22, 78},
-		{50, 70, 22, 0, 65},
-		{25, 15, 78, 65, 0},
-	}
-	std := make([][]float64, len(dcs))
-	for i := range std {
-		std[i] = make([]float64, len(dcs))
-	}
-	return &topology.Topology{Name: "cop-fig6.1", DCs: dcs, RTTMs: rtt, StdDevMs: std}
+	t, _ := topology.Preset(topology.COPFig61)
+	return t
 }
 
 // Sources is Fig. 6.1's number of collection sites.

@@ -111,6 +111,9 @@ func (s *Source) HandleTimer(id protocol.TimerID) {
 // Done reports whether every batch is shipped and acknowledged.
 func (s *Source) Done() bool { return len(s.shipped) == s.count && s.unacked == 0 }
 
+// Acked returns how many of the source's batches the centre has acknowledged.
+func (s *Source) Acked() int { return len(s.shipped) - s.unacked }
+
 // Err returns why the source stopped early, if it did.
 func (s *Source) Err() error { return s.err }
 

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -18,7 +19,7 @@ type Options struct {
 	Epochs int
 	Lambda float64
 	// Chunk is how many consecutive transactions a worker takes at a time (0:
-	// cop.DefaultChunk); Striped deals them out ahead of time, round robin, instead of through
+	// cop.DefaultChunk, COP's chosen from its plan by cop.ChunkFor); Striped deals them out ahead of time, round robin, instead of through
 	// the shared counter.
 	Chunk   int
 	Striped bool
@@ -99,7 +100,7 @@ func Run(d *Data, scheme cop.Scheme, workers int, o Options) (*Result, error) {
 	numParams := d.Train.NumFeatures
 	opts := cop.Options{Workers: workers, Chunk: o.Chunk, RecordPlan: first != scheme}
 	if o.Striped {
-		opts.Schedule = cop.Striped(plan.Len(), workers, max(o.Chunk, 1))
+		opts.Schedule = cop.Striped(plan.Len(), workers, cmp.Or(o.Chunk, cop.DefaultChunk))
 	}
 	eng, err := cop.NewEngine(first, plan, numParams, opts)
 	if err != nil {

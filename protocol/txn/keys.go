@@ -7,41 +7,32 @@ package txn
 // one table: a key is then looked up once for all of them (Txn.KeyNumbers). A table and
 // everything numbered in it must be used from one goroutine.
 type KeyTable struct {
-	numbers map[string]int32
-	names   []string
+	names Strings
 }
 
 // NewKeyTable returns an empty key table.
-func NewKeyTable() *KeyTable { return &KeyTable{numbers: make(map[string]int32)} }
+func NewKeyTable() *KeyTable { return &KeyTable{} }
 
 // Number returns key's number, numbering the key if it is new.
-func (kt *KeyTable) Number(key string) int32 {
-	k, ok := kt.numbers[key]
-	if !ok {
-		k = int32(len(kt.names))
-		kt.numbers[key] = k
-		kt.names = append(kt.names, key)
-	}
-	return k
-}
+func (kt *KeyTable) Number(key string) int32 { return int32(kt.names.Intern(key)) }
 
 // Find returns key's number, if the key has one.
 func (kt *KeyTable) Find(key string) (int32, bool) {
-	k, ok := kt.numbers[key]
-	return k, ok
+	k, ok := kt.names.Lookup(key)
+	return int32(k), ok
 }
 
 // FindBytes is Find for a key held as bytes (a decoded name), without copying it.
 func (kt *KeyTable) FindBytes(key []byte) (int32, bool) {
-	k, ok := kt.numbers[string(key)]
-	return k, ok
+	k, ok := kt.names.LookupBytes(key)
+	return int32(k), ok
 }
 
 // Name returns the key numbered k.
-func (kt *KeyTable) Name(k int32) string { return kt.names[k] }
+func (kt *KeyTable) Name(k int32) string { return kt.names.At(uint32(k)) }
 
 // Len returns how many keys are numbered: every number is below it.
-func (kt *KeyTable) Len() int { return len(kt.names) }
+func (kt *KeyTable) Len() int { return kt.names.Len() }
 
 // KeyNumbers returns the numbers in kt of t's keys: reads[i] is the number of Reads[i].Key and
 // writes[j] that of Writes[j].Key. The numbers are computed on the first call for kt and kept in

@@ -4,6 +4,7 @@
 package all
 
 import (
+	_ "github.com/meridian-kv/meridian/ml/geo"
 	_ "github.com/meridian-kv/meridian/protocols/baseline/paxos"
 	_ "github.com/meridian-kv/meridian/protocols/baseline/rc"
 	_ "github.com/meridian-kv/meridian/protocols/baseline/twopc"

@@ -10,7 +10,9 @@
 package registry
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -49,6 +51,13 @@ const (
 	// the request went to (Entry.RepliesElsewhere). No transactional workload, swarm or checker
 	// runs them: `meridian bench --workload log` and the log family's tests (protocols/log) do.
 	Log Family = "log"
+	// Pipeline protocols are not stores: their nodes run a computation of their own over the
+	// network, in a driver of their own (Entry.Serve) rather than the server's event loop, which
+	// `meridian serve` runs for them: COP's global-scale training pipeline (cop-geo: four
+	// collection sites ship planned batches to a central site, which trains). `meridian cluster
+	// up` places them (Entry.Nodes, Entry.Roles) and `cluster status` shows each node's /status.
+	// No workload, swarm or checker runs them.
+	Pipeline Family = "pipeline"
 )
 
 // Partitioned reports whether the family's protocols split the key space over several nodes
@@ -117,6 +126,10 @@ type Entry struct {
 	// Roles, if set, names what each node Nodes places does ("maintainer0", "batcher0", …, per
 	// datacenter), for the node names `meridian cluster up` writes (DC-ROLE).
 	Roles func(p protocol.Params, dcs int) ([]string, error)
+	// Serve runs one node of a Pipeline protocol as a real process until ctx ends (the
+	// protocol's own driver: sockets, clocks and goroutines around its sans-IO state
+	// machines); only Pipeline protocols set it, and they must.
+	Serve func(ctx context.Context, node ServeConfig) error
 	// DeployParams are parameters `meridian cluster up` gives the protocol unless --set gives
 	// them: what a real deployment runs with where the simulator's default differs (Ogre: one
 	// RoT unit node per datacenter, rot_units=1).
@@ -162,7 +175,7 @@ func Register(name string, e Entry) {
 	switch {
 	case taken || e.New == nil || name == "":
 		panic("registry: cannot register protocol " + strconv.Quote(name))
-	case e.Family != ReadWrite && e.Family != Causal && e.Family != PartitionedReadWrite && e.Family != Log:
+	case e.Family != ReadWrite && e.Family != Causal && e.Family != PartitionedReadWrite && e.Family != Log && e.Family != Pipeline:
 		panic(fmt.Sprintf("registry: protocol %q has no family", name))
 	case (e.Family == Causal) != (e.NewClient != nil):
 		panic(fmt.Sprintf("registry: protocol %q: exactly the causal protocols have a client library", name))
@@ -170,13 +183,16 @@ func Register(name string, e Entry) {
 		panic(fmt.Sprintf("registry: protocol %q: exactly the partitioned read-write protocols have a partitioned client library", name))
 	case e.Family == Log && e.Nodes == nil:
 		panic(fmt.Sprintf("registry: log protocol %q places no nodes (Entry.Nodes)", name))
+	case (e.Family == Pipeline) != (e.Serve != nil) || e.Family == Pipeline && (e.Nodes == nil || e.Roles == nil):
+		panic(fmt.Sprintf("registry: protocol %q: exactly the pipelines have Serve, and they place and name their nodes (Nodes, Roles)", name))
 	}
 	entries[name] = e
 }
 
-// Transactional reports whether the family serves transactions: every family but Log. The
-// transactional tools (swarms, `bench` workloads other than log, the checker) run only these.
-func (f Family) Transactional() bool { return f != Log }
+// Transactional reports whether the family serves transactions: every family but Log and
+// Pipeline. The transactional tools (swarms, `bench` workloads other than log, the checker) run
+// only these.
+func (f Family) Transactional() bool { return f != Log && f != Pipeline }
 
 // ServesOperations reports whether a real node of e takes protocol.Operation requests (the
 // Operate RPC, encoded by e.Codec): the protocols with a client library of their own.
@@ -202,4 +218,21 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// ServeConfig is what a Pipeline node's Serve gets from `meridian serve`: its place in the
+// deployment, where every node listens, its own directory, and where to log and report.
+type ServeConfig struct {
+	// Config is the node's protocol configuration: its node id, every node's placement, the
+	// topology and the parameters.
+	Config protocol.Config
+	// PeerAddrs is every node's peer address (host:port), by node id.
+	PeerAddrs []string
+	// DataDir is the node's own directory (created before Serve is called).
+	DataDir string
+	// Log receives the node's progress lines.
+	Log io.Writer
+	// Report replaces the node's one-line status, which its /status endpoint answers (and
+	// `meridian cluster status` shows). Safe to call from any goroutine.
+	Report func(status string)
 }

@@ -1,85 +1,124 @@
 package e2e
 
 import (
-	"bytes"
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meridian-kv/meridian/ml/geo"
+	"github.com/meridian-kv/meridian/ml/svm"
+	"github.com/meridian-kv/meridian/ml/train"
+	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/server/cluster"
 )
 
-// TestCOPGeoPipelineRestarts runs COP's global-scale mode as real processes (`meridian ml geo`:
-// four sources and a centre over TCP with the WAN of Fig. 6.1 emulated) and fails the centre
-// twice: once during collection, after it logged 7 of the 16 batches and before it acknowledged
-// the 7th, and once in epoch 2 of training, before that epoch's checkpoint. The restarted centre
-// recovers the batches from its admission log (the sources resend the rest, and the 7th, which
-// it recognises), resumes after epoch 1, and its model is bit-identical to the serial reference.
-func TestCOPGeoPipelineRestarts(t *testing.T) {
+// TestCOPGeoClusterRestarts runs COP's global-scale mode as real processes started by
+// `meridian cluster up --protocol cop-geo` (four sources and a centre over TCP with the WAN of
+// Fig. 6.1 emulated) and kills the centre with SIGKILL while it collects, after it admitted and
+// logged some of the 16 batches. The restarted centre recovers them from its admission log, the
+// sources resend the rest, and the final model's hash, read from the centre's /status, is the
+// serial reference's on the canonical order (computed here, outside the cluster).
+// MERIDIAN_LONG=1 also kills it during training, on a larger dataset: the restarted centre
+// resumes after the last checkpointed epoch and re-runs the current one.
+func TestCOPGeoClusterRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
 	t.Parallel()
-	bin := meridianBinary(t)
-	base := freeBasePort(t, 5)
-	var addrs []string
-	for i := range 5 {
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(base+i))
+	t.Run("collecting", func(t *testing.T) {
+		copGeoRestart(t, protocol.Params{"samples": "4000", "batch": "250", "collect": "150ms", "resend": "200ms", "epochs": "3"},
+			regexp.MustCompile(`collecting: ([4-9]|1[0-2]) of 16`), regexp.MustCompile(`centre: ([4-9]|1[0-5]) batches recovered`))
+	})
+	if os.Getenv("MERIDIAN_LONG") == "" {
+		return
 	}
-	common := []string{"--addrs", strings.Join(addrs, ","), "--samples", "4000", "--batch", "250", "--collect", "50ms", "--resend", "200ms"}
-	dir := t.TempDir()
-	centre := func(extra ...string) (string, int) {
-		args := append(append([]string{"ml", "geo", "centre", "--dir", dir, "--epochs", "3", "--workers", "2"}, common...), extra...)
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		code := 0
-		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
-	}
-	var sources []*exec.Cmd
-	var outs []*bytes.Buffer
-	for i := range 4 {
-		cmd := exec.Command(bin, append([]string{"ml", "geo", "source", "--index", strconv.Itoa(i)}, common...)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sources, outs = append(sources, cmd), append(outs, &out)
-	}
-	defer func() {
-		for _, s := range sources {
-			s.Process.Kill()
-		}
-	}()
+	t.Run("training", func(t *testing.T) {
+		copGeoRestart(t, protocol.Params{"samples": "40000", "batch": "2000", "collect": "20ms", "resend": "200ms", "epochs": "8"},
+			regexp.MustCompile(`training: epoch [2-5] of 8 checkpointed`), regexp.MustCompile(`centre: resuming after epoch [2-7]\n`))
+	})
+}
 
-	out, code := centre("--fail-after-batches", "7")
-	if code != 3 || !strings.Contains(out, "failing after 7 batches") {
-		t.Fatalf("first centre: exit %d\n%s", code, out)
+// copGeoRestart brings up a cop-geo cluster with params, kills its centre once its /status
+// matches killAt, restarts it, checks its log for recovered, and compares its final model
+// with the serial reference.
+func copGeoRestart(t *testing.T, params protocol.Params, killAt, recovered *regexp.Regexp) {
+	bin := meridianBinary(t)
+	dir := t.TempDir()
+	base := freeBasePort(t, geo.Sources+1)
+	args := []string{"cluster", "up", "--dir", dir, "--protocol", geo.ProtocolName, "--topology", "cop-fig6.1", "--base-port", strconv.Itoa(base)}
+	for k, v := range params {
+		args = append(args, "--set", k+"="+v)
 	}
-	out, code = centre("--fail-in-epoch", "2")
-	if code != 3 || !strings.Contains(out, "7 batches recovered") || !strings.Contains(out, "16 batches admitted") || !strings.Contains(out, "epoch 1 done") {
-		t.Fatalf("second centre: exit %d\n%s", code, out)
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("cluster up: %v\n%s", err, out)
 	}
-	out, code = centre("--verify")
-	if code != 0 || !strings.Contains(out, "16 batches recovered") || !strings.Contains(out, "resuming after epoch 1") ||
-		strings.Contains(out, "epoch 1 done") || !strings.Contains(out, "bit-identical true") {
-		t.Fatalf("third centre: exit %d\n%s", code, out)
-	}
-	for i, s := range sources {
-		done := make(chan error, 1)
-		go func() { done <- s.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil || !strings.Contains(outs[i].String(), "shipped and acknowledged") {
-				t.Errorf("source %d: %v\n%s", i, err, outs[i])
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("source %d did not finish\n%s", i, outs[i])
+	t.Cleanup(func() {
+		if err := cluster.Down(dir, io.Discard); err != nil {
+			t.Errorf("cluster down: %v", err)
 		}
+	})
+	cfg, err := cluster.Load(filepath.Join(dir, "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	centre := cfg.Nodes[geo.CentreNode]
+	awaitStatus(t, centre.MetricsAddr, killAt, 2*time.Minute)
+	if err := cluster.Kill(dir, centre.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.StartNode(context.Background(), dir, bin, centre.Name); err != nil {
+		t.Fatal(err)
+	}
+	status := awaitStatus(t, centre.MetricsAddr, regexp.MustCompile(`^done: `), 5*time.Minute)
+	logText, _ := os.ReadFile(filepath.Join(dir, "logs", centre.Name+".log"))
+	if !recovered.Match(logText) {
+		t.Fatalf("the restarted centre's log does not match %q:\n%s", recovered, logText)
+	}
+	o, err := geo.ParseParams(params, geo.Sources+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shares, err := o.Shares()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := geo.SerialReference(shares, o.BatchSamples, train.Options{Epochs: o.Epochs, Lambda: svm.DefaultLambda})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(status, "model sha256 "+ref.ModelSHA256) {
+		t.Fatalf("centre: %s\nwant the serial reference's model sha256 %s; log:\n%s", status, ref.ModelSHA256, logText)
+	}
+	out, err := exec.Command(bin, "cluster", "status", "--dir", dir).CombinedOutput()
+	if err != nil || strings.Count(string(out), "shipped and acknowledged") != geo.Sources {
+		t.Fatalf("cluster status: %v\n%s", err, out)
+	}
+}
+
+// awaitStatus polls a pipeline node's /status until it matches re, and returns it.
+func awaitStatus(t *testing.T, metricsAddr string, re *regexp.Regexp, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	last := ""
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(fmt.Sprintf("http://%s/status", metricsAddr)); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if last = strings.TrimSpace(string(body)); re.MatchString(last) {
+				return last
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("/status of %s did not match %q within %s; last: %q", metricsAddr, re, within, last)
+	return ""
 }

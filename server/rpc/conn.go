@@ -44,7 +44,9 @@ type Conn struct {
 	start   time.Time // carries the monotonic clock reading NowUs counts from
 	startUs int64     // start as Unix microseconds
 	timeout atomic.Int64
-	cb      *serial // runs the callbacks
+	cb      *serial     // runs the callbacks
+	calls   *callStream // carries Get and Commit; shared by the Conns of a Channel
+	ownsCS  bool        // Close closes calls (a Conn of Dial or NewConn)
 }
 
 var _ client.Transport = (*Conn)(nil)
@@ -61,7 +63,7 @@ func Dial(ctx context.Context, target string, opts ...grpc.DialOption) (*Conn, t
 	if err != nil {
 		return nil, 0, fmt.Errorf("rpc: dial %s: %w", target, err)
 	}
-	c, id, err := newConn(ctx, cc, true)
+	c, id, err := newConn(ctx, cc, true, nil)
 	if err != nil {
 		cc.Close()
 		return nil, 0, fmt.Errorf("rpc: register with %s: %w", target, err)
@@ -76,14 +78,16 @@ func Dial(ctx context.Context, target string, opts ...grpc.DialOption) (*Conn, t
 // the Conn cancels its outstanding calls and leaves cc open; the caller closes cc after every
 // Conn over it.
 func NewConn(ctx context.Context, cc *grpc.ClientConn) (*Conn, txn.ClientID, error) {
-	c, id, err := newConn(ctx, cc, false)
+	c, id, err := newConn(ctx, cc, false, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("rpc: register with %s: %w", cc.Target(), err)
 	}
 	return c, id, nil
 }
 
-func newConn(ctx context.Context, cc *grpc.ClientConn, ownsCC bool) (*Conn, txn.ClientID, error) {
+// newConn registers a client over cc and returns its Conn, whose Get and Commit calls travel on
+// calls (a Channel's), or on a Calls stream of its own if calls is nil.
+func newConn(ctx context.Context, cc *grpc.ClientConn, ownsCC bool, calls *callStream) (*Conn, txn.ClientID, error) {
 	api := meridianpb.NewMeridianClient(cc)
 	id, token, err := register(ctx, api, 0, nil)
 	if err != nil {
@@ -92,7 +96,10 @@ func newConn(ctx context.Context, cc *grpc.ClientConn, ownsCC bool) (*Conn, txn.
 	now := time.Now()
 	closing, stop := context.WithCancel(context.Background())
 	c := &Conn{cc: cc, ownsCC: ownsCC, closing: closing, stop: stop, api: api, id: id, token: token,
-		start: now, startUs: now.UnixMicro(), cb: newSerial()}
+		start: now, startUs: now.UnixMicro(), cb: newSerial(), calls: calls}
+	if calls == nil {
+		c.calls, c.ownsCS = newCallStream(cc), true
+	}
 	return c, c.id, nil
 }
 
@@ -144,8 +151,13 @@ func (c *Conn) CallContext(ctx context.Context, req protocol.Request, done func(
 }
 
 // call issues req asynchronously; done also receives the RPC's error (a gRPC status error) if
-// it failed.
+// it failed. Gets and commits travel on the Calls stream (callStreamed), other requests by
+// their unary RPCs.
 func (c *Conn) call(ctx context.Context, req protocol.Request, done func(protocol.Reply, error)) {
+	if call := c.streamed(req); call != nil {
+		c.callStreamed(ctx, req, call, done)
+		return
+	}
 	c.cb.goRPC(func() func() {
 		if !c.ownsCC {
 			// Closing the shared connection does not end the call: Close cancels it.
@@ -228,26 +240,12 @@ func (c *Conn) send(ctx context.Context, req protocol.Request) (protocol.Reply, 
 		if req.Txn == nil {
 			return reply, errors.New("rpc: commit request without a transaction")
 		}
-		t := &meridianpb.Txn{Id: uint64(req.Txn.ID),
-			Reads:  make([]*meridianpb.Read, len(req.Txn.Reads)),
-			Writes: make([]*meridianpb.Write, len(req.Txn.Writes))}
-		for i, r := range req.Txn.Reads {
-			t.Reads[i] = &meridianpb.Read{Key: []byte(r.Key), Version: uint64(r.Version)}
-		}
-		for i, w := range req.Txn.Writes {
-			t.Writes[i] = &meridianpb.Write{Key: []byte(w.Key), Value: w.Value}
-		}
-		resp, err := c.api.Commit(ctx, &meridianpb.CommitRequest{ClientId: id, Seq: seq, Txn: t, Token: token})
+		resp, err := c.api.Commit(ctx, &meridianpb.CommitRequest{ClientId: id, Seq: seq, Txn: txnProto(req.Txn), Token: token})
 		if err != nil {
 			return reply, err
 		}
-		switch resp.GetStatus() {
-		case meridianpb.CommitStatus_COMMIT_STATUS_COMMITTED:
-			reply.Status = txn.Committed
-		case meridianpb.CommitStatus_COMMIT_STATUS_ABORTED:
-			reply.Status, reply.Reason = txn.Aborted, txn.AbortReason(resp.GetReason())
-		default:
-			return reply, fmt.Errorf("rpc: node answered commit of %s with unknown status %v", req.Txn.ID, resp.GetStatus())
+		if err := commitReply(&reply, req.Txn.ID, resp); err != nil {
+			return reply, err
 		}
 	case protocol.ReadSnapshot:
 		keys := make([][]byte, len(req.Keys))
@@ -271,6 +269,33 @@ func (c *Conn) send(ctx context.Context, req protocol.Request) (protocol.Reply, 
 	return reply, nil
 }
 
+// txnProto is t in the API's form.
+func txnProto(t *txn.Txn) *meridianpb.Txn {
+	out := &meridianpb.Txn{Id: uint64(t.ID),
+		Reads:  make([]*meridianpb.Read, len(t.Reads)),
+		Writes: make([]*meridianpb.Write, len(t.Writes))}
+	for i, r := range t.Reads {
+		out.Reads[i] = &meridianpb.Read{Key: []byte(r.Key), Version: uint64(r.Version)}
+	}
+	for i, w := range t.Writes {
+		out.Writes[i] = &meridianpb.Write{Key: []byte(w.Key), Value: w.Value}
+	}
+	return out
+}
+
+// commitReply sets reply's outcome from the node's answer resp to the commit of transaction id.
+func commitReply(reply *protocol.Reply, id txn.ID, resp *meridianpb.CommitResponse) error {
+	switch resp.GetStatus() {
+	case meridianpb.CommitStatus_COMMIT_STATUS_COMMITTED:
+		reply.Status = txn.Committed
+	case meridianpb.CommitStatus_COMMIT_STATUS_ABORTED:
+		reply.Status, reply.Reason = txn.Aborted, txn.AbortReason(resp.GetReason())
+	default:
+		return fmt.Errorf("rpc: node answered commit of %s with unknown status %v", id, resp.GetStatus())
+	}
+	return nil
+}
+
 // Close cancels the outstanding calls and closes the connection (unless the Conn shares it:
 // NewConn). It returns once every outstanding call's callback is queued; those callbacks
 // (reporting the cancellation) then run on the callback goroutine, possibly after Close returns.
@@ -280,6 +305,10 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.stop()
+	c.calls.abandonConn(c, status.FromContextError(context.Canceled).Err())
+	if c.ownsCS {
+		c.calls.close()
+	}
 	var err error
 	if c.ownsCC {
 		err = c.cc.Close()

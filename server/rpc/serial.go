@@ -39,14 +39,9 @@ func (s *serial) enqueue(f func()) {
 // and an RPC rarely pays for a new goroutine whose stack grows, by copying, to the depth of a
 // gRPC call (about 8% of a bench client's CPU without them).
 func (s *serial) goRPC(rpc func() func(), closed func()) {
-	s.mu.Lock()
-	if s.closed {
-		s.enqueueLocked(closed)
-		s.mu.Unlock()
+	if !s.begin(closed) {
 		return
 	}
-	s.rpcs.Add(1)
-	s.mu.Unlock()
 	job := func() {
 		defer s.rpcs.Done()
 		s.enqueue(rpc())
@@ -56,6 +51,27 @@ func (s *serial) goRPC(rpc func() func(), closed func()) {
 	default:
 		go s.worker(job)
 	}
+}
+
+// begin counts an RPC about to start (s.rpcs; the caller calls s.rpcs.Done once its callback
+// is queued) and reports true; once the serial is closed it queues closed instead and reports
+// false.
+func (s *serial) begin(closed func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.enqueueLocked(closed)
+		return false
+	}
+	s.rpcs.Add(1)
+	return true
+}
+
+// isClosed reports whether the serial is closed.
+func (s *serial) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // worker runs job, then every RPC handed to it while it waits, until the serial closes.

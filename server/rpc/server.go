@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -322,42 +323,68 @@ func (s *service) reclaimIdle() {
 
 // Get serves one read.
 func (s *service) Get(ctx context.Context, in *meridianpb.GetRequest) (*meridianpb.GetResponse, error) {
-	cs, err := s.client(in.GetClientId(), in.GetToken())
+	cs, req, err := s.getRequest(in)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkKey(in.GetKey(), ""); err != nil {
+	r, err := s.submit(ctx, cs, req)
+	if err != nil {
 		return nil, err
+	}
+	return getResponse(r), nil
+}
+
+// getRequest validates a read and returns its client's state and the request for the node.
+func (s *service) getRequest(in *meridianpb.GetRequest) (*clientState, protocol.Request, error) {
+	cs, err := s.client(in.GetClientId(), in.GetToken())
+	if err != nil {
+		return nil, protocol.Request{}, err
+	}
+	if err := s.checkKey(in.GetKey(), ""); err != nil {
+		return nil, protocol.Request{}, err
 	}
 	client, id := txn.ClientID(in.GetClientId()), txn.ID(in.GetTxnId())
 	if id != txn.None {
 		if err := checkOwner(id, client); err != nil {
-			return nil, err
+			return nil, protocol.Request{}, err
 		}
 	}
-	req := protocol.Request{Client: client, Seq: in.GetSeq(), Kind: protocol.Get, Key: string(in.GetKey()), TxnID: id}
-	r, err := s.submit(ctx, cs, req)
-	if err != nil {
-		return nil, err
-	}
-	return &meridianpb.GetResponse{Value: r.Value, Version: uint64(r.Version)}, nil
+	return cs, protocol.Request{Client: client, Seq: in.GetSeq(), Kind: protocol.Get, Key: string(in.GetKey()), TxnID: id}, nil
+}
+
+// getResponse is the response to a read the node answered with r.
+func getResponse(r protocol.Reply) *meridianpb.GetResponse {
+	return &meridianpb.GetResponse{Value: r.Value, Version: uint64(r.Version)}
 }
 
 // Commit submits a transaction and waits for its decision.
 func (s *service) Commit(ctx context.Context, in *meridianpb.CommitRequest) (*meridianpb.CommitResponse, error) {
-	cs, err := s.client(in.GetClientId(), in.GetToken())
+	cs, req, err := s.commitRequest(in)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.toTxn(txn.ClientID(in.GetClientId()), in.GetTxn())
-	if err != nil {
-		return nil, err
-	}
-	req := protocol.Request{Client: txn.ClientID(in.GetClientId()), Seq: in.GetSeq(), Kind: protocol.Commit, Txn: t}
 	r, err := s.submit(ctx, cs, req)
 	if err != nil {
 		return nil, err
 	}
+	return commitResponse(req.Txn.ID, r)
+}
+
+// commitRequest validates a commit and returns its client's state and the request for the node.
+func (s *service) commitRequest(in *meridianpb.CommitRequest) (*clientState, protocol.Request, error) {
+	cs, err := s.client(in.GetClientId(), in.GetToken())
+	if err != nil {
+		return nil, protocol.Request{}, err
+	}
+	t, err := s.toTxn(txn.ClientID(in.GetClientId()), in.GetTxn())
+	if err != nil {
+		return nil, protocol.Request{}, err
+	}
+	return cs, protocol.Request{Client: txn.ClientID(in.GetClientId()), Seq: in.GetSeq(), Kind: protocol.Commit, Txn: t}, nil
+}
+
+// commitResponse is the response to the commit of transaction id the node answered with r.
+func commitResponse(id txn.ID, r protocol.Reply) (*meridianpb.CommitResponse, error) {
 	var st meridianpb.CommitStatus
 	switch r.Status {
 	case txn.Committed:
@@ -365,7 +392,7 @@ func (s *service) Commit(ctx context.Context, in *meridianpb.CommitRequest) (*me
 	case txn.Aborted:
 		st = meridianpb.CommitStatus_COMMIT_STATUS_ABORTED
 	default:
-		return nil, status.Errorf(codes.Internal, "node answered commit of %s with status %d", t.ID, r.Status)
+		return nil, status.Errorf(codes.Internal, "node answered commit of %s with status %d", id, r.Status)
 	}
 	return &meridianpb.CommitResponse{Status: st, Reason: string(r.Reason)}, nil
 }
@@ -537,36 +564,45 @@ func (s *service) submit(ctx context.Context, cs *clientState, req protocol.Requ
 	if err := ctx.Err(); err != nil {
 		return protocol.Reply{}, status.FromContextError(err).Err() // not submitted
 	}
-	if err := cs.begin(req.Client, req.Seq); err != nil {
-		return protocol.Reply{}, err
-	}
 	type answer struct {
 		r   protocol.Reply
 		err error
 	}
 	ch := make(chan answer, 1)
-	s.b.Submit(req, func(r protocol.Reply, err error) {
-		cs.end(req.Seq)
-		select {
-		case ch <- answer{r, err}:
-		default: // a second reply breaks the Backend contract; never block the node on it
-		}
-	})
+	s.start(cs, req, func(r protocol.Reply, err error) { ch <- answer{r, err} })
 	select {
 	case a := <-ch:
-		switch _, isStatus := status.FromError(a.err); {
-		case a.err != nil && isStatus:
-			return protocol.Reply{}, a.err
-		case a.err != nil:
-			return protocol.Reply{}, status.Error(codes.Unavailable, a.err.Error())
-		case a.r.Err != "":
-			return protocol.Reply{}, status.Error(codes.Unavailable, a.r.Err)
-		}
-		return a.r, nil
+		return a.r, a.err
 	case <-ctx.Done():
 		// The node still owns the request; for a commit, the caller will not learn the outcome.
 		return protocol.Reply{}, status.FromContextError(ctx.Err()).Err()
 	}
+}
+
+// start hands req to the backend; done receives, once, the node's reply or the gRPC status error
+// the call fails with, possibly before start returns. done must not block.
+func (s *service) start(cs *clientState, req protocol.Request, done func(protocol.Reply, error)) {
+	if err := cs.begin(req.Client, req.Seq); err != nil {
+		done(protocol.Reply{}, err)
+		return
+	}
+	var answered atomic.Bool
+	s.b.Submit(req, func(r protocol.Reply, err error) {
+		if answered.Swap(true) {
+			return // a second reply breaks the Backend contract; never block the node on it
+		}
+		cs.end(req.Seq)
+		switch _, isStatus := status.FromError(err); {
+		case err != nil && isStatus:
+			done(protocol.Reply{}, err)
+		case err != nil:
+			done(protocol.Reply{}, status.Error(codes.Unavailable, err.Error()))
+		case r.Err != "":
+			done(protocol.Reply{}, status.Error(codes.Unavailable, r.Err))
+		default:
+			done(r, nil)
+		}
+	})
 }
 
 // quoteKey quotes a key for an error message, shortening long ones.

@@ -154,13 +154,18 @@ func placedReplicaName(placement *partitioned.Placement) func(protocol.Node) str
 // order): orders[i] is nodes[i]'s.
 func mergeReplicas(orders []history.Replica, nodes []protocol.Node, nameOf func(protocol.Node) string) []history.Replica {
 	var out []history.Replica
+	var merged []bool // out[j]'s map is its own, made for merging (the others may be shared)
 	for i, nd := range nodes {
 		name := nameOf(nd)
 		if j := slices.IndexFunc(out, func(r history.Replica) bool { return r.Name == name }); j >= 0 {
+			if !merged[j] {
+				out[j].VersionOrder, merged[j] = maps.Clone(out[j].VersionOrder), true
+			}
 			maps.Copy(out[j].VersionOrder, orders[i].VersionOrder)
 			continue
 		}
 		out = append(out, history.Replica{Name: name, VersionOrder: orders[i].VersionOrder})
+		merged = append(merged, false)
 	}
 	return out
 }
@@ -207,10 +212,7 @@ func simulate(opts *Options, s *sim.Sim, run *runState, homeOf func(dc, i int) p
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocolName, err)
 	}
-	orders := make([]history.Replica, len(s.Nodes()))
-	for i, nd := range s.Nodes() {
-		orders[i].VersionOrder = versionOrder(s, nd.ID)
-	}
+	orders := versionOrders(s)
 	res.Ordering = orderingStats(s)
 	res.Sim, res.VirtualUs, res.Replay = s.Stats(), s.NowUs(), describe(opts, protocolName)
 	run.finish(res, mergeReplicas(orders, s.Nodes(), replicaOf), final) // the last use of s: see finish
@@ -311,6 +313,28 @@ func (d *simDriver) converged() bool {
 func ownsOrder(s *sim.Sim, id protocol.NodeID) bool {
 	_, ok := protocol.Innermost(s.Replica(id)).(protocol.VersionOrderer)
 	return ok
+}
+
+// versionOrders returns every node's version order (versionOrder), in node order. A node whose
+// order is its store's and equals, store to store (store.SameOrder), that of the first node of its
+// partition shares that node's map instead of building its own: a run ends with its replicas in
+// agreement, and building a map of every key costs far more than comparing two stores. The maps
+// are only read from here on (mergeReplicas copies before merging), and check sees that shared
+// maps are equal without comparing them.
+func versionOrders(s *sim.Sim) []history.Replica {
+	orders := make([]history.Replica, len(s.Nodes()))
+	first := map[int]int{} // partition -> index of its first node
+	for i, nd := range s.Nodes() {
+		f, ok := first[nd.Partition]
+		if !ok {
+			first[nd.Partition] = i
+		} else if fid := s.Nodes()[f].ID; !ownsOrder(s, fid) && !ownsOrder(s, nd.ID) && s.Store(fid).SameOrder(s.Store(nd.ID)) {
+			orders[i].VersionOrder = orders[f].VersionOrder
+			continue
+		}
+		orders[i].VersionOrder = versionOrder(s, nd.ID)
+	}
+	return orders
 }
 
 // versionOrder returns node id's version order: its protocol's (protocol.VersionOrderer) if it

@@ -189,34 +189,6 @@ func runCOPSweep(env Env, sc copScale, exp string, datasets []string, workers []
 	return s, nil
 }
 
-// planSpeedup is the parallelism plan offers w workers that take chunk consecutive transactions
-// at a time from a shared counter (COP's dispensing), apart from the machine: the speedup over
-// one worker if every transaction took the same time and nothing else did, each starting once
-// its worker is free and every transaction its reads' planned versions name has finished. A
-// ratio of two measured throughputs can only be trusted to show a trend this leaves small if it
-// is repeated (cop-x3's hotspot:10K, docs/BENCHMARKS.md).
-func planSpeedup(plan *cop.Plan, w, chunk int) float64 {
-	n := plan.Len()
-	finish := make([]int, n+1) // in transaction times; finish[0] = 0 stands for the initial values
-	free := make([]int, w)
-	for first := 1; first <= n; first += chunk {
-		k := 0 // the worker free first takes the next chunk
-		for i := range free {
-			if free[i] < free[k] {
-				k = i
-			}
-		}
-		for id := first; id < min(first+chunk, n+1); id++ {
-			start := free[k]
-			for _, r := range plan.Txn(cop.TxnID(id)).Reads {
-				start = max(start, finish[r.Version])
-			}
-			finish[id], free[k] = start+1, start+1
-		}
-	}
-	return float64(n) / float64(slices.Max(free))
-}
-
 // copPaperSets are the datasets of Table 6.1 and Fig. 6.4, our stand-ins beside the paper's.
 var copPaperSets = []struct{ ours, paper string }{{"kdd-like", "KDDA"}, {"kddb-like", "KDDB"}, {"imdb-like", "IMDB"}}
 
@@ -459,7 +431,7 @@ func runCOPX3(env Env, sc copScale) (*Report, error) {
 	trend := func(sch cop.Scheme) string { return sch.String() + " " + rates(sch) }
 	var speedups []string
 	for _, h := range copHotSpots {
-		speedups = append(speedups, fmt.Sprintf("%.2f×", planSpeedup(s.plans[h], w, cop.DefaultChunk)))
+		speedups = append(speedups, fmt.Sprintf("%.2f×", s.plans[h].Parallelism(w, cop.ChunkFor(s.plans[h], w))))
 	}
 	improves, above := true, true
 	var trends []string

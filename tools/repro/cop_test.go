@@ -3,8 +3,6 @@ package repro
 import (
 	"strings"
 	"testing"
-
-	"github.com/meridian-kv/meridian/ml/cop"
 )
 
 // copTiny runs every COP experiment in about a second: it proves the machinery, not the
@@ -60,40 +58,6 @@ func TestCOPWorkersWithinCores(t *testing.T) {
 		}
 		if n < 5 {
 			t.Errorf("%d of cop-x2's 8-thread claims reported not measurable on %d cores, want them all", n, copCores())
-		}
-	}
-}
-
-// TestPlanSpeedup: a plan of independent transactions lets every worker run its chunks side
-// by side; a plan where each transaction reads its predecessor's write allows no parallelism.
-func TestPlanSpeedup(t *testing.T) {
-	plan := func(sets ...[]uint32) *cop.Plan {
-		start, params := []int{0}, []uint32(nil)
-		for _, s := range sets {
-			params = append(params, s...)
-			start = append(start, len(params))
-		}
-		txns, err := cop.SameSets(start, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := cop.PlanAll(txns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	var independent, chain [][]uint32
-	for x := range uint32(8) {
-		independent, chain = append(independent, []uint32{x}), append(chain, []uint32{0, x + 1})
-	}
-	for _, tc := range []struct {
-		name string
-		plan *cop.Plan
-		want float64
-	}{{"independent", plan(independent...), 2}, {"chain", plan(chain...), 1}} {
-		if got := planSpeedup(tc.plan, 2, 4); got != tc.want {
-			t.Errorf("%s: speedup %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -33,6 +33,16 @@ const ch3Seeds = 8
 // ch3Run runs MF on ch3Options changed by change for ch3Seeds seeds and pools the runs
 // (poolResults), labelled label in the progress line.
 func ch3Run(env Env, label string, change func(*bench.Options)) (protoResult, error) {
+	results, err := ch3Results(env, label, change)
+	if err != nil {
+		return protoResult{}, err
+	}
+	return pooledResult(results), nil
+}
+
+// ch3Results runs MF on ch3Options changed by change for seeds env.Seed … env.Seed+ch3Seeds−1,
+// one result per seed.
+func ch3Results(env Env, label string, change func(*bench.Options)) ([]*bench.Result, error) {
 	var results []*bench.Result
 	for i := range uint64(ch3Seeds) {
 		e := env
@@ -41,17 +51,23 @@ func ch3Run(env Env, label string, change func(*bench.Options)) (protoResult, er
 		change(&opts)
 		res, err := runProtocols(e, fmt.Sprintf("%s, seed %d", label, e.Seed), opts, []string{"mf"})
 		if err != nil {
-			return protoResult{}, err
+			return nil, err
 		}
 		results = append(results, res["mf"].res)
 	}
+	return results, nil
+}
+
+// pooledResult pools runs of one setting (poolResults) with its mean latency over the DCs and
+// its total committed throughput.
+func pooledResult(results []*bench.Result) protoResult {
 	pooled := poolResults(results)
 	pr := protoResult{res: pooled}
 	for _, dc := range pooled.DCs {
 		pr.avgMs += dc.Latency.Mean / float64(len(pooled.DCs))
 		pr.tps += dc.CommittedTPS
 	}
-	return pr, nil
+	return pr
 }
 
 // poolResults merges runs of one setting under different seeds into one result per DC:

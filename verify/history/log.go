@@ -6,7 +6,7 @@ import (
 
 // Log holds a run's transactions compactly while it records them: every key, datacenter,
 // client, abort reason and version read is stored once and referred to by number (keys in a
-// Strings table, which holds no pointer per key), and the transactions and their reads and
+// txn.Strings table, which holds no pointer per key), and the transactions and their reads and
 // writes live in fixed-size chunks, so that recording never copies what it already holds and a
 // long run costs 80 bytes per transaction (40 with CheckOnly) plus 8 per operation (a
 // []Txn with its own Reads, Writes and key strings costs several times that). Txn gives a
@@ -19,12 +19,12 @@ type Log struct {
 	// (bench without --history) saves 40 bytes a transaction, a third of a TCC run's log.
 	CheckOnly bool
 
-	names Strings           // keys, datacenters, clients and abort reasons, by number
-	ids   []txn.ID          // interned versions read, by number
-	idNum map[txn.ID]uint32 // version -> number in ids
-	txns  [][]logTxn        // chunks of logChunk transactions
-	extra [][]logExtra      // chunks of logChunk: each transaction's fields CheckOnly drops (unless set)
-	ops   [][]logOp         // chunks of logChunk operations: each transaction's reads, then its writes
+	names txn.Strings  // keys, datacenters, clients and abort reasons, by number
+	ids   []txn.ID     // interned versions read, by number
+	idNum idTable      // version -> number in ids
+	txns  [][]logTxn   // chunks of logChunk transactions
+	extra [][]logExtra // chunks of logChunk: each transaction's fields CheckOnly drops (unless set)
+	ops   [][]logOp    // chunks of logChunk operations: each transaction's reads, then its writes
 	nOps  uint64
 	n     int
 }
@@ -73,17 +73,63 @@ func (l *Log) Len() int { return l.n }
 
 // internID returns id's number in l.ids, adding it if new.
 func (l *Log) internID(id txn.ID) uint32 {
-	n, ok := l.idNum[id]
-	if !ok {
-		if l.idNum == nil {
-			l.idNum = make(map[txn.ID]uint32)
-		}
-		n = uint32(len(l.ids))
-		l.idNum[id] = n
-		l.ids = append(l.ids, id)
+	slot := l.idNum.find(id)
+	if slot >= 0 && l.idNum.slots[slot].numPlus != 0 {
+		return l.idNum.slots[slot].numPlus - 1
+	}
+	n := uint32(len(l.ids))
+	l.ids = append(l.ids, id)
+	if 4*len(l.ids) > 3*len(l.idNum.slots) {
+		l.idNum.grow(l.ids)
+	} else {
+		l.idNum.slots[slot] = idSlot{id: id, numPlus: n + 1}
 	}
 	return n
 }
+
+// idTable finds a version's number in a Log's ids: an open-addressing array of 16-byte slots,
+// a power of two at most 3/4 full. A look-up reads one slot, where a map[txn.ID]uint32 reads a
+// control word and a slot, most often in two cache lines.
+type idTable struct {
+	slots []idSlot
+}
+
+// idSlot is an empty slot of an idTable (numPlus 0) or version id's number plus 1.
+type idSlot struct {
+	id      txn.ID
+	numPlus uint32
+}
+
+// find returns the slot that holds id's number, or the empty slot where it belongs (-1 if the
+// table has no slot at all).
+func (t *idTable) find(id txn.ID) int {
+	if len(t.slots) == 0 {
+		return -1
+	}
+	mask := len(t.slots) - 1
+	for i := idHash(id) & mask; ; i = (i + 1) & mask {
+		if e := &t.slots[i]; e.numPlus == 0 || e.id == id {
+			return i
+		}
+	}
+}
+
+// grow doubles the table (or makes the first one) and slots every version of ids in again.
+func (t *idTable) grow(ids []txn.ID) {
+	t.slots = make([]idSlot, max(2*len(t.slots), 64))
+	mask := len(t.slots) - 1
+	for n, id := range ids {
+		i := idHash(id) & mask
+		for t.slots[i].numPlus != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = idSlot{id: id, numPlus: uint32(n) + 1}
+	}
+}
+
+// idHash spreads a version's bits (a client in the high half, a sequence number in the low one)
+// over an int, high bits first (Fibonacci hashing).
+func idHash(id txn.ID) int { return int((uint64(id) * 0x9e3779b97f4a7c15) >> 32) }
 
 // addOp appends one operation.
 func (l *Log) addOp(key string, version txn.ID) {

@@ -50,3 +50,19 @@ func TestLogCheckOnly(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 }
+
+// TestLogVersions reads back many distinct versions, some read again, across the version
+// table's growth.
+func TestLogVersions(t *testing.T) {
+	var l Log
+	var in []Txn
+	for i := range 5000 {
+		v := txn.NewID(txn.ClientID(i%7+1), uint32(i/3)) // each version about three times
+		in = append(in, Txn{ID: txn.NewID(9, uint32(i+1)), DC: "V", Client: "V/0", Status: txn.Committed,
+			Reads: []txn.Read{{Key: "x", Version: v}, {Key: "y", Version: txn.NewID(8, uint32(i))}}})
+		l.Append(in[i])
+	}
+	if got := l.Txns(); !reflect.DeepEqual(got, in) {
+		t.Fatal("versions read back differ from those appended")
+	}
+}

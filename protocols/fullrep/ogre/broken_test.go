@@ -20,35 +20,40 @@ func init() {
 // read-only transactions snapshots that no serial order explains, and the checker finds them
 // (cycles through a snapshot) in some of the swarm's seeds — those where slow links,
 // partitions or a reordering network deliver a transaction's decision before a decision it
-// depends on — while the real Ogre passes the same seeds (TestPropertySafety). Snapshots are
-// checked one datacenter at a time (checker.Options.SnapshotsPerDC), so the findings are not the
-// long forks that datacenters' own orders allow.
+// depends on — while the real Ogre passes the same seeds (TestPropertySafety). It stops at the
+// first seed caught (swarm.UntilCaught). Snapshots are checked one datacenter at a time
+// (checker.Options.SnapshotsPerDC), so the findings are not the long forks that datacenters' own
+// orders allow.
 //
 // The same holds with the RoT-Storage on unit nodes (rot_units, the swarm's unit faults of
 // TestPropertySafetyRoTUnits): the broken units' snapshots are caught too.
 func TestCheckerCatchesBrokenIngestion(t *testing.T) {
 	for _, units := range []bool{false, true} {
-		caught, seeds := 0, uint64(40)
-		for seed := range seeds {
-			opts := swarm.Options("ogre-unsafe-skip-deps", seed+1)
+		const seeds = 40
+		findings := make([]checker.Report, seeds)
+		caught, seed, err := swarm.UntilCaught(swarm.SeedRange(seeds), 1, func(i int, seed uint64) (bool, error) {
+			opts := swarm.Options("ogre-unsafe-skip-deps", seed)
 			if units {
-				unitOptions(seed+1, &opts)
+				unitOptions(seed, &opts)
 			}
 			res, err := bench.Run(opts, "ogre-unsafe-skip-deps")
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || res.Checker.OK {
+				return false, err
 			}
-			if !res.Checker.OK {
-				caught++
-				if res.Checker.Counts[checker.KindG2]+res.Checker.Counts[checker.KindG1c] == 0 {
-					t.Errorf("units %v, seed %d: %s; want dependency cycles", units, seed+1, res.Checker.Summary())
-				}
-			}
+			findings[i] = res.Checker
+			return true, nil
+		})
+		if err != nil {
+			t.Fatalf("units %v, seed %d: %v", units, seed, err)
 		}
-		if caught == 0 {
+		if len(caught) == 0 {
 			t.Fatalf("units %v: the checker found nothing in %d seeds of an Ogre whose RoT-Storage ignores dependencies", units, seeds)
 		}
-		t.Logf("units %v: caught in %d of %d seeds", units, caught, seeds)
+		f := findings[caught[0]]
+		if f.Counts[checker.KindG2]+f.Counts[checker.KindG1c] == 0 {
+			t.Errorf("units %v, seed %d: %s; want dependency cycles", units, caught[0]+1, f.Summary())
+		}
+		t.Logf("units %v: caught in seed %d (the first of seeds 1 to %d; swarm.UntilCaught)", units, caught[0]+1, seeds)
 	}
 }
 

@@ -17,7 +17,8 @@
 // a local record its TOId and dependency vector (spec A1, A3: the datacenter's knowledge vector)
 // and gives any eligible record (next TOId of its host, dependencies logged) the next position,
 // sending it to the owner maintainer (Assign, resent until PersistAck). The maintainer persists
-// it and answers the client (spec A2). Senders fetch their datacenter's own records from their
+// it and answers the client (spec A2) once the head of the log passes it (a token rebuild may
+// truncate what is above the head of the log, below). Senders fetch their datacenter's own records from their
 // maintainers up to the head of the log and ship them, with their ATable, to a receiver in
 // every other datacenter; the receiver hands the records to a batcher and the table to its
 // senders.
@@ -65,44 +66,67 @@
 //     for a filter that became a champion late. A filter that receives a record it does not
 //     champion sends its map to the batcher (FilterMapSync); whichever of the two is behind
 //     adopts the other's epochs, so a restarted filter or batcher learns a split again.
-//   - A queue or a maintainer restarting empty is not handled (below).
+//   - A queue restarting empty loses the token it may hold, the records it held (already
+//     acknowledged to filters, which moved past them) and the assignments no maintainer
+//     acknowledged (positions the token passed, which would stay unfilled): the token is
+//     rebuilt (below; TestQueueRestartEmpty, TestLastQueueRestartEmpty, the swarm's
+//     restart-queue and restart-last-queue events).
+//   - A maintainer restarting with its disk lost stops (below).
 //
-// # Token loss, and a queue or maintainer restarting empty (spec 5.13; designed, not built)
+// # Token loss and rebuild (spec 5.13, our choice; rebuild.go)
 //
 // The network never loses the token: the holder keeps each pass until the next queue
 // acknowledges its hop, resending it every retry period, and a queue takes each hop once, so
-// lost, duplicated and late passes are harmless (TestTokenPassLost). A queue that crashes
-// holding the token keeps it, and the ring waits for it to return.
+// lost, duplicated and late passes are harmless (TestTokenPassLost). No queue makes a token at
+// start: the coordinator (the first queue of the initial ring) builds it by a rebuild, at start
+// and when a queue asks (RebuildReq: every other queue does at start, as it may have restarted
+// empty). So the token is lost, and rebuilt, exactly when a queue lost its state, which the
+// queue itself announces on starting: nothing that only makes the token late, such as a ring
+// saturated with records or a queue cut off or stopped for a while (the ring waits for it),
+// triggers a rebuild (rebuild.go says why we have no token timeout, which spec 5.13's
+// "missing token heartbeat" suggests; TestHolderRestartOneRebuild, TestTokenHolderCutOff,
+// logsim's TestSaturatedRingNoRebuild). A rebuild opens a new generation (the
+// coordinator's clock), carried by Token, Assign, PersistAck and RowUpdate, so that the old
+// generation's tokens and assignments are dropped wherever they turn up; it freezes the
+// maintainers (no assignment taken) and queues (token, passes and unacknowledged assignments
+// dropped, the newest token copy handed over), and truncates the log to its stable prefix T,
+// the exact head of the log over the frozen maintainers' progress: every position up to T is
+// filled. Nothing above T was acknowledged, read, indexed, shipped or published, because all of
+// those wait for the head of the log: a maintainer answers an append, sends index entries and
+// serves reads and fetches only up to it, and the row the token publishes (RowUpdate, hence
+// every ATable) is its row as of StableLId, a head of the log a maintainer reported (PersistAck;
+// the token lists its assignments above StableLId, Recent, to tell the row and the logged
+// appends as of any later position). Maintainers delete their records above T; the token
+// restarts at LastLId = T with the row and logged appends as of T (from the newest copy, or
+// the copy plus the maintainers' records between, TruncateAck); filters that see the new
+// generation's row reset their next TOIds to it (backwards too) and forget which local appends
+// they forwarded, so clients' retries and senders' resends bring back what was truncated, and
+// the queues drop what is logged. A truncation below a head of the log already reported is
+// refused, by the coordinator and by every maintainer: the datacenter then stays frozen rather
+// than drop an answered record. Costs: appends are answered up to a gossip period later than on
+// persisting (in the simulator's capacity model the gossip is control plane, not queued behind
+// records: logsim.Control); the token carries its unstable assignments, as runs of one
+// client's appends (Assigned: about 16 bytes a run, a few dozen runs a pass under
+// chariots-t75's load). Limits: a rebuild waits for every maintainer of the datacenter (spares
+// included) to answer; generations
+// are clock readings, so a coordinator whose clock went back across a restart opens a
+// generation the maintainers ignore, and stalls; an elasticity event applied in a token pass
+// that the rebuild did not recover (a ring or journal change in the newest token only, held by
+// a queue that restarted empty) is lost and must be issued again.
 //
-// A queue restarting empty loses more than the token it may hold: the records it held (already
-// acknowledged to filters, which have moved past them), the assignments it sent that no
-// maintainer acknowledged (positions the token has passed, which then stay unfilled), and, if
-// it is the first queue of the ring, it makes a second token from zeros. The design we chose,
-// not built: (1) no queue makes a token at start; the first queue of the initial ring
-// coordinates a rebuild, at start and whenever the token has not come back for a timeout. (2)
-// The rebuild freezes the ring under a new generation carried by tokens and Assign (queues hand
-// over the token or their newest copy, drop older generations and stop resending assignments;
-// maintainers refuse older generations); if a queue still holds the token, or passed it
-// unacknowledged, the newest is adopted. (3) Otherwise it asks every maintainer for its
-// progress and truncates the log to its stable prefix T, the least first-unfilled position
-// over the maintainers minus one (the exact head of the log): every position up to T is filled,
-// and nothing above it has been read or shipped (reads and senders stop at the head of the
-// log). Maintainers delete their records above T; the token restarts at LastLId = T with
-// MaxTOId and Logged recomputed from the records up to T; filters reset their next TOIds to the
-// row (backwards too) and forget their local deduplication, so that clients' retries and
-// senders' resends bring back what was truncated. What it needs that we do not have: a
-// maintainer must answer an append only once the head of the log passes it (today it answers on
-// persisting, so a truncated record may have been acknowledged), index entries must go out only
-// up to the head of the log, and the row the token publishes (RowUpdate, hence every ATable)
-// must cover only the stable prefix, since other datacenters stop resending what a row says is
-// logged. (This replaces our earlier design, which filled holes with no-ops and left a hole in
-// a host's TOIds when a later record was persisted before an earlier one was lost.)
+// # A maintainer losing its disk (spec 5.13, our choice)
 //
-// A maintainer restarting with its disk lost loses its records (spec 5.13: in-datacenter
-// replication of maintainers is out of scope). Other datacenters hold copies of most of them,
-// but their positions in this datacenter's log, which clients may have read, are gone, and we
-// do not rebuild them. Its peers keep its last gossiped progress (they never take a lower one),
-// so the head of the log does not go back, and reads of its ranges find nothing.
+// No other node of a datacenter holds a maintainer's ranges (in-datacenter replication of
+// maintainers is out of scope), and other datacenters hold copies of its records at other
+// positions. So a maintainer that restarts with an empty data directory does not rejoin: the
+// first gossip of a peer whose head of the log is at or above its first unfilled position shows
+// that it lost records, and it stops (flstore.LogMaintainer.Failure: every request is refused
+// with the reason, naming the peer's head of the log; the network server ends the node with it,
+// protocol.Failer). Its positions stay unfilled, so the head of the log stops below them:
+// appends are persisted but no longer answered, shipped or read past it, and a token rebuild
+// refuses to truncate below the head of the log; its data directory must be restored
+// (TestMaintainerLostDisk, e2e TestChariotsMaintainerLostDisk with MERIDIAN_LONG=1). A
+// maintainer's ranges could be copied from a replica only if one existed; none does.
 //
 // # Explicit order
 //
@@ -144,6 +168,9 @@ const (
 	UnsafeQueueIgnoreDeps = protocol.UnsafeParamPrefix + "queue_ignore_deps"
 	// UnsafeQueueIgnoreMinLId makes queues log a record without waiting for its MinLId.
 	UnsafeQueueIgnoreMinLId = protocol.UnsafeParamPrefix + "queue_ignore_min_lid"
+	// UnsafeAnswerOnPersist makes maintainers answer an append on persisting it, before the
+	// head of the log passes it (a token rebuild may then truncate an answered record).
+	UnsafeAnswerOnPersist = protocol.UnsafeParamPrefix + "answer_on_persist"
 )
 
 // Config is a Chariots node's configuration, parsed from protocol.Params.
@@ -169,12 +196,13 @@ type Config struct {
 	// GC turns garbage collection at maintainers on; GCKeepLatest (which implies GC) collects
 	// only records superseded by a later one with the same tags (flstore.MaintainerConfig).
 	GC, GCKeepLatest bool
-	// FilterNoDedupe, QueueIgnoreDeps and QueueIgnoreMinLId are the broken variants.
-	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId bool
+	// FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId and AnswerOnPersist are the broken
+	// variants.
+	FilterNoDedupe, QueueIgnoreDeps, QueueIgnoreMinLId, AnswerOnPersist bool
 }
 
 var knownParams = []string{"b", "hl", "gossip", "batch", "flush", "hold", "retry", "ship", "resend", "fetch_max",
-	"carry_max", "row_every", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId}
+	"carry_max", "row_every", "gc", "gc_keep_latest", UnsafeFilterNoDedupe, UnsafeQueueIgnoreDeps, UnsafeQueueIgnoreMinLId, UnsafeAnswerOnPersist}
 
 // ParseConfig reads the parameters of a deployment over dcs datacenters.
 func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
@@ -220,7 +248,7 @@ func ParseConfig(dcs int, p protocol.Params, maxRTTMs float64) (Config, error) {
 		name string
 		dst  *bool
 	}{{"gc", &c.GC}, {"gc_keep_latest", &c.GCKeepLatest}, {UnsafeFilterNoDedupe, &c.FilterNoDedupe}, {UnsafeQueueIgnoreDeps, &c.QueueIgnoreDeps},
-		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}} {
+		{UnsafeQueueIgnoreMinLId, &c.QueueIgnoreMinLId}, {UnsafeAnswerOnPersist, &c.AnswerOnPersist}} {
 		if *d.dst, err = p.Bool(d.name, false); err != nil {
 			return Config{}, err
 		}
@@ -258,7 +286,7 @@ func Factory(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		if err != nil {
 			return nil, err
 		}
-		mc.Queues, mc.DCs = c.Layout.All(dc, flstore.Queue), c.DCs
+		mc.Queues, mc.DCs, mc.UnsafeAnswerOnPersist = c.Layout.All(dc, flstore.Queue), c.DCs, c.AnswerOnPersist
 		if c.GC {
 			mc.GCEveryUs, mc.GCKeepLatest = 10*c.ShipUs, c.GCKeepLatest
 		}

@@ -2,6 +2,7 @@ package chariots
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -21,7 +22,8 @@ type Snapshot struct {
 	HL       map[protocol.NodeID]uint64
 	Journals map[protocol.NodeID]flstore.Journal
 	// Truth[dc] is the datacenter's own row: the newest MaxTOId of its token (the element-wise
-	// maximum over its queues' last copies; MaxTOId only grows). LastLId and Journal likewise.
+	// maximum over its queues' last copies of the newest generation; MaxTOId only grows within
+	// one). LastLId and Journal likewise.
 	Truth   [][]uint64
 	LastLId []uint64
 	Journal []flstore.Journal
@@ -66,8 +68,14 @@ func Take(c Config, replica func(protocol.NodeID) protocol.Replica) Snapshot {
 			}
 			s.HL[m], s.Journals[m] = st.HL, st.Journal
 		}
+		gen := uint64(0) // the newest generation's copies only: a rebuild truncates
 		for _, q := range l.All(dc, flstore.Queue) {
 			if tk := replica(q).(*Queue).LastToken(); tk != nil {
+				gen = max(gen, tk.Gen)
+			}
+		}
+		for _, q := range l.All(dc, flstore.Queue) {
+			if tk := replica(q).(*Queue).LastToken(); tk != nil && tk.Gen == gen {
 				s.Truth[dc] = flstore.MaxVec(s.Truth[dc], tk.MaxTOId)
 				s.LastLId[dc] = max(s.LastLId[dc], tk.LastLId)
 				if len(tk.Journal) > len(s.Journal[dc]) {
@@ -108,11 +116,22 @@ func (s *Snapshot) sortedLIds(dc int) []uint64 {
 type Checker struct {
 	prevHL    map[protocol.NodeID]uint64
 	prevTable map[protocol.NodeID][][]uint64
+	// token is, per datacenter, the token as the last snapshot that had one saw it: while no
+	// queue holds a copy (the only queue restarted empty, before the rebuild), its journal, and
+	// its row and last position raised to what the log holds, bound the log.
+	token map[int]tokenView
+}
+
+// tokenView is what a snapshot knows of a datacenter's token.
+type tokenView struct {
+	truth   []uint64
+	lastLId uint64
+	journal flstore.Journal
 }
 
 // NewChecker returns a checker with no history.
 func NewChecker() *Checker {
-	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}}
+	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}, token: map[int]tokenView{}}
 }
 
 // Restarted tells the checker that node id restarted empty (spec 5.13): what it knew is gone,
@@ -132,6 +151,21 @@ type originKey struct {
 
 // Check returns the first violation in s, or nil.
 func (c *Checker) Check(s Snapshot) error {
+	for dc := range s.DCs {
+		if s.Journal[dc] != nil {
+			c.token[dc] = tokenView{s.Truth[dc], s.LastLId[dc], s.Journal[dc]}
+		} else if v, ok := c.token[dc]; ok {
+			// No queue holds a copy: the last view, raised to what the log holds (the token
+			// moved on after that view was taken).
+			s.Truth[dc], s.LastLId[dc], s.Journal[dc] = slices.Clone(v.truth), v.lastLId, v.journal
+			for l, r := range s.Logs[dc] {
+				s.LastLId[dc] = max(s.LastLId[dc], l)
+				if r.Host >= 0 && r.Host < len(s.Truth[dc]) {
+					s.Truth[dc][r.Host] = max(s.Truth[dc][r.Host], r.TOId)
+				}
+			}
+		}
+	}
 	for dc := range s.DCs {
 		if err := c.checkDC(&s, dc); err != nil {
 			return fmt.Errorf("datacenter %d: %w", dc, err)
@@ -222,7 +256,7 @@ func (c *Checker) checkDC(s *Snapshot, dc int) error {
 			return fmt.Errorf("CH-I5: maintainer %d's head of log went from %d back to %d", m, c.prevHL[m], hl)
 		}
 		c.prevHL[m] = hl
-		if j := s.Journals[m]; !s.Journal[dc].Extends(j) {
+		if j := s.Journals[m]; s.Journal[dc] != nil && !s.Journal[dc].Extends(j) {
 			return fmt.Errorf("CH-I4: maintainer %d's journal is not a prefix of the token's", m)
 		}
 	}

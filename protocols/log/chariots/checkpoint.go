@@ -171,7 +171,7 @@ func (b *Batcher) RestoreCheckpoint(data []byte, _ protocol.Codec) error {
 // forwarded per client, the queues and the round-robin position, the incarnation, the last batch
 // number and the unacknowledged batches (by
 // number: queue, records, when sent, whether resent) with their resend timeout's estimator, and
-// the counts forwarded.
+// the counts forwarded, and the token generation of its row.
 func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	writeFilterMap(w, f.fmap)
@@ -201,6 +201,7 @@ func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) 
 	writeBackoff(w, f.rto)
 	flstore.WriteVec(w, "forwarded", f.forwarded, flstore.MaxDCs)
 	w.Uvarint(f.n)
+	w.Uvarint(f.gen)
 	return w.Finish()
 }
 
@@ -249,6 +250,7 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	f.forwarded = flstore.ReadVec(r, "forwarded", flstore.MaxDCs)
 	checkVec(r, "forwarded", f.forwarded, dcs)
 	f.n = r.Uvarint("records forwarded")
+	f.gen = r.Uvarint("token generation")
 	return r.Done()
 }
 
@@ -256,7 +258,9 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 // filter (by filter: the contiguous prefix and the numbers above it), the token held, the last
 // hop taken, the token as last held, the token passed on and its successor, the unacknowledged
 // assignments (by position: record, maintainer, when sent, whether resent) with their resend
-// timeout's estimator, the elasticity events waiting and the records assigned.
+// timeout's estimator, the elasticity events waiting, the records assigned, the token generation,
+// the highest head of the log reported in it, the start time, when the token was last here and
+// the rebuild under way (writeRebuild).
 func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	writeRecordList(w, "held records", q.held)
@@ -288,7 +292,67 @@ func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	flstore.WriteNodes(w, q.addRing)
 	flstore.WriteNodes(w, q.addMaint)
 	w.Uvarint(q.n)
+	w.Uvarint(q.gen)
+	w.Uvarint(q.hlSeen)
+	w.Uvarint(q.startUs)
+	w.Uvarint(q.rebuilds)
+	writeRebuild(w, q.rb)
 	return w.Finish()
+}
+
+// writeRebuild writes a rebuild or its absence: its generation, the token copy, the maintainers'
+// progress (by maintainer), the queues that answered, and from the truncation on the Truncate,
+// the maintainers that answered it and their records.
+func writeRebuild(w *wire.Writer, rb *rebuild) {
+	w.Bool(rb != nil)
+	if rb == nil {
+		return
+	}
+	w.Uvarint(rb.gen)
+	writeToken(w, rb.copy)
+	for _, m := range wire.SortedKeys(w, "frozen maintainers", rb.frozen) {
+		flstore.WriteNode(w, m)
+		write(w, rb.frozen[m])
+	}
+	flstore.WriteNodes(w, slices.Sorted(maps.Keys(rb.copied)))
+	w.Bool(rb.truncate != nil)
+	if rb.truncate != nil {
+		write(w, rb.truncate)
+		flstore.WriteNodes(w, slices.Sorted(maps.Keys(rb.truncated)))
+		writeRecordList(w, "truncation records", rb.records)
+	}
+}
+
+// readRebuild reads what writeRebuild wrote.
+func readRebuild(r *wire.Reader) *rebuild {
+	if !r.Bool("rebuild present") {
+		return nil
+	}
+	rb := &rebuild{gen: r.Uvarint("rebuild generation"), copy: readToken(r), frozen: map[protocol.NodeID]*flstore.FreezeAck{},
+		copied: map[protocol.NodeID]bool{}, truncated: map[protocol.NodeID]bool{}}
+	for range r.Count("frozen maintainers", flstore.MaxNodes, 3) {
+		m := flstore.ReadNode(r)
+		a, ok := read(r).(*flstore.FreezeAck)
+		if !ok && r.Err() == nil {
+			r.Fail("freeze answer", "not a FreezeAck")
+		}
+		rb.frozen[m] = a
+	}
+	for _, n := range flstore.ReadNodes(r) {
+		rb.copied[n] = true
+	}
+	if r.Bool("truncation present") {
+		t, ok := read(r).(*flstore.Truncate)
+		if !ok && r.Err() == nil {
+			r.Fail("truncation", "not a Truncate")
+		}
+		rb.truncate = t
+		for _, n := range flstore.ReadNodes(r) {
+			rb.truncated[n] = true
+		}
+		rb.records = readRecordList(r, "truncation records")
+	}
+	return rb
 }
 
 // RestoreCheckpoint implements protocol.Checkpointer.
@@ -325,6 +389,12 @@ func (q *Queue) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	q.addRing = flstore.ReadNodes(r)
 	q.addMaint = flstore.ReadNodes(r)
 	q.n = r.Uvarint("records assigned")
+	q.gen, q.hlSeen, q.startUs = r.Uvarint("token generation"), r.Uvarint("head of log seen"), r.Uvarint("start")
+	q.rebuilds = r.Uvarint("token rebuilds")
+	q.rb = readRebuild(r)
+	if q.rb != nil && q.rb.copy != nil && r.Err() == nil && !q.validToken(q.rb.copy) {
+		r.Fail("token copy", "not a token of this datacenter")
+	}
 	return r.Done()
 }
 

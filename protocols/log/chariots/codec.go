@@ -25,6 +25,8 @@ const (
 	tagAddQueue
 	tagAddMaintainer
 	tagFilterMapSync
+	tagRebuildReq
+	tagTokenCopy
 )
 
 func write(w *wire.Writer, m protocol.Message) bool {
@@ -40,6 +42,7 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		w.Uvarint(m.Seq)
 	case *Token:
 		w.Byte(tagToken)
+		w.Uvarint(m.Gen)
 		w.Uvarint(m.Hop)
 		flstore.WriteVec(w, "max toid", m.MaxTOId, flstore.MaxDCs)
 		w.Uvarint(m.LastLId)
@@ -52,12 +55,31 @@ func write(w *wire.Writer, m protocol.Message) bool {
 			w.Uvarint(uint64(c))
 			writeSeqSet(w, m.Logged[c])
 		}
+		w.Uvarint(m.StableLId)
+		w.Count("recent assignments", len(m.Recent), wire.MaxCheckpointCount)
+		for _, a := range m.Recent {
+			w.Uvarint(a.LId)
+			w.Uvarint(a.N)
+			w.Int("host", a.Host, flstore.MaxDCs-1)
+			w.Uvarint(a.TOId)
+			w.Uvarint(uint64(a.Client))
+			w.Uvarint(a.AppendSeq)
+		}
 	case *TokenAck:
 		w.Byte(tagTokenAck)
+		w.Uvarint(m.Gen)
 		w.Uvarint(m.Hop)
 	case *RowUpdate:
 		w.Byte(tagRowUpdate)
 		flstore.WriteVec(w, "row", m.Row, flstore.MaxDCs)
+		w.Uvarint(m.Gen)
+	case *RebuildReq:
+		w.Byte(tagRebuildReq)
+		w.Uvarint(m.StartUs)
+	case *TokenCopy:
+		w.Byte(tagTokenCopy)
+		w.Uvarint(m.Gen)
+		writeToken(w, m.Token)
 	case *ShipBatch:
 		w.Byte(tagShipBatch)
 		w.Int("from", m.FromDC, flstore.MaxDCs-1)
@@ -97,21 +119,27 @@ func read(r *wire.Reader) protocol.Message {
 	case tagBatchAck:
 		return &BatchAck{Inc: r.Uvarint("incarnation"), Seq: r.Uvarint("seq")}
 	case tagToken:
-		tk := &Token{Hop: r.Uvarint("hop"), MaxTOId: flstore.ReadVec(r, "max toid", flstore.MaxDCs), LastLId: r.Uvarint("last lid"),
+		tk := &Token{Gen: r.Uvarint("generation"), Hop: r.Uvarint("hop"), MaxTOId: flstore.ReadVec(r, "max toid", flstore.MaxDCs), LastLId: r.Uvarint("last lid"),
 			Deferred: flstore.ReadRecords(r), Ring: flstore.ReadNodes(r), Journal: flstore.ReadJournal(r),
 			RowSent: flstore.ReadVec(r, "row sent", flstore.MaxDCs), RowSentAtUs: r.Varint("row sent at"), Logged: map[txn.ClientID]*seqSet{}}
 		for range r.Count("clients logged", wire.MaxCheckpointCount, 3) {
-			c := r.Uvarint("client")
-			if c > uint64(^txn.ClientID(0)) && r.Err() == nil {
-				r.Fail("client", "client id %d out of range", c)
-			}
-			tk.Logged[txn.ClientID(c)] = readSeqSet(r)
+			c := readClient(r)
+			tk.Logged[c] = readSeqSet(r)
+		}
+		tk.StableLId = r.Uvarint("stable position")
+		for range r.Count("recent assignments", wire.MaxCheckpointCount, 6) {
+			tk.Recent = append(tk.Recent, Assigned{LId: r.Uvarint("position"), N: r.Uvarint("run length"), Host: r.Int("host", flstore.MaxDCs-1),
+				TOId: r.Uvarint("toid"), Client: readClient(r), AppendSeq: r.Uvarint("append number")})
 		}
 		return tk
 	case tagTokenAck:
-		return &TokenAck{Hop: r.Uvarint("hop")}
+		return &TokenAck{Gen: r.Uvarint("generation"), Hop: r.Uvarint("hop")}
 	case tagRowUpdate:
-		return &RowUpdate{Row: flstore.ReadVec(r, "row", flstore.MaxDCs)}
+		return &RowUpdate{Row: flstore.ReadVec(r, "row", flstore.MaxDCs), Gen: r.Uvarint("generation")}
+	case tagRebuildReq:
+		return &RebuildReq{StartUs: r.Uvarint("start")}
+	case tagTokenCopy:
+		return &TokenCopy{Gen: r.Uvarint("generation"), Token: readToken(r)}
 	case tagShipBatch:
 		return &ShipBatch{FromDC: r.Int("from", flstore.MaxDCs-1), Records: flstore.ReadRecords(r), Table: readTable(r)}
 	case tagTableUpdate:
@@ -147,4 +175,13 @@ func readTable(r *wire.Reader) [][]uint64 {
 		t[i] = flstore.ReadVec(r, "table row", flstore.MaxDCs)
 	}
 	return t
+}
+
+// readClient reads a client id (a uvarint within txn.ClientID's range).
+func readClient(r *wire.Reader) txn.ClientID {
+	c := r.Uvarint("client")
+	if c > uint64(^txn.ClientID(0)) && r.Err() == nil {
+		r.Fail("client", "client id %d out of range", c)
+	}
+	return txn.ClientID(c)
 }

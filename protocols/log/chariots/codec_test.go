@@ -23,8 +23,13 @@ func sampleMessages() []protocol.Message {
 		&Token{Hop: 9, MaxTOId: []uint64{4, 5, 6}, LastLId: 15, Deferred: []*Record{rec}, Ring: []protocol.NodeID{3, 4}, Journal: j,
 			RowSent: []uint64{4, 5, 6}, RowSentAtUs: -5, Logged: map[txn.ClientID]*seqSet{3: {upTo: 4, above: map[uint64]bool{6: true}}, 9: {upTo: 1}}},
 		&Token{MaxTOId: []uint64{0}, Ring: []protocol.NodeID{3}, Journal: j[:1], Logged: map[txn.ClientID]*seqSet{}},
-		&TokenAck{Hop: 9},
-		&RowUpdate{Row: []uint64{1, 2}},
+		&Token{Gen: 7, Hop: 2, MaxTOId: []uint64{4, 1}, LastLId: 5, Ring: []protocol.NodeID{3}, Journal: j[:1],
+			Logged: map[txn.ClientID]*seqSet{9: {upTo: 2}}, StableLId: 3, Recent: []Assigned{{LId: 4, N: 1, Host: 0, TOId: 4, Client: 9, AppendSeq: 3}, {LId: 5, N: 2, Host: 1, TOId: 1}}},
+		&TokenAck{Gen: 7, Hop: 9},
+		&RowUpdate{Row: []uint64{1, 2}, Gen: 7},
+		&RebuildReq{StartUs: 1_000_000},
+		&TokenCopy{Gen: 8},
+		&TokenCopy{Gen: 8, Token: &Token{Gen: 7, MaxTOId: []uint64{0}, Ring: []protocol.NodeID{3}, Journal: j[:1], Logged: map[txn.ClientID]*seqSet{}}},
 		&ShipBatch{FromDC: 2, Records: []*Record{rec}, Table: table},
 		&ShipBatch{FromDC: 1, Table: table},
 		&TableUpdate{Table: table},
@@ -40,11 +45,15 @@ func sampleMessages() []protocol.Message {
 		&flstore.ReadResult{Records: []*Record{rec, noop}, HL: 50},
 		&flstore.LookupOp{Tag: "k:x", Op: flstore.Ge, Value: []byte("5"), MaxLId: 40, Limit: 3, MostRecentFirst: true},
 		&flstore.LookupResult{LIds: []uint64{40, 39}},
-		&flstore.HLGossip{Next: flstore.None, Contig: 3000, Journal: j},
+		&flstore.HLGossip{Next: flstore.None, Contig: 3000, Journal: j, Gen: 7, HL: 2990, Frozen: true},
 		&flstore.IndexAdd{Entries: []flstore.IndexEntry{{Tag: "k", Value: []byte("v"), LId: 3}, {Tag: "t", LId: 4}}},
 		&flstore.IndexAck{Entries: []flstore.IndexEntry{{Tag: "k", LId: 3}}},
-		&flstore.Assign{Records: []*Record{rec}, Journal: j},
-		&flstore.PersistAck{LIds: []uint64{12}},
+		&flstore.Assign{Records: []*Record{rec}, Journal: j, Gen: 7},
+		&flstore.PersistAck{LIds: []uint64{12}, HL: 11, Gen: 7},
+		&flstore.Freeze{Gen: 8},
+		&flstore.FreezeAck{Gen: 8, Next: 13, Journal: j},
+		&flstore.Truncate{Gen: 8, T: 12, From: 6, Journal: j},
+		&flstore.TruncateAck{Gen: 8, Records: []*Record{rec}},
 		&flstore.FetchReq{FromTOId: 5, Limit: 1000, Horizon: []uint64{1, 2, 3}},
 		&flstore.FetchResp{FromTOId: 5, Records: []*Record{rec}},
 		&FilterMapSync{Hosts: [][]FilterEpoch{{{FromTOId: 1, Filters: []protocol.NodeID{4}}, {FromTOId: 101, Filters: []protocol.NodeID{8, 4}}}, {{FromTOId: 1, Filters: []protocol.NodeID{8}}}}},
@@ -61,8 +70,8 @@ func TestCodecRoundTrip(t *testing.T) {
 			fl = append(fl, m)
 		}
 	}
-	if len(fl) != 15 {
-		t.Fatalf("flstore's codec encodes %d of the samples, want its 15 messages", len(fl))
+	if len(fl) != 19 {
+		t.Fatalf("flstore's codec encodes %d of the samples, want its 19 messages", len(fl))
 	}
 	codectest.RoundTrip(t, flstore.Codec, fl)
 }

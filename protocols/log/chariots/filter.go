@@ -28,6 +28,7 @@ type Filter struct {
 	seq     uint64                   // last batch number
 	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
 	rto     backoff                  // their resend timeout
+	gen     uint64                   // the token generation of the last row taken
 	// forwarded counts, per host, the other datacenters' records forwarded.
 	forwarded []uint64
 	n         uint64 // every record forwarded
@@ -96,7 +97,12 @@ func (f *Filter) HandleMessage(from protocol.NodeID, m protocol.Message) {
 			delete(f.unacked, m.Seq)
 		}
 	case *RowUpdate:
-		if containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), from) {
+		if !containsNode(f.cfg.Layout.All(f.dc, flstore.Queue), from) || len(m.Row) != f.cfg.DCs {
+			return
+		}
+		if m.Gen > f.gen {
+			f.reset(m.Gen, m.Row)
+		} else if m.Gen == f.gen {
 			f.skipLogged(m.Row)
 		}
 	case *RecordBatch:
@@ -178,15 +184,35 @@ func (f *Filter) skipLogged(row []uint64) {
 		if f.next[h] == flstore.None || logged < f.next[h] {
 			continue
 		}
-		for t := range f.pending[h] {
-			if t <= logged {
-				delete(f.pending[h], t)
-			}
-		}
-		f.next[h] = f.fmap.nextChampioned(f.self, h, logged+1)
-		out = f.drain(h, out)
+		out = f.expectAfter(h, logged, out)
 	}
 	f.forward(out)
+}
+
+// reset takes a rebuilt token's row (generation gen): the log may have been truncated below
+// what this filter forwarded, so it expects each host's records from the row on again (backwards
+// too) and forgets which local appends it forwarded; the clients' retries and the senders'
+// resends bring back what was truncated, and the queues drop what is logged.
+func (f *Filter) reset(gen uint64, row []uint64) {
+	f.gen, f.row = gen, append([]uint64(nil), row...)
+	clear(f.lastSeq)
+	var out []*Record
+	for h, logged := range row {
+		out = f.expectAfter(h, logged, out)
+	}
+	f.forward(out)
+}
+
+// expectAfter drops host h's pending records up to logged (the datacenter has them), expects h's
+// next championed record after logged, and appends to out what is then ready in order.
+func (f *Filter) expectAfter(h int, logged uint64, out []*Record) []*Record {
+	for t := range f.pending[h] {
+		if t <= logged {
+			delete(f.pending[h], t)
+		}
+	}
+	f.next[h] = f.fmap.nextChampioned(f.self, h, logged+1)
+	return f.drain(h, out)
 }
 
 // forward sends rs to the next queue as one numbered batch, kept until acknowledged.

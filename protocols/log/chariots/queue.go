@@ -2,10 +2,10 @@ package chariots
 
 import (
 	"maps"
+	"math"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
-	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocols/log/flstore"
 )
 
@@ -14,7 +14,9 @@ import (
 // once its client's dependencies (WantDeps) are logged and the position passed its MinLId
 // (explicit order, spec 3.6, CH-I8: it then gets a position above MinLId);
 // another datacenter's record is eligible when it is its host's next TOId and its dependencies
-// are logged. Assignments go to the owner maintainer and are resent until persisted.
+// are logged. Assignments go to the owner maintainer and are resent until persisted. No queue
+// makes a token at start: the first queue of the initial ring (the coordinator) builds it, and
+// rebuilds it under a new generation when a queue (itself included) restarted (rebuild.go).
 type Queue struct {
 	env     protocol.Env
 	cfg     Config
@@ -34,10 +36,23 @@ type Queue struct {
 	addRing  []protocol.NodeID
 	addMaint []protocol.NodeID
 	n        uint64 // records assigned
+	// gen is the token generation this queue is in; hlSeen the highest head of the log a
+	// maintainer reported to it in that generation (the token's StableLId). startUs is its
+	// clock at start: until it is in a generation above it, it asks the coordinator for a
+	// rebuild (it may have restarted empty).
+	gen, hlSeen, startUs uint64
+	// The coordinator's: the rebuild under way (nil: none), and how many it started.
+	rb       *rebuild
+	rebuilds uint64
 }
 
 // Handled counts the records this queue gave positions.
 func (q *Queue) Handled() uint64 { return q.n }
+
+// Rebuilds counts the token rebuilds this queue started (the coordinator: one at start, then
+// one per queue restart it heard of; rebuild.go), so that runs and tests can tell that
+// nothing else, such as a slow ring, rebuilt the token.
+func (q *Queue) Rebuilds() uint64 { return q.rebuilds }
 
 type pendingAssign struct {
 	rec      *Record
@@ -50,20 +65,21 @@ func newQueue(c Config, self protocol.NodeID, dc int, env protocol.Env) *Queue {
 	q := &Queue{env: env, cfg: c, self: self, dc: dc,
 		rowTo: append(append([]protocol.NodeID(nil), c.Layout.All(dc, flstore.Sender)...), c.Layout.All(dc, flstore.Filter)...),
 		seen:  map[protocol.NodeID]*filterSeen{}, unacked: map[uint64]*pendingAssign{}}
-	ring := c.Layout.Active(dc, flstore.Queue)
-	if ring[0] == self {
-		q.tok = &Token{MaxTOId: make([]uint64, c.DCs), Ring: ring, Journal: c.InitialJournal(dc), RowSent: make([]uint64, c.DCs),
-			Logged: map[txn.ClientID]*seqSet{}}
-		q.lastTok = q.tok.clone()
-	}
 	return q
 }
 
-// Start arms the resend timer and, at the first queue, the token's pass.
+// coordinator returns the datacenter's coordinating queue: the first of the initial ring.
+func (q *Queue) coordinator() protocol.NodeID { return q.cfg.Layout.Active(q.dc, flstore.Queue)[0] }
+
+// Start arms the resend timer; the coordinator builds the token (a rebuild: it may have
+// restarted empty), another queue asks it to.
 func (q *Queue) Start() {
+	q.startUs = uint64(max(q.env.NowUs(), 0))
 	q.env.SetTimer(q.cfg.RetryUs, retryTimer)
-	if q.tok != nil {
-		q.env.SetTimer(q.cfg.HoldUs, passTimer)
+	if q.self == q.coordinator() {
+		q.startRebuild(0)
+	} else {
+		q.env.Send(q.coordinator(), &RebuildReq{StartUs: q.startUs})
 	}
 }
 
@@ -87,6 +103,12 @@ func (q *Queue) HandleTimer(id protocol.TimerID) {
 			q.env.Send(q.outTo, q.outTok)
 		}
 		q.sendAssigns(true)
+		switch {
+		case q.rb != nil:
+			q.rb.resend(q)
+		case q.self != q.coordinator() && q.gen <= q.startUs:
+			q.env.Send(q.coordinator(), &RebuildReq{StartUs: q.startUs})
+		}
 	}
 }
 
@@ -113,23 +135,39 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 			q.sendAssigns(false)
 		}
 	case *Token:
-		if m.Hop > q.lastHop && q.validToken(m) {
-			q.lastHop = m.Hop
-			q.tok = m.clone()
-			q.lastTok = q.tok.clone()
-			if q.process() > 0 {
-				q.pass() // busy: on at once, ahead of the assignments on the interface
-			} else {
-				q.env.SetTimer(q.cfg.HoldUs, passTimer) // idle: hold it a while (spec 5.5)
-			}
-			q.sendAssigns(false)
+		if m.Gen > q.gen && q.rb == nil && q.validToken(m) {
+			q.enterGen(m.Gen) // it missed the rebuild's Freeze
 		}
-		q.env.Send(from, &TokenAck{Hop: m.Hop})
+		if m.Gen == q.gen && m.Hop > q.lastHop && q.validToken(m) {
+			q.take(m.clone())
+		}
+		q.env.Send(from, &TokenAck{Gen: m.Gen, Hop: m.Hop})
 	case *TokenAck:
-		if q.outTok != nil && m.Hop == q.outTok.Hop {
+		if q.outTok != nil && m.Hop == q.outTok.Hop && m.Gen == q.outTok.Gen {
 			q.outTok = nil
 		}
+	case *flstore.Freeze:
+		if containsNode(q.cfg.Layout.All(q.dc, flstore.Queue), from) && from != q.self {
+			if m.Gen > q.gen {
+				q.enterGen(m.Gen)
+			}
+			if m.Gen == q.gen {
+				q.env.Send(from, &TokenCopy{Gen: q.gen, Token: q.lastTok})
+			}
+		}
+	case *RebuildReq:
+		if q.self == q.coordinator() && m.StartUs >= q.gen && m.StartUs < math.MaxUint64 {
+			q.startRebuild(m.StartUs + 1)
+		}
+	case *TokenCopy, *flstore.FreezeAck, *flstore.TruncateAck:
+		if q.rb != nil {
+			q.rb.handle(q, from, m)
+		}
 	case *flstore.PersistAck:
+		if m.Gen != q.gen {
+			return
+		}
+		q.hlSeen = max(q.hlSeen, m.HL)
 		for _, l := range m.LIds {
 			if p := q.unacked[l]; p != nil && p.to == from {
 				q.rto.acked(q.env.NowUs()-p.sentAtUs, !p.resent)
@@ -139,13 +177,55 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	}
 }
 
+// take makes tk (a copy of a newer pass of the current generation) the held token, runs it
+// over the records and passes it on at once if it assigned any (busy: ahead of the assignments
+// on the interface), or holds it a while (idle, spec 5.5).
+func (q *Queue) take(tk *Token) {
+	q.lastHop = tk.Hop
+	q.tok = tk
+	q.lastTok = tk.clone()
+	if q.process() > 0 {
+		q.pass()
+	} else {
+		q.env.SetTimer(q.cfg.HoldUs, passTimer)
+	}
+	q.sendAssigns(false)
+}
+
+// enterGen moves the queue to token generation g: the token it holds or passed and its
+// unacknowledged assignments belong to the old one (the rebuild truncates what they did not
+// persist) and are dropped; the token's deferred records go back among the held ones.
+func (q *Queue) enterGen(g uint64) {
+	if q.tok != nil {
+		q.held = append(q.held, q.tok.Deferred...)
+	}
+	q.gen, q.lastHop, q.hlSeen = g, 0, 0
+	q.tok, q.outTok = nil, nil
+	q.unacked = map[uint64]*pendingAssign{}
+}
+
 // validToken reports whether tk is well formed for this datacenter: its vectors sized to the
 // datacenters, its ring of this datacenter's queues through this one, its journal valid over
 // this datacenter's maintainers.
 func (q *Queue) validToken(tk *Token) bool {
 	l := q.cfg.Layout
 	return len(tk.MaxTOId) == q.cfg.DCs && len(tk.RowSent) == q.cfg.DCs && containsNode(tk.Ring, q.self) &&
-		tk.Journal.Valid() && tk.Journal.Within(l.All(q.dc, flstore.Maintainer)) && within(tk.Ring, l.All(q.dc, flstore.Queue))
+		tk.Journal.Valid() && tk.Journal.Within(l.All(q.dc, flstore.Maintainer)) && within(tk.Ring, l.All(q.dc, flstore.Queue)) &&
+		validRecent(tk)
+}
+
+// validRecent reports whether tk's runs of assignments are in order of position, apart, within
+// StableLId+1 … LastLId, and their TOIds and append numbers do not overflow.
+func validRecent(tk *Token) bool {
+	after := tk.StableLId // the runs' positions lie above the previous run's
+	for i, a := range tk.Recent {
+		if a.N == 0 || a.LId > tk.LastLId || a.N > tk.LastLId-a.LId+1 || a.TOId == 0 || a.TOId+a.N < a.TOId ||
+			a.AppendSeq+a.N < a.AppendSeq || (i > 0 && a.LId <= after) || a.last() <= tk.StableLId {
+			return false
+		}
+		after = a.last()
+	}
+	return true
 }
 
 func within(ns, of []protocol.NodeID) bool {
@@ -205,6 +285,7 @@ func (q *Queue) pass() {
 func (q *Queue) process() int {
 	assigned := q.n
 	tk := q.tok
+	tk.trimRecent(q.hlSeen)
 	q.applyElasticity()
 	cand := append(tk.Deferred, q.held...)
 	tk.Deferred, q.held = nil, nil
@@ -269,11 +350,13 @@ func (q *Queue) assign(r *Record) {
 	q.n++
 	r.LId = tk.LastLId
 	tk.MaxTOId[r.Host] = r.TOId
+	if n := len(tk.Recent); n > 0 && tk.Recent[n-1].extends(r.LId, r.Host, r.TOId, r.Client, r.AppendSeq) {
+		tk.Recent[n-1].N++
+	} else {
+		tk.Recent = append(tk.Recent, Assigned{LId: r.LId, N: 1, Host: r.Host, TOId: r.TOId, Client: r.Client, AppendSeq: r.AppendSeq})
+	}
 	if r.Host == q.dc && r.AppendSeq > 0 {
-		if tk.Logged[r.Client] == nil {
-			tk.Logged[r.Client] = &seqSet{}
-		}
-		tk.Logged[r.Client].add(r.AppendSeq)
+		tk.logAppend(r.Client, r.AppendSeq)
 	}
 	q.unacked[r.LId] = &pendingAssign{rec: r, to: tk.Journal.Owner(r.LId)}
 }
@@ -298,7 +381,7 @@ func (q *Queue) sendAssigns(resend bool) {
 		p.sentAtUs = max(now, 1)
 		a := byOwner[p.to]
 		if a == nil {
-			a = &flstore.Assign{Journal: q.journal()}
+			a = &flstore.Assign{Journal: q.journal(), Gen: q.gen}
 			byOwner[p.to] = a
 			owners = append(owners, p.to)
 		}
@@ -320,19 +403,22 @@ func (q *Queue) journal() flstore.Journal {
 	return q.lastTok.Journal
 }
 
-// publishRow sends MaxTOId to the senders and filters when it moved or has not been sent for a while.
+// publishRow sends the row of the stable prefix (rowAt(StableLId)) to the senders and filters
+// when it moved or has not been sent for a while.
 func (q *Queue) publishRow() {
 	tk, now := q.tok, q.env.NowUs()
-	changed := false
-	for i, v := range tk.MaxTOId {
+	row := tk.rowAt(tk.StableLId)
+	changed := len(row) != len(tk.RowSent)
+	for i := 0; !changed && i < len(row); i++ {
+		v := row[i]
 		changed = changed || v != tk.RowSent[i]
 	}
 	if !changed && now-tk.RowSentAtUs < q.cfg.RowEveryUs {
 		return
 	}
-	tk.RowSent, tk.RowSentAtUs = append([]uint64(nil), tk.MaxTOId...), now
+	tk.RowSent, tk.RowSentAtUs = row, now // a rebuilt token's RowSent is nil: published at once
 	for _, n := range q.rowTo {
-		q.env.Send(n, &RowUpdate{Row: tk.RowSent})
+		q.env.Send(n, &RowUpdate{Row: row, Gen: tk.Gen})
 	}
 }
 
@@ -409,6 +495,21 @@ func (s *seqSet) has(n uint64) bool { return n <= s.upTo || s.above[n] }
 
 // clone returns a copy of s.
 func (s *seqSet) clone() *seqSet { return &seqSet{upTo: s.upTo, above: maps.Clone(s.above)} }
+
+// remove takes n out of the set.
+func (s *seqSet) remove(n uint64) {
+	if n > s.upTo {
+		delete(s.above, n)
+		return
+	}
+	if s.above == nil {
+		s.above = map[uint64]bool{}
+	}
+	for k := n + 1; k <= s.upTo; k++ {
+		s.above[k] = true
+	}
+	s.upTo = n - 1
+}
 
 // add inserts s and reports whether it was new.
 func (s *seqSet) add(n uint64) bool {

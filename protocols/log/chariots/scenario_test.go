@@ -286,12 +286,12 @@ func TestCHS9TokenDeferral(t *testing.T) {
 	w.Inject(f, q1, &RecordBatch{Seq: 1, Records: []*Record{rec(1), rec(2), rec(3), rec(4)}}, 1000)
 	w.Inject(f, q1, &RecordBatch{Seq: 2, Records: []*Record{rec(6)}}, 2000)
 	w.Inject(f, q2, &RecordBatch{Seq: 3, Records: []*Record{rec(5)}}, 3000)
-	w.RunUntil(50_050) // Q1 passed the token
+	w.RunUntil(50_450) // Q1 passed the token (built at 400 µs: the rebuild's two round trips)
 	tk := w.Reps[q1].(*Queue).LastToken()
 	if tk.MaxTOId[dcB] != 4 || len(tk.Deferred) != 1 || tk.Deferred[0].TOId != 6 {
 		t.Fatalf("Q1 passed MaxTOId[B] = %d with deferred %v, want 4 and (B,6)", tk.MaxTOId[dcB], tk.Deferred)
 	}
-	w.RunUntil(50_150) // Q2 got it
+	w.RunUntil(50_550) // Q2 got it
 	tk = w.Reps[q2].(*Queue).LastToken()
 	if tk.MaxTOId[dcB] != 6 || tk.LastLId != 6 || len(tk.Deferred) != 0 {
 		t.Fatalf("after Q2's visit: MaxTOId[B] = %d, LastLId %d, deferred %d; want 6, 6, 0", tk.MaxTOId[dcB], tk.LastLId, len(tk.Deferred))

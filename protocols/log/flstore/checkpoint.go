@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 	"github.com/meridian-kv/meridian/protocol/wire"
 )
 
@@ -16,7 +17,9 @@ import (
 // progress (next, contig), the positions filled above next, the head of log, the peers'
 // progress (by node), the explicit-order appends waiting, the index entries not yet
 // acknowledged (by indexer), the no-op fill's lag start, the garbage-collection horizon, how far
-// each host's records were collected, and the last collection's time.
+// each host's records were collected, the last collection's time, and the token generation and
+// whether it is frozen (Chariots), why it stopped if it lost its records, and the answers owed
+// to the appends persisted above the head of the log (Chariots).
 func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
 	WriteJournal(w, m.cfg.Journal)
@@ -56,6 +59,17 @@ func (m *LogMaintainer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, 
 	WriteVec(w, "horizon", m.horizon, MaxDCs)
 	WriteVec(w, "collected", m.gcTo, MaxDCs)
 	w.Varint(m.lastGCUs)
+	w.Uvarint(m.gen)
+	w.Bool(m.frozen)
+	w.String("lost", m.lost, maxLostLen)
+	w.Count("unanswered appends", len(m.unanswered), wire.MaxCheckpointCount)
+	for _, a := range m.unanswered {
+		w.Uvarint(a.LId)
+		w.Uvarint(uint64(a.Client))
+		w.Uvarint(a.CallSeq)
+		w.Uvarint(a.TOId)
+		WriteNode(w, a.Via)
+	}
 	return w.Finish()
 }
 
@@ -98,8 +112,21 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 		r.Fail("collected", "%d hosts, want %d", len(m.gcTo), m.cfg.DCs)
 	}
 	m.lastGCUs = r.Varint("last collection")
+	m.gen, m.frozen = r.Uvarint("generation"), r.Bool("frozen")
+	m.lost = r.String("lost", maxLostLen)
+	m.unanswered = nil
+	for range r.Count("unanswered appends", wire.MaxCheckpointCount, 5) {
+		a := answer{LId: r.Uvarint("position"), Client: txn.ClientID(r.Uvarint("client")), CallSeq: r.Uvarint("call"), TOId: r.Uvarint("toid"), Via: ReadNode(r)}
+		if r.Err() == nil && len(m.unanswered) > 0 && a.LId <= m.unanswered[len(m.unanswered)-1].LId {
+			r.Fail("unanswered appends", "positions out of order")
+		}
+		m.unanswered = append(m.unanswered, a)
+	}
 	return r.Done()
 }
+
+// maxLostLen bounds the reason a maintainer stopped (LogMaintainer.lose).
+const maxLostLen = 1 << 12
 
 // AppendCheckpoint implements protocol.Checkpointer: the posting lists (by tag: position and
 // value each), the count of entries indexed and the maintainers' index claims.
@@ -158,4 +185,5 @@ func readClaims(r *wire.Reader) map[protocol.NodeID]indexClaim {
 var (
 	_ protocol.Checkpointer = (*LogMaintainer)(nil)
 	_ protocol.Checkpointer = (*LogIndexer)(nil)
+	_ protocol.Failer       = (*LogMaintainer)(nil)
 )

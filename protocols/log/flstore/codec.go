@@ -41,6 +41,10 @@ const (
 	tagPersistAck
 	tagFetchReq
 	tagFetchResp
+	tagFreeze
+	tagFreezeAck
+	tagTruncate
+	tagTruncateAck
 )
 
 // WriteMessage writes m's tag and fields, or reports that m is not an FLStore message.
@@ -86,6 +90,9 @@ func WriteMessage(w *wire.Writer, m protocol.Message) bool {
 		w.Uvarint(m.Next)
 		w.Uvarint(m.Contig)
 		WriteJournal(w, m.Journal)
+		w.Uvarint(m.Gen)
+		w.Uvarint(m.HL)
+		w.Bool(m.Frozen)
 	case *IndexAdd:
 		w.Byte(tagIndexAdd)
 		writeEntries(w, m.Entries)
@@ -100,9 +107,30 @@ func WriteMessage(w *wire.Writer, m protocol.Message) bool {
 		w.Byte(tagAssign)
 		WriteRecords(w, m.Records)
 		WriteJournal(w, m.Journal)
+		w.Uvarint(m.Gen)
 	case *PersistAck:
 		w.Byte(tagPersistAck)
 		WriteVec(w, "positions", m.LIds, MaxRecords)
+		w.Uvarint(m.HL)
+		w.Uvarint(m.Gen)
+	case *Freeze:
+		w.Byte(tagFreeze)
+		w.Uvarint(m.Gen)
+	case *FreezeAck:
+		w.Byte(tagFreezeAck)
+		w.Uvarint(m.Gen)
+		w.Uvarint(m.Next)
+		WriteJournal(w, m.Journal)
+	case *Truncate:
+		w.Byte(tagTruncate)
+		w.Uvarint(m.Gen)
+		w.Uvarint(m.T)
+		w.Uvarint(m.From)
+		WriteJournal(w, m.Journal)
+	case *TruncateAck:
+		w.Byte(tagTruncateAck)
+		w.Uvarint(m.Gen)
+		WriteRecords(w, m.Records)
 	case *FetchReq:
 		w.Byte(tagFetchReq)
 		w.Uvarint(m.FromTOId)
@@ -140,15 +168,24 @@ func ReadMessage(r *wire.Reader, tag byte) protocol.Message {
 	case tagLookupResult:
 		return &LookupResult{LIds: ReadVec(r, "positions", MaxRecords), Covered: r.Bool("covered")}
 	case tagHLGossip:
-		return &HLGossip{Next: r.Uvarint("next"), Contig: r.Uvarint("contig"), Journal: ReadJournal(r)}
+		return &HLGossip{Next: r.Uvarint("next"), Contig: r.Uvarint("contig"), Journal: ReadJournal(r), Gen: r.Uvarint("generation"),
+			HL: r.Uvarint("hl"), Frozen: r.Bool("frozen")}
 	case tagIndexAdd:
 		return &IndexAdd{Entries: readEntries(r), Through: r.Uvarint("through"), Epochs: r.Int("epochs", MaxEpochs)}
 	case tagIndexAck:
 		return &IndexAck{Entries: readEntries(r), Through: r.Uvarint("through"), Epochs: r.Int("epochs", MaxEpochs)}
 	case tagAssign:
-		return &Assign{Records: ReadRecords(r), Journal: ReadJournal(r)}
+		return &Assign{Records: ReadRecords(r), Journal: ReadJournal(r), Gen: r.Uvarint("generation")}
 	case tagPersistAck:
-		return &PersistAck{LIds: ReadVec(r, "positions", MaxRecords)}
+		return &PersistAck{LIds: ReadVec(r, "positions", MaxRecords), HL: r.Uvarint("hl"), Gen: r.Uvarint("generation")}
+	case tagFreeze:
+		return &Freeze{Gen: r.Uvarint("generation")}
+	case tagFreezeAck:
+		return &FreezeAck{Gen: r.Uvarint("generation"), Next: r.Uvarint("next"), Journal: ReadJournal(r)}
+	case tagTruncate:
+		return &Truncate{Gen: r.Uvarint("generation"), T: r.Uvarint("stable prefix"), From: r.Uvarint("from"), Journal: ReadJournal(r)}
+	case tagTruncateAck:
+		return &TruncateAck{Gen: r.Uvarint("generation"), Records: ReadRecords(r)}
 	case tagFetchReq:
 		return &FetchReq{FromTOId: r.Uvarint("from toid"), Limit: r.Int("limit", MaxRecords), Horizon: ReadVec(r, "horizon", MaxDCs)}
 	case tagFetchResp:

@@ -89,3 +89,10 @@ func (s diskRecords) hosted(h int, from uint64, fn func(*Record) bool) {
 		return rec == nil || fn(rec)
 	})
 }
+
+// remove deletes r (its position and, in Chariots, its host index entry): an empty value reads
+// as missing.
+func (s diskRecords) remove(r *Record) {
+	s.d.Set(recordKey(r.LId), nil)
+	s.d.Set(hostKey(r.Host, r.TOId), nil)
+}

@@ -2,9 +2,11 @@ package flstore
 
 import (
 	"maps"
+	"slices"
 	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
+	"github.com/meridian-kv/meridian/protocol/txn"
 )
 
 // HLRule selects how a maintainer computes the head of the log (spec 3.4).
@@ -49,6 +51,9 @@ type MaintainerConfig struct {
 	// GCKeepLatest restricts that collection to superseded records (compaction by tag: see
 	// compact.go), so that Hyksos keeps every key's current value.
 	GCKeepLatest bool
+	// UnsafeAnswerOnPersist (Chariots, a broken variant for negative controls) answers an append
+	// on persisting it rather than once the head of the log passes it.
+	UnsafeAnswerOnPersist bool
 }
 
 // progress is one maintainer's last gossiped progress.
@@ -97,6 +102,24 @@ type LogMaintainer struct {
 	horizon  []uint64
 	gcTo     []uint64
 	lastGCUs int64
+	// gen is the token generation this maintainer is in (Chariots, Freeze); frozen, that it
+	// takes no assignment until the generation's Truncate.
+	gen    uint64
+	frozen bool
+	// lost, if set, says why this maintainer stopped: its records are gone (Failure).
+	lost string
+	// unanswered are the answers to this datacenter's appends it persisted above the head of
+	// the log (Chariots), in position order: sent as the head of the log passes them (raiseHL).
+	unanswered []answer
+}
+
+// answer is the reply owed to the client of the local record at position LId.
+type answer struct {
+	LId     uint64
+	Client  txn.ClientID
+	CallSeq uint64
+	TOId    uint64
+	Via     protocol.NodeID
 }
 
 // Timer ids of a maintainer.
@@ -158,8 +181,12 @@ func (m *LogMaintainer) HandleTimer(id protocol.TimerID) {
 	if id != gossipTimer {
 		return
 	}
+	if m.lost != "" {
+		return
+	}
 	m.env.SetTimer(m.cfg.GossipUs, gossipTimer)
-	g := &HLGossip{Next: m.next, Contig: m.contig, Journal: m.cfg.Journal}
+	// A frozen maintainer's progress may be truncated: its peers take only its HL (Frozen).
+	g := &HLGossip{Next: m.next, Contig: m.contig, Journal: m.cfg.Journal, Gen: m.gen, HL: m.hl, Frozen: m.frozen}
 	for _, p := range m.maintainers() {
 		if p != m.cfg.Self {
 			m.env.Send(p, g)
@@ -179,14 +206,24 @@ const maxIndexBatch = 1000
 
 // sendIndex sends every indexer its unacknowledged entries and, when they all fit, the claim
 // that it has every entry of this maintainer's positions below its next free one; it sends
-// while entries are unacknowledged or the claim moved past the acknowledged one.
+// while entries are unacknowledged or the claim moved past the acknowledged one. In Chariots
+// mode entries and claims go out only up to the head of the log (a token rebuild may truncate
+// what is above it).
 func (m *LogMaintainer) sendIndex() {
 	through := m.next - 1 // every own position up to it is filled, its entries queued
 	if m.next == None {
 		through = None
 	}
+	limit := uint64(None)
+	if m.cfg.Chariots {
+		limit = m.hl
+		through = min(through, limit)
+	}
 	for _, ix := range m.cfg.Indexers {
 		es := m.unindexed[ix]
+		if limit != None {
+			es = entriesUpTo(es, limit)
+		}
 		add := &IndexAdd{Entries: append([]IndexEntry(nil), es[:min(len(es), maxIndexBatch)]...)} // a copy: es changes
 		if len(es) <= maxIndexBatch && through > 0 {
 			add.Through, add.Epochs = through, len(m.cfg.Journal)
@@ -198,10 +235,13 @@ func (m *LogMaintainer) sendIndex() {
 }
 
 // maintainers lists every maintainer of the journal, sorted.
-func (m *LogMaintainer) maintainers() []protocol.NodeID {
+func (m *LogMaintainer) maintainers() []protocol.NodeID { return m.cfg.Journal.maintainers() }
+
+// maintainers lists every maintainer of the journal, sorted.
+func (j Journal) maintainers() []protocol.NodeID {
 	seen := map[protocol.NodeID]bool{}
 	var out []protocol.NodeID
-	for _, e := range m.cfg.Journal {
+	for _, e := range j {
 		for _, x := range e.Maintainers {
 			if !seen[x] {
 				seen[x] = true
@@ -215,12 +255,22 @@ func (m *LogMaintainer) maintainers() []protocol.NodeID {
 
 // HandleMessage processes gossip, index acknowledgements, assignments and fetches.
 func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message) {
+	if m.lost != "" {
+		return
+	}
 	switch msg := msg.(type) {
 	case *HLGossip:
-		if !contains(m.cfg.Peers, from) {
-			return
+		if !contains(m.cfg.Peers, from) || msg.Gen < m.gen {
+			return // not a peer, or progress a truncation may have undone
 		}
 		m.learnJournal(msg.Journal)
+		if len(msg.Journal) == len(m.cfg.Journal) && m.next != None && msg.HL >= m.next {
+			m.lose(from, msg.HL)
+			return
+		}
+		if msg.Frozen {
+			return
+		}
 		p := progress{next: msg.Next, contig: msg.Contig, epochs: len(msg.Journal)}
 		if old, ok := m.peers[from]; !ok || p.epochs > old.epochs || (p.epochs == old.epochs && p.next > old.next) {
 			m.peers[from] = p
@@ -232,11 +282,11 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 			m.claimed[from] = indexClaim{through: msg.Through, epochs: msg.Epochs}
 		}
 	case *Assign:
-		if !m.cfg.Chariots || !contains(m.cfg.Queues, from) {
-			return
+		if !m.cfg.Chariots || !contains(m.cfg.Queues, from) || msg.Gen != m.gen || m.frozen {
+			return // another generation's (its queue learns the new one), or frozen
 		}
 		m.learnJournal(msg.Journal)
-		ack := &PersistAck{}
+		ack := &PersistAck{Gen: m.gen}
 		for _, r := range msg.Records {
 			if r == nil || r.LId == 0 || m.cfg.Journal.Owner(r.LId) != m.cfg.Self || r.Host < 0 || r.Host >= m.cfg.DCs ||
 				r.TOId == 0 || len(r.Deps) != m.cfg.DCs {
@@ -246,13 +296,19 @@ func (m *LogMaintainer) HandleMessage(from protocol.NodeID, msg protocol.Message
 			if m.filled(r.LId) {
 				continue // a retransmission
 			}
-			m.fill(r)
-			if r.Client != 0 && r.Host == m.cfg.DC {
-				m.env.Reply(protocol.Reply{Client: r.Client, Seq: r.CallSeq, Op: &AppendResult{TOId: r.TOId, LId: r.LId, Via: r.Via}})
-			}
+			m.fill(r) // answered once the head of the log passes it (raiseHL)
 		}
-		m.env.Send(from, ack)
 		m.updateHL()
+		ack.HL = m.hl
+		m.env.Send(from, ack)
+	case *Freeze:
+		if m.cfg.Chariots && contains(m.cfg.Queues, from) {
+			m.freeze(from, msg)
+		}
+	case *Truncate:
+		if m.cfg.Chariots && contains(m.cfg.Queues, from) {
+			m.truncateTo(from, msg)
+		}
 	case *FetchReq:
 		if !m.cfg.Chariots || msg.Limit <= 0 {
 			return
@@ -290,6 +346,11 @@ func (m *LogMaintainer) learnJournal(j Journal) {
 // HandleRequest serves appends (standalone), head-of-log queries and reads.
 func (m *LogMaintainer) HandleRequest(req protocol.Request) {
 	reply := protocol.Reply{Client: req.Client, Seq: req.Seq}
+	if m.lost != "" {
+		reply.Err = m.lost
+		m.env.Reply(reply)
+		return
+	}
 	switch op := req.Op.(type) {
 	case *AppendOp:
 		if m.cfg.Chariots || op.Record == nil {
@@ -364,6 +425,15 @@ func (m *LogMaintainer) fill(r *Record) {
 		m.putRecord(r)
 		return
 	}
+	if r.Client != 0 && r.Host == m.cfg.DC {
+		a := answer{LId: r.LId, Client: r.Client, CallSeq: r.CallSeq, TOId: r.TOId, Via: r.Via}
+		if m.cfg.UnsafeAnswerOnPersist {
+			m.env.Reply(protocol.Reply{Client: a.Client, Seq: a.CallSeq, Op: &AppendResult{TOId: a.TOId, LId: a.LId, Via: a.Via}})
+		} else {
+			i := sort.Search(len(m.unanswered), func(i int) bool { return m.unanswered[i].LId > r.LId })
+			m.unanswered = slices.Insert(m.unanswered, i, a)
+		}
+	}
 	if r.Host < len(m.gcTo) && r.TOId <= m.gcTo[r.Host] {
 		r = collected(r)
 	}
@@ -419,23 +489,52 @@ func (m *LogMaintainer) fillIdle() {
 
 // updateHL recomputes the head of the log under the configured rule; it never decreases.
 func (m *LogMaintainer) updateHL() {
-	hl := uint64(None)
-	for _, j := range m.maintainers() {
-		var p progress
-		switch {
-		case j == m.cfg.Self:
-			p = progress{next: m.next, contig: m.contig, epochs: len(m.cfg.Journal)}
-		case m.peers[j] != (progress{}):
-			p = m.peers[j]
-		default:
-			p = progress{next: m.cfg.Journal.NextOwned(j, 0), epochs: len(m.cfg.Journal)}
+	m.raiseHL(m.computeHL())
+}
+
+// raiseHL moves the head of the log up to hl (never down). In Chariots mode it then answers the
+// clients of this datacenter's records it holds up to hl: a record is acknowledged only once the
+// head of the log passed it, so that no token rebuild truncates an acknowledged record.
+func (m *LogMaintainer) raiseHL(hl uint64) {
+	if hl == None || hl <= m.hl {
+		return
+	}
+	m.hl = hl
+	i := 0
+	for ; i < len(m.unanswered) && m.unanswered[i].LId <= hl; i++ {
+		a := m.unanswered[i]
+		m.env.Reply(protocol.Reply{Client: a.Client, Seq: a.CallSeq, Op: &AppendResult{TOId: a.TOId, LId: a.LId, Via: a.Via}})
+	}
+	m.unanswered = m.unanswered[i:]
+}
+
+// computeHL returns the head of the log under the configured rule from this maintainer's
+// progress and its peers' (None if no maintainer owns a position).
+func (m *LogMaintainer) computeHL() uint64 {
+	return head(m.cfg.Journal, m.cfg.Rule, func(j protocol.NodeID) (progress, bool) {
+		if j == m.cfg.Self {
+			return progress{next: m.next, contig: m.contig, epochs: len(m.cfg.Journal)}, true
 		}
-		if p.epochs < len(m.cfg.Journal) { // computed under an older journal: trust it below the new epochs
-			start := m.cfg.Journal[p.epochs].StartLId
+		p, ok := m.peers[j]
+		return p, ok && p != (progress{})
+	})
+}
+
+// head returns the head of the log of journal j under rule, from the progress of each of its
+// maintainers (of: false if unknown: it filled nothing), None if no maintainer owns a position.
+func head(j Journal, rule HLRule, of func(protocol.NodeID) (progress, bool)) uint64 {
+	hl := uint64(None)
+	for _, n := range j.maintainers() {
+		p, ok := of(n)
+		if !ok {
+			p = progress{next: j.NextOwned(n, 0), epochs: len(j)}
+		}
+		if p.epochs < len(j) { // computed under an older journal: trust it below the new epochs
+			start := j[p.epochs].StartLId
 			p.next, p.contig = min(p.next, start), min(p.contig, start-1)
 		}
 		v := p.contig
-		if m.cfg.Rule == Exact {
+		if rule == Exact {
 			if p.next == None {
 				continue
 			}
@@ -443,9 +542,20 @@ func (m *LogMaintainer) updateHL() {
 		}
 		hl = min(hl, v)
 	}
-	if hl != None && hl > m.hl {
-		m.hl = hl
-	}
+	return hl
+}
+
+// StablePrefix returns the exact head of the log of journal j (spec A5) from frozen maintainers'
+// progress (FreezeAck, by maintainer): every position up to it is filled. A token rebuild
+// truncates the log there.
+func StablePrefix(j Journal, acks map[protocol.NodeID]*FreezeAck) uint64 {
+	return head(j, Exact, func(n protocol.NodeID) (progress, bool) {
+		a := acks[n]
+		if a == nil {
+			return progress{}, false
+		}
+		return progress{next: a.Next, epochs: len(a.Journal)}, true
+	})
 }
 
 // collect drops the bodies of records every datacenter holds (spec 4: r may be deleted iff

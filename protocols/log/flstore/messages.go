@@ -87,10 +87,17 @@ type LookupResult struct {
 
 // HLGossip is a maintainer's progress (spec 3.4): Next is its first unfilled position (None if
 // it owns no more), Contig the last position it owns below Next (the source rule's value), and
-// Journal the epoch journal it computed them under.
+// Journal the epoch journal it computed them under. Gen is the token generation the maintainer
+// is in (Chariots, Freeze): a peer drops the progress of an older generation, which a
+// truncation may have undone. HL is the sender's head of the log: a maintainer whose first
+// unfilled position is at or below it has lost records (its disk; LogMaintainer.Failure).
+// Frozen says the sender is frozen (Freeze): its progress may yet be truncated, and only its
+// HL counts.
 type HLGossip struct {
 	Next, Contig uint64
 	Journal      Journal
+	Gen, HL      uint64
+	Frozen       bool
 }
 
 // IndexEntry is one tag of one persisted record.
@@ -118,14 +125,54 @@ type IndexAck struct {
 }
 
 // Assign carries records with their positions from a Chariots queue to their owner maintainer,
-// with the epoch journal they were assigned under; resent until acknowledged.
+// with the epoch journal they were assigned under and the token generation that assigned them
+// (a maintainer takes only its current generation's, once truncated: Freeze); resent until
+// acknowledged.
 type Assign struct {
 	Records []*Record
 	Journal Journal
+	Gen     uint64
 }
 
-// PersistAck acknowledges persisted positions to the queue that assigned them.
-type PersistAck struct{ LIds []uint64 }
+// PersistAck acknowledges persisted positions to the queue that assigned them, with the
+// maintainer's head of the log HL (every position up to it is filled: the token's stable
+// prefix, which the queues publish the row of), under token generation Gen (a queue takes only
+// its own generation's: a rebuild may give a position again).
+type PersistAck struct {
+	LIds    []uint64
+	HL, Gen uint64
+}
+
+// Token rebuild (Chariots, spec 5.13; the chariots package doc): the coordinating queue freezes
+// every maintainer under a new generation, truncates the log to its stable prefix and restarts
+// the token there.
+
+// Freeze opens token generation Gen at a maintainer: from then on it takes no assignment of an
+// older generation, and none of Gen until truncated (Truncate). It answers FreezeAck.
+type Freeze struct{ Gen uint64 }
+
+// FreezeAck is a frozen maintainer's progress: Next its first unfilled position (None if it owns
+// no more) under Journal.
+type FreezeAck struct {
+	Gen, Next uint64
+	Journal   Journal
+}
+
+// Truncate cuts a frozen maintainer's share of the log to the stable prefix T (every position
+// up to T is filled, nothing above it was read, shipped or answered): it deletes its records above
+// T, learns Journal, takes T as its head of the log, and answers TruncateAck with its records
+// at positions From..T (From > T: none), which the new token's row and logged appends need.
+type Truncate struct {
+	Gen, T, From uint64
+	Journal      Journal
+}
+
+// TruncateAck answers Truncate: the maintainer's records at positions From..T, without bodies
+// and tags.
+type TruncateAck struct {
+	Gen     uint64
+	Records []*Record
+}
 
 // FetchReq asks a maintainer for its records hosted by its own datacenter with TOId ≥ FromTOId
 // and a position within the head of the log, at most Limit, in TOId order (Chariots senders).
@@ -173,7 +220,7 @@ func (m *LookupOp) SizeBytes() int {
 func (m *LookupResult) SizeBytes() int { return headerBytes + 1 + 8*len(m.LIds) }
 
 // SizeBytes estimates the encoded size.
-func (m *HLGossip) SizeBytes() int { return headerBytes + 16 + journalBytes(m.Journal) }
+func (m *HLGossip) SizeBytes() int { return headerBytes + 33 + journalBytes(m.Journal) }
 
 // SizeBytes estimates the encoded size.
 func (m *IndexAdd) SizeBytes() int { return headerBytes + 12 + entriesBytes(m.Entries) }
@@ -187,7 +234,19 @@ func (m *Assign) SizeBytes() int {
 }
 
 // SizeBytes estimates the encoded size.
-func (m *PersistAck) SizeBytes() int { return headerBytes + 8*len(m.LIds) }
+func (m *PersistAck) SizeBytes() int { return headerBytes + 16 + 8*len(m.LIds) }
+
+// SizeBytes estimates the encoded size.
+func (m *Freeze) SizeBytes() int { return headerBytes + 8 }
+
+// SizeBytes estimates the encoded size.
+func (m *FreezeAck) SizeBytes() int { return headerBytes + 16 + journalBytes(m.Journal) }
+
+// SizeBytes estimates the encoded size.
+func (m *Truncate) SizeBytes() int { return headerBytes + 24 + journalBytes(m.Journal) }
+
+// SizeBytes estimates the encoded size.
+func (m *TruncateAck) SizeBytes() int { return headerBytes + 8 + recordsBytes(m.Records) }
 
 // SizeBytes estimates the encoded size.
 func (m *FetchReq) SizeBytes() int { return headerBytes + 16 + 8*len(m.Horizon) }
@@ -212,4 +271,5 @@ func entriesBytes(es []IndexEntry) int {
 }
 
 var _ = []protocol.Message{&AppendOp{}, &AppendResult{}, &HLQuery{}, &HLResult{}, &ReadOp{}, &ReadResult{},
-	&LookupOp{}, &LookupResult{}, &HLGossip{}, &IndexAdd{}, &IndexAck{}, &Assign{}, &PersistAck{}, &FetchReq{}, &FetchResp{}}
+	&LookupOp{}, &LookupResult{}, &HLGossip{}, &IndexAdd{}, &IndexAck{}, &Assign{}, &PersistAck{}, &FetchReq{}, &FetchResp{},
+	&Freeze{}, &FreezeAck{}, &Truncate{}, &TruncateAck{}}

@@ -69,11 +69,13 @@ func RecordsIn(m protocol.Message) int {
 	return 0
 }
 
-// service returns the simulator's cost per input for nodes playing roles (by node id; FLStore
-// maintainers standalone if standalone), sim.Service.PerInput, and the network model: every
-// input costs its role's StageCost, the nanoseconds below a microsecond carried to the node's
-// next input.
-func (c *Capacity) service(roles []flstore.Role, standalone bool) (perInput func(protocol.NodeID, protocol.Message) int64, lan sim.LAN) {
+// apply sets svc's cost per input for nodes playing roles (by node id; FLStore maintainers
+// standalone if standalone), sim.Service.PerInput, and its control plane, and returns the
+// network model: every input costs its role's StageCost, the nanoseconds below a microsecond
+// carried to the node's next input. In a Chariots deployment the head-of-log gossip is control
+// plane (Control); standalone maintainers answer an append on persisting it, their gossip
+// serves readers only, and it stays data (chariots-f1 and f2 unchanged).
+func (c *Capacity) apply(svc *sim.Service, roles []flstore.Role, standalone bool) sim.LAN {
 	carryNs := make([]int64, len(roles))
 	costs := make([]StageCost, len(roles))
 	for i, r := range roles {
@@ -82,13 +84,33 @@ func (c *Capacity) service(roles []flstore.Role, standalone bool) (perInput func
 			costs[i] = c.Standalone
 		}
 	}
-	perInput = func(n protocol.NodeID, m protocol.Message) int64 {
+	svc.PerInput = func(n protocol.NodeID, m protocol.Message) int64 {
 		sc := costs[n]
 		ns := carryNs[n] + sc.PerMessageNs + sc.PerRecordNs*int64(RecordsIn(m))
 		carryNs[n] = ns % 1000
 		return ns / 1000
 	}
-	return perInput, sim.LAN{BandwidthBitsPerSec: c.NICBitsPerSec}
+	if !standalone {
+		svc.Control = Control
+	}
+	return sim.LAN{BandwidthBitsPerSec: c.NICBitsPerSec}
+}
+
+// Control reports whether m is control plane in the capacity model (sim.Service.Control): the
+// log maintainers' head-of-log gossip, a fixed-size message whose cost spec 3.4 puts at "latency
+// (gossip delay), not throughput". Chariots maintainers answer an append once the head of the
+// log passes it (a token rebuild truncates above the head of the log), so the answers wait for
+// the peers' gossip: queued behind a saturated maintainer's incoming records, as it was in the
+// plain FIFO model, it held answers back by the depth of that queue (chariots-t75 ran at 0.565×
+// Table 7.2's end-to-end throughput instead of 2×). A deployment gets the same by giving the
+// gossip its own connection and a priority class. Records, assignments, tokens and every other
+// message stay data.
+func Control(m protocol.Message) bool {
+	switch m.(type) {
+	case *flstore.HLGossip:
+		return true
+	}
+	return false
 }
 
 // RecordsPerSec is role r's CPU capacity in records per second with inputs of batch records.

@@ -1,6 +1,7 @@
 package logsim
 
 import (
+	"os"
 	"testing"
 
 	"github.com/meridian-kv/meridian/protocol"
@@ -47,4 +48,43 @@ func perSec(rs []uint64, everyUs int64) float64 {
 		sum += r
 	}
 	return float64(sum) * 1e6 / float64(int64(len(rs))*everyUs)
+}
+
+// TestSaturatedRingNoRebuild runs chariots-t75's deployment (two machines per stage, two
+// client machines offering more than their interfaces carry) under the calibrated model: the
+// ring is saturated, its token late behind records, yet it is not lost, so the only token
+// rebuild is the first build (a timeout-based design rebuilt it every second and never
+// converged). The client machines' answered appends keep pace with what their interfaces
+// carry: answers wait for the head of the log, whose gossip is control plane (Control), not
+// queued behind records (behind them, the clients got about half their interface rate).
+// MERIDIAN_LONG=1 runs t75's full virtual second.
+func TestSaturatedRingNoRebuild(t *testing.T) {
+	durationUs := int64(60_000)
+	if os.Getenv("MERIDIAN_LONG") != "" {
+		durationUs = 1_000_000
+	}
+	one := &topology.Topology{Name: "one-dc", DCs: []string{"DC"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
+	o := Options{Topology: one, Seed: 1, DurationUs: durationUs, RetryUs: 60_000_000, BodyBytes: 512, SettleUs: 60_000_000,
+		SampleEveryUs: 10_000, Capacity: &Calibrated, MachinesPerDC: 2, MachineRatePerSec: 250_000,
+		Params: protocol.Params{"batchers": "2", "filters": "2", "queues": "2", "maintainers": "2"}}
+	res, err := Run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TokenRebuilds != 1 {
+		t.Errorf("%d token rebuilds in a saturated ring, want only the first build", res.TokenRebuilds)
+	}
+	nic := Calibrated.NICRecordsPerSec(600)
+	for _, s := range res.Stages {
+		if s.Role != "client" {
+			continue
+		}
+		// from the second sampling period to the end of the load
+		rate := perSec(s.Records[1:durationUs/o.SampleEveryUs], o.SampleEveryUs)
+		t.Logf("client machine %d: %.0f appends/s answered (its interface: %.0f/s)", s.Node, rate, nic)
+		if rate < 0.85*nic {
+			t.Errorf("client machine %d got %.0f appends/s answered, under 85%% of its interface's %.0f/s", s.Node, rate, nic)
+		}
+	}
+	t.Logf("%d appends, %d token rebuilds, end %d µs", res.Appends, res.TokenRebuilds, res.EndUs)
 }

@@ -46,7 +46,7 @@ func RunFLStore(o FLOptions) (FLResult, error) {
 	cfg := sim.Config{Topology: topo, Nodes: l.Nodes, Factory: flstore.Factory, Params: params, Seed: o.Seed,
 		ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250}
 	if o.Capacity != nil {
-		cfg.Service.PerInput, cfg.LAN = o.Capacity.service(l.Role, true)
+		cfg.LAN = o.Capacity.apply(&cfg.Service, l.Role, true)
 	}
 	s, err := sim.New(cfg)
 	if err != nil {

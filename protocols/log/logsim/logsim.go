@@ -37,18 +37,22 @@ const (
 	RestartFilter
 	RestartSender
 	RestartReceiver
+	RestartQueue     // the coordinating queue (the first active one)
+	RestartLastQueue // the last active queue (the coordinator if it is alone)
 )
 
 var eventNames = map[EventKind]string{AddQueue: "add-queue", AddMaintainer: "add-maintainer", AddBatcher: "add-batcher", SplitFilter: "split-filter",
-	RestartBatcher: "restart-batcher", RestartFilter: "restart-filter", RestartSender: "restart-sender", RestartReceiver: "restart-receiver"}
+	RestartBatcher: "restart-batcher", RestartFilter: "restart-filter", RestartSender: "restart-sender", RestartReceiver: "restart-receiver",
+	RestartQueue: "restart-queue", RestartLastQueue: "restart-last-queue"}
 
 // restarts are the roles the restart events restart.
 var restarts = map[EventKind]flstore.Role{RestartBatcher: flstore.Batcher, RestartFilter: flstore.Filter,
-	RestartSender: flstore.Sender, RestartReceiver: flstore.Receiver}
+	RestartSender: flstore.Sender, RestartReceiver: flstore.Receiver, RestartQueue: flstore.Queue, RestartLastQueue: flstore.Queue}
 
 // Event adds the first spare machine of a role to datacenter DC at AtUs (SplitFilter: the
 // spare filter takes the even TOIds of host Host from a boundary ahead of the log), or
-// restarts the first active machine of a role there with no state (Restart*).
+// restarts the first active machine of a role there with no state (Restart*; RestartLastQueue:
+// the last active queue).
 type Event struct {
 	Kind EventKind
 	DC   int
@@ -151,10 +155,13 @@ type Result struct {
 	Retries  int // appends sent again
 	Reads    int // records read before an append (Hyksos: gets and GET_TXNs)
 	Restarts int // stage machines restarted empty
-	Records  []int
-	EndUs    int64
-	Sim      sim.Stats
-	Snapshot chariots.Snapshot
+	// TokenRebuilds counts the token rebuilds the queues started since their last start
+	// (chariots.Queue.Rebuilds): one per datacenter at start, then one per queue restart.
+	TokenRebuilds int
+	Records       []int
+	EndUs         int64
+	Sim           sim.Stats
+	Snapshot      chariots.Snapshot
 	// LatencyUs lists every answered append's latency (first send to answer), in answer order.
 	LatencyUs []int64
 	// Stages are the per-stage throughput series (SampleEveryUs > 0).
@@ -236,7 +243,7 @@ func Run(o Options) (Result, error) {
 	}
 	svc, lan := o.Service, sim.LAN{}
 	if o.Capacity != nil {
-		svc.PerInput, lan = o.Capacity.service(cfg.Layout.Role, false)
+		lan = o.Capacity.apply(&svc, cfg.Layout.Role, false)
 	}
 	s, err := sim.New(sim.Config{Topology: o.Topology, Nodes: cfg.Layout.Nodes, Factory: factory, Params: o.Params,
 		Seed: o.Seed, Jitter: o.Jitter, ClientHopUs: sim.DefaultClientHopUs, IntraDCUs: 250, Faults: o.Faults, Chaos: o.Chaos,
@@ -336,6 +343,11 @@ func Run(o Options) (Result, error) {
 	}
 	for dc := range snap.Logs {
 		r.res.Records = append(r.res.Records, len(snap.Logs[dc]))
+	}
+	for id := range r.cfg.Layout.Nodes {
+		if q, ok := r.replica(protocol.NodeID(id)).(*chariots.Queue); ok {
+			r.res.TokenRebuilds += int(q.Rebuilds())
+		}
 	}
 	return r.res, r.checkClients(snap)
 }
@@ -556,7 +568,11 @@ func (r *run) elastic(e Event) {
 		r.ctl.CallNode(to, protocol.Request{Kind: protocol.Operation, Op: op}, func(protocol.Reply) {})
 	}
 	if role, ok := restarts[e.Kind]; ok {
-		call(l.Active(e.DC, role)[0], restartOp{})
+		act := l.Active(e.DC, role)
+		if e.Kind == RestartLastQueue {
+			act = act[len(act)-1:]
+		}
+		call(act[0], restartOp{})
 		return
 	}
 	switch e.Kind {

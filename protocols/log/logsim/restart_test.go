@@ -5,10 +5,11 @@ import (
 )
 
 // TestStagesRestartEmpty runs a swarm seed with a restart of each stateless or rebuildable stage
-// (batcher, filter, sender, receiver; spec 5.13) in both datacenters while clients append:
+// (batcher, filter, sender, receiver, the coordinating queue and the last queue: the token
+// rebuilt; spec 5.13) in both datacenters while clients append:
 // every run must pass its checks, every answered append in every datacenter's log once.
 func TestStagesRestartEmpty(t *testing.T) {
-	for _, kind := range []EventKind{RestartBatcher, RestartFilter, RestartSender, RestartReceiver} {
+	for _, kind := range []EventKind{RestartBatcher, RestartFilter, RestartSender, RestartReceiver, RestartQueue, RestartLastQueue} {
 		o := Draw(3)
 		o.Events = nil
 		for i, at := range []int64{100_000, 250_000} {

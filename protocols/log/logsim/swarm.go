@@ -15,7 +15,7 @@ import (
 // Draw draws seed's swarm run: two or three datacenters with jitter, random stage counts with a
 // spare of each role, range sizes, token carrying, garbage collection, clients, node crashes of
 // any stage, datacenter outages, partitions between datacenters, duplication, loss, reordering, elasticity
-// events, batchers, filters, senders and receivers restarting empty, and in some runs Hyksos clients (puts, gets, GET_TXNs) instead of appenders.
+// events, batchers, filters, senders, receivers and queues restarting empty, and in some runs Hyksos clients (puts, gets, GET_TXNs) instead of appenders.
 func Draw(seed uint64) Options { return draw(seed, "chariots") }
 
 // SwarmNames are the names `meridian swarm` runs through the shared log's swarm (DrawFor).
@@ -83,8 +83,8 @@ func draw(seed uint64, name string) Options {
 		}
 	}
 	for range r.IntN(4) {
-		// elasticity, or a restart of a batcher, filter, sender or receiver
-		e := Event{Kind: EventKind(1 + r.IntN(8)), DC: r.IntN(topo.N()), AtUs: int64(50_000 + r.IntN(500_000))}
+		// elasticity, or a restart of a batcher, filter, sender, receiver or queue
+		e := Event{Kind: EventKind(1 + r.IntN(10)), DC: r.IntN(topo.N()), AtUs: int64(50_000 + r.IntN(500_000))}
 		e.Host = (e.DC + 1) % topo.N()
 		o.Events = append(o.Events, e)
 	}

@@ -35,7 +35,7 @@ func TestGeoDeployment(t *testing.T) {
 // during the run and at its end, with every record in every datacenter's log exactly once after
 // the faults heal.
 func TestSwarm(t *testing.T) {
-	appends := 0
+	appends, restarts, queueRestarts, rebuilds := 0, 0, 0, 0
 	seeds := swarm.Seeds(t)
 	if os.Getenv("MERIDIAN_LONG") == "" && len(seeds) > 40 {
 		seeds = seeds[:40]
@@ -47,11 +47,19 @@ func TestSwarm(t *testing.T) {
 			t.Fatalf("seed %d: %v\n%s\nreplay: MERIDIAN_SEED=%d go test ./protocols/log/logsim -run 'TestSwarm$'", seed, err, o, seed)
 		}
 		appends += res.Appends
+		restarts += res.Restarts
+		rebuilds += res.TokenRebuilds
+		for _, e := range o.Events {
+			if e.Kind == logsim.RestartQueue || e.Kind == logsim.RestartLastQueue {
+				queueRestarts++
+			}
+		}
 	}
 	if appends == 0 {
 		t.Fatal("no append answered: the swarm checks nothing")
 	}
-	t.Logf("%d appends checked", appends)
+	t.Logf("%d appends checked, %d stage machines restarted empty (%d queue restart events), %d token rebuilds (counted since each queue's last start)",
+		appends, restarts, queueRestarts, rebuilds)
 }
 
 // TestSwarmCatchesBroken is the swarm's negative control: on the first seeds with more

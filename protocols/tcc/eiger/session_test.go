@@ -96,18 +96,16 @@ func TestEigerSessionGuarantees(t *testing.T) {
 
 // TestEigerSessionGuaranteesCatchSkippedDepCheck is the negative control: the same runs with
 // reads that carry no clock and skip the dependency-time check must show the checker a C2
-// anomaly (a read older than the session's past) in some seeds.
+// anomaly (a read older than the session's past) in one of the 200 seeds; it stops at the first
+// (the seeds after it would decide nothing).
 func TestEigerSessionGuaranteesCatchSkippedDepCheck(t *testing.T) {
-	caught := 0
 	for seed := range uint64(200) {
 		if rep := sessions(t, seed, protocol.Params{ParamReadClock: "false", ParamUnsafeSkipDepCheck: "true"}); rep.Counts[checker.TCCSnapshot] > 0 {
-			caught++
+			t.Logf("C2 anomaly in seed %d: %s", seed, rep.Summary())
+			return
 		}
 	}
-	if caught == 0 {
-		t.Fatal("no C2 anomaly in 200 seeds of an Eiger without its clock or its dependency check")
-	}
-	t.Logf("C2 anomalies in %d of 200 seeds", caught)
+	t.Fatal("no C2 anomaly in 200 seeds of an Eiger without its clock or its dependency check")
 }
 
 func sessions(t *testing.T, seed uint64, extra protocol.Params) checker.Report {

@@ -34,17 +34,15 @@ func TestS14Randomized(t *testing.T) {
 
 // TestS14SkippedSnapshotCheck is S14's negative control: with unsafe_skip_snapshot_check every
 // state invariant still holds (the servers are unchanged), but the checker must find fractured
-// snapshots in some seeds.
+// snapshots in one of 40 seeds; it stops at the first (the seeds after it would decide nothing).
 func TestS14SkippedSnapshotCheck(t *testing.T) {
-	caught := 0
 	for seed := range uint64(40) {
 		if rep := runS14(t, seed, protocol.Params{ParamUnsafeSkipSnapshotCheck: "true"}); rep.Counts[checker.TCCSnapshot] > 0 {
-			caught++
+			t.Logf("fractured snapshot in seed %d: %s", seed, rep.Summary())
+			return
 		}
 	}
-	if caught == 0 {
-		t.Fatal("no fractured snapshot found without the snapshot check")
-	}
+	t.Fatal("no fractured snapshot found without the snapshot check")
 }
 
 type s14Client struct {

@@ -1,4 +1,4 @@
-package history
+package txn
 
 import (
 	"strconv"
@@ -12,9 +12,9 @@ func TestStringsNumbersInOrder(t *testing.T) {
 	if _, ok := s.Lookup("x"); ok {
 		t.Fatal("Lookup on an empty table found x")
 	}
-	want := []string{""}
+	want := []string{"", "k1234567890", "k12345678901", "k123456789012345678901234567890"} // 11, 12 bytes: held whole, in the arena
 	for i := range 5000 {
-		want = append(want, "k"+strconv.Itoa(i*7))
+		want = append(want, "k"+strconv.Itoa(i*7), "long key number "+strconv.Itoa(i))
 	}
 	for round := range 2 { // the second round finds every string numbered already
 		for n, str := range want {
@@ -34,7 +34,12 @@ func TestStringsNumbersInOrder(t *testing.T) {
 			t.Fatalf("Lookup(%q) = %d, %t, want %d", str, got, ok, n)
 		}
 	}
-	if _, ok := s.Lookup("absent"); ok {
-		t.Fatal("Lookup found a string never interned")
+	for _, absent := range []string{"absent", "k1234567891", "long key number 5000", "k123456789012345678901234567891"} {
+		if _, ok := s.Lookup(absent); ok {
+			t.Fatalf("Lookup found %q, never interned", absent)
+		}
+	}
+	if got, ok := s.LookupBytes([]byte("long key number 17")); !ok || s.At(got) != "long key number 17" {
+		t.Fatalf("LookupBytes(long key number 17) = %d, %t", got, ok)
 	}
 }
