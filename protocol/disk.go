@@ -41,7 +41,7 @@ func DiskOf(env Env) Disk {
 
 // VersionRecorder is implemented by an Env whose driver decides whether its replica records the
 // checker's version order of every key (protocol.VersionOrderer), which grows with the run: the
-// network server records it only when its cluster file asks (record_versions).
+// network server records it unless its cluster file says record_versions: false.
 type VersionRecorder interface {
 	RecordsVersions() bool
 }

@@ -59,7 +59,7 @@ type env struct {
 	rand      *rand.Rand
 	store     *store.Store
 	disk      disk
-	// recordVersions: the replica records the checker's version order (cluster.Config.RecordVersions).
+	// recordVersions: the replica records the checker's version order (cluster.Config.NoVersionRecord).
 	recordVersions bool
 
 	sends   []send

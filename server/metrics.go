@@ -110,7 +110,7 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 	})
 	mux.Handle("/versions", n.certified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !n.recordsOrder() {
-			http.Error(w, fmt.Sprintf("%s keeps its version order only when the cluster file sets record_versions: true (`meridian cluster up --record-versions`); this node does not record it", n.cfg.Protocol), http.StatusConflict)
+			http.Error(w, fmt.Sprintf("%s keeps its version order only when it records it, and this node's cluster file sets record_versions: false (`meridian cluster up --record-versions=false`)", n.cfg.Protocol), http.StatusConflict)
 			return
 		}
 		if orders, ok := onLoop(n, r.Context(), n.versionOrder); ok {
@@ -303,7 +303,7 @@ func (n *Node) drainVisibility() *VisibilityReport {
 // its own (its store's installation order is the order), or the cluster records it.
 func (n *Node) recordsOrder() bool {
 	_, own := protocol.Innermost(n.replica).(protocol.VersionOrderer)
-	return !own || n.cfg.RecordVersions
+	return !own || !n.cfg.NoVersionRecord
 }
 
 // versionOrder renders the replica's per-key version order (protocol.VersionOrderer if it

@@ -62,11 +62,13 @@ type Node struct {
 	// re-arms them.
 	armed map[protocol.TimerID]int
 	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue), and
-	// segmentFrom the store versions its segments hold. rewriteSegments: the store was compacted
-	// since, so the next checkpoint writes it whole and deletes the older segments.
+	// segmentFrom the store versions its segments hold. storeRecords: the replica prunes its
+	// store (protocol.PrunesStore), which is kept one record per version instead of in segments;
+	// deleteSegments: it was restored from segments, which the next checkpoint deletes.
 	lastCheckpointBytes int64
 	segmentFrom         int
-	rewriteSegments     bool
+	storeRecords        bool
+	deleteSegments      bool
 
 	idMu           sync.Mutex
 	nextID, idsEnd uint32
@@ -118,7 +120,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 		wallUs: func() int64 { return time.Now().UnixMicro() + n.skewUs.Load() },
 		store:  store.New(),
 
-		recordVersions: cfg.RecordVersions,
+		recordVersions: !cfg.NoVersionRecord,
 	}
 	n.env.pcg, n.env.rand = newRandSource(index)
 	pc := protocol.Config{Self: n.self, Nodes: cfg.Placements(), Topology: cfg.Topology, Params: cfg.Params}
@@ -126,6 +128,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
 	}
 	n.localReader, _ = n.replica.(protocol.LocalReader)
+	n.storeRecords = protocol.Checkpoints(n.replica) && protocol.PrunesStore(n.replica)
 	if entry.ServesOperations() {
 		n.opCodec = entry.Codec
 	}

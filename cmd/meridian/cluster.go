@@ -112,7 +112,7 @@ clients (client.pem, client-key.pem).`,
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
 	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
 	f.Int64Var(&o.checkpointBytes, "checkpoint-bytes", 0, "input a node logs between two checkpoints of its replica, at least (0: the default, 1 MiB; -1: never checkpoint, keep the whole input log)")
-	f.BoolVar(&o.recordVersions, "record-versions", false, "causal (TCC) protocols: record every version's order on the nodes' disks for /versions, which `bench --cluster` and `nemesis` check runs with; it grows with the run, so it is off by default (old versions are pruned either way)")
+	f.BoolVar(&o.recordVersions, "record-versions", true, "causal (TCC) protocols: record every version's order on the nodes' disks for /versions, which `bench --cluster` and `nemesis` check runs with; it grows with the run (a small key per version written), so a cluster left running unchecked may switch it off with --record-versions=false (old versions are pruned either way)")
 	f.BoolVar(&o.admin, "admin", false, "serve the nemesis's fault-injection endpoints (/admin/cut, /admin/heal, /admin/skew) on the metrics ports")
 	_ = cmd.MarkFlagDirname("dir")
 	completeTopology(cmd, "topology")
@@ -215,7 +215,7 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	cfg.Params = p
 	cfg.Admin = o.admin
 	cfg.CheckpointBytes = o.checkpointBytes
-	cfg.RecordVersions = o.recordVersions
+	cfg.NoVersionRecord = !o.recordVersions
 	var clientCert, clientKey string
 	if o.tls {
 		if clientCert, clientKey, err = cluster.GenerateTLS(cfg, o.dir); err != nil {

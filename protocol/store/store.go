@@ -6,9 +6,7 @@
 package store
 
 import (
-	"fmt"
 	"maps"
-	"math/bits"
 	"slices"
 
 	"github.com/meridian-kv/meridian/protocol/txn"
@@ -23,10 +21,11 @@ type Version struct {
 
 // Store is a multi-version map from key to versions, owned by one replica and used from one
 // goroutine. Every version installed is kept until its replica drops it (Drop: its protocol's
-// garbage collection says no reader can still need it) and a driver compacts the store (Compact):
+// garbage collection says no reader can still need it) and the store is compacted (Compact):
 // the simulator never compacts, so that the installation order stays whole for the checker; the
-// network server compacts before each checkpoint, so that a long run's store, its segments and
-// its restarts stay bounded.
+// network server keeps a pruning protocol's store on disk version by version (Changes), which
+// compacts it once half of it is dropped, so that a long run's store, its data directory and its
+// restarts stay bounded by the live versions.
 //
 // Keys are numbered by a Keys table, which stores may share; a number never changes, so that flat
 // slices indexed by it hold the rest of a key's state. Versions live in an append-only arena in
@@ -47,6 +46,8 @@ type Store struct {
 	// dropped has bit i set for arena index i once Drop dropped that version; ndropped counts them.
 	dropped  []uint64
 	ndropped int32
+	// journal is what changed since the driver last asked (Changes); nil unless it tracks changes.
+	journal *journal
 }
 
 type entry struct {
@@ -169,6 +170,9 @@ func (s *Store) Drop(key string, writer txn.ID) {
 	for i = s.at(i).prev; i >= 0; i = s.at(i).prev {
 		if s.at(i).Writer == writer && !s.isDropped(i) {
 			s.markDropped(i)
+			if j := s.journal; j != nil && i < j.from {
+				j.drops = append(j.drops, droppedVersion{key: s.at(i).key, seq: s.at(i).Seq})
+			}
 			return
 		}
 	}
@@ -191,36 +195,11 @@ func (s *Store) isDropped(i int32) bool {
 // Dropped returns how many versions the store holds dropped (Drop), awaiting Compact.
 func (s *Store) Dropped() int { return int(s.ndropped) }
 
-// AppendDropped appends the places of the dropped versions among those the store holds (0 is
-// the first installed, as in its segments), in order: for a driver that writes segments and
-// compacts only now and then, so that a store restored from its segments drops them again
-// (Redrop) instead of keeping them for good.
-func (s *Store) AppendDropped(dst []int32) []int32 {
-	for w, word := range s.dropped {
-		for ; word != 0; word &= word - 1 {
-			dst = append(dst, int32(w<<6+bits.TrailingZeros64(word)))
-		}
-	}
-	return dst
-}
-
-// Redrop drops the versions at places listed by AppendDropped, after a restore.
-func (s *Store) Redrop(places []int32) error {
-	for _, i := range places {
-		if i < 0 || i >= s.n || s.latest[s.at(i).key] == i {
-			return fmt.Errorf("store: cannot drop the version at %d of %d (the latest of its key, or none)", i, s.n)
-		}
-		if !s.isDropped(i) {
-			s.markDropped(i)
-		}
-	}
-	return nil
-}
-
 // Compact removes the dropped versions and reports whether there were any. The others keep their
 // installation order and positions, and Seq is unchanged, so every read at a snapshot whose
-// versions were not dropped answers as before; but arena indices change, so a driver writing
-// segments (AppendSegment) must write the whole store again after a compaction.
+// versions were not dropped answers as before; but the places of versions change, so segments
+// (AppendSegment) written before a compaction do not describe the store after it. A driver that
+// keeps a pruned store on disk keeps it version by version instead (Changes).
 func (s *Store) Compact() bool {
 	if s.ndropped == 0 {
 		return false
@@ -231,12 +210,22 @@ func (s *Store) Compact() bool {
 		s.latest[k], s.writtenAt[k] = -1, -1
 	}
 	s.written = s.written[:0]
+	from := int32(-1) // the new index of the journal's first unreported version
 	for i := range n {
+		if s.journal != nil && i == s.journal.from {
+			from = s.n
+		}
 		if int(i>>6) < len(dropped) && dropped[i>>6]&(1<<(i&63)) != 0 {
 			continue
 		}
 		e := &arena[i>>chunkBits][i&(1<<chunkBits-1)]
 		s.install(e.key, e.Version)
+	}
+	if s.journal != nil {
+		if from < 0 {
+			from = s.n
+		}
+		s.journal.from = from
 	}
 	return true
 }

@@ -364,16 +364,6 @@ func TestDropAndCompact(t *testing.T) {
 	if s.Dropped() != total || !maps.EqualFunc(s.VersionOrder(), before, slices.Equal) {
 		t.Fatalf("%d dropped, want %d; the order before Compact must list every version", s.Dropped(), total)
 	}
-	again := New() // a store restored from segments drops the same versions again
-	if err := again.RestoreCheckpoint(s.AppendCheckpoint(nil)); err != nil {
-		t.Fatal(err)
-	}
-	if err := again.Redrop(s.AppendDropped(nil)); err != nil || again.Dropped() != total || !slices.Equal(again.AppendDropped(nil), s.AppendDropped(nil)) {
-		t.Fatalf("Redrop: %v; %d dropped, want %d", err, again.Dropped(), total)
-	}
-	if again.Redrop([]int32{int32(again.Versions())}) == nil {
-		t.Fatal("Redrop accepted a place past the store")
-	}
 	seq := s.Seq()
 	live := map[string]Version{}
 	for _, k := range keys {

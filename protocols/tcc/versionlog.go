@@ -18,7 +18,7 @@ import (
 //
 // Nothing the replica decides depends on the log: it is only read to report the order. It still
 // grows with the run, so a driver may switch it off (protocol.RecordsVersions: a real cluster's
-// nodes record only with record_versions); Add then does nothing and Order reports nothing.
+// nodes do not with record_versions: false); Add then does nothing and Order reports nothing.
 type VersionLog struct {
 	disk    protocol.Disk // nil when not recording
 	scratch []byte

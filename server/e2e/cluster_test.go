@@ -126,11 +126,9 @@ func startCluster(t *testing.T, topoName, protocol string) (*cluster.Config, str
 }
 
 // bringUp starts the cluster cfg in dir with the meridian binary bin, stops it when the test
-// ends, and returns the cluster file as the nodes read it. The nodes record their version
-// orders (record_versions), since the tests check every run with them.
+// ends, and returns the cluster file as the nodes read it.
 func bringUp(t *testing.T, cfg *cluster.Config, dir, bin string) *cluster.Config {
 	t.Helper()
-	cfg.RecordVersions = true
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := cluster.Up(ctx, cfg, dir, bin, nil, io.Discard); err != nil {

@@ -147,6 +147,9 @@ type Replica struct {
 	visWaiting int
 }
 
+// PrunesStore implements protocol.StorePruner: collect drops versions from the store.
+func (r *Replica) PrunesStore() {}
+
 // New builds a FastCCS partition. The nodes must form one datacenter of partitions 0..N−1
 // (tcc.PartitionedNodes); the parameters are those of settings.
 func New(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
@@ -699,7 +702,7 @@ func (r *Replica) deadlines() {
 // visible here, that is, applied at every participant, so that no participant can still ask.
 //
 // A deleted version is also dropped from the store (store.Store.Drop), which the network server
-// then compacts away, out of its checkpoints and its Pebble. The rule is the spec's ([G-GC]): no
+// then deletes from its Pebble (store.Store.Changes). The rule is the spec's ([G-GC]): no
 // pending or later read can still select the version. Reads select only from this list (a ROT's
 // snapshot is at or above a visible version newer than this one, kept as the newest visible; a
 // ROT that might have wanted it has not touched it for tx_timeout, so it has timed out and
