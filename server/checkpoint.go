@@ -44,7 +44,8 @@ import (
 // write-ahead log); rewriting only the segments that lost most of their versions would still
 // rewrite live versions, and segments name versions by place, which every compaction changes
 // (docs/BENCHMARKS.md, "Pruned stores as one Pebble record per version"). The other protocols
-// keep segments, which cost less per version to write and to restore.
+// keep segments, which hold a version in fewer bytes (no key of its own) and are written and
+// restored as one blob each.
 
 var (
 	// checkpointKey holds the newest checkpoint; it sorts outside the input range.

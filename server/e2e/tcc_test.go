@@ -134,6 +134,22 @@ func TestTCCClusterKillPartition(t *testing.T) {
 	}
 }
 
+// TestTCCKillDuringCheckpoint kills a fastccs partition in the middle of writing checkpoints
+// (killDuringCheckpoints) while garbage collection drops versions (a 500 ms transaction timeout
+// on few keys), so that the killed checkpoints' batches hold store records written and deleted:
+// no acknowledged write may be lost and the TCC checker must pass. MERIDIAN_LONG=1 only (a
+// 20-second load).
+func TestTCCKillDuringCheckpoint(t *testing.T) {
+	if testing.Short() || os.Getenv("MERIDIAN_LONG") == "" {
+		t.Skip("MERIDIAN_LONG=1: kills a real fastccs node during checkpoints")
+	}
+	t.Parallel()
+	cfg, dir := startPartitioned(t, "fastccs", protocol.Params{"tx_timeout": "500ms"})
+	res := killDuringCheckpoints(t, cfg, dir, cfg.Nodes[1].Name, tccLoad(20*time.Second))
+	checkTCCRun(t, "across the kills", res, false)
+	logStoreDeletes(t, dir, cfg)
+}
+
 // logStoreDeletes logs how many store records the checkpoints of cfg's nodes deleted
 // (store_deleted: fastccs and eiger drop their collected versions, whose records the next
 // checkpoint deletes; a loaded machine may not get that far in the test's seconds, so it is not
