@@ -36,9 +36,10 @@ func (n *Node) recover(rec *recovery) error {
 			return fmt.Errorf("recovering from the checkpoint: %w", err)
 		}
 	}
-	if n.storeRecords {
+	if n.storeRecords && n.cfg.CheckpointBytes >= 0 {
 		// The replayed inputs' versions and drops are changes for the next checkpoint, and so is
-		// a store restored from segments.
+		// a store restored from segments. (A node that never checkpoints tracks nothing: nothing
+		// would ever take the changes.)
 		n.env.store.TrackChanges(!n.deleteSegments)
 	}
 	// The log after a checkpoint may be empty: number new inputs after those it covers.
