@@ -107,12 +107,15 @@
 // persisting (in the simulator's capacity model the gossip is control plane, not queued behind
 // records: logsim.Control); the token carries its unstable assignments, as runs of one
 // client's appends (Assigned: about 16 bytes a run, a few dozen runs a pass under
-// chariots-t75's load). Limits: a rebuild waits for every maintainer of the datacenter (spares
-// included) to answer; generations
-// are clock readings, so a coordinator whose clock went back across a restart opens a
-// generation the maintainers ignore, and stalls; an elasticity event applied in a token pass
-// that the rebuild did not recover (a ring or journal change in the newest token only, held by
-// a queue that restarted empty) is lost and must be issued again.
+// chariots-t75's load). The rebuild waits for the copies of every queue too: the ring is in the
+// token alone, so a rebuild without the newest copy would go back to the initial ring; and a
+// queue an elasticity event added says so in its copy (TokenCopy.Added), so the rebuilt ring
+// keeps it even when the event reached no surviving token (filters send records to it from the
+// event on). Limits: a rebuild waits for every maintainer and queue of the datacenter (spares
+// included) to answer; generations are clock readings, so a coordinator whose clock went back
+// across a restart opens a generation the maintainers ignore, and stalls; a journal change
+// (an added maintainer) applied in the newest token only, held by a queue that restarted empty,
+// is lost and must be issued again.
 //
 // # A maintainer losing its disk (spec 5.13, our choice)
 //

@@ -27,6 +27,8 @@ type Snapshot struct {
 	Truth   [][]uint64
 	LastLId []uint64
 	Journal []flstore.Journal
+	// Gen[dc] is the generation of those copies (0: no queue holds one).
+	Gen []uint64
 	// Tables are the senders' ATables.
 	Tables map[protocol.NodeID][][]uint64
 }
@@ -56,6 +58,7 @@ func Take(c Config, replica func(protocol.NodeID) protocol.Replica) Snapshot {
 		s.Truth = append(s.Truth, make([]uint64, c.DCs))
 		s.LastLId = append(s.LastLId, 0)
 		s.Journal = append(s.Journal, nil)
+		s.Gen = append(s.Gen, 0)
 		for _, m := range l.All(dc, flstore.Maintainer) {
 			st := replica(m).(*flstore.LogMaintainer).State()
 			for lid, r := range st.Filled {
@@ -74,6 +77,7 @@ func Take(c Config, replica func(protocol.NodeID) protocol.Replica) Snapshot {
 				gen = max(gen, tk.Gen)
 			}
 		}
+		s.Gen[dc] = gen
 		for _, q := range l.All(dc, flstore.Queue) {
 			if tk := replica(q).(*Queue).LastToken(); tk != nil && tk.Gen == gen {
 				s.Truth[dc] = flstore.MaxVec(s.Truth[dc], tk.MaxTOId)
@@ -120,6 +124,14 @@ type Checker struct {
 	// queue holds a copy (the only queue restarted empty, before the rebuild), its journal, and
 	// its row and last position raised to what the log holds, bound the log.
 	token map[int]tokenView
+	// restarted are the nodes restarted since the last snapshot; lostGen[dc] the generation whose
+	// newest token a restarted queue of dc may have held when it lost its state (the last
+	// snapshot's, gen[dc]): until a newer generation's token exists, the surviving copies may be
+	// older than what that token assigned (the rebuild truncates it), so the last view raised to
+	// the log bounds the log, as when no queue holds a copy.
+	restarted []protocol.NodeID
+	lostGen   map[int]uint64
+	gen       map[int]uint64
 }
 
 // tokenView is what a snapshot knows of a datacenter's token.
@@ -131,7 +143,8 @@ type tokenView struct {
 
 // NewChecker returns a checker with no history.
 func NewChecker() *Checker {
-	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}, token: map[int]tokenView{}}
+	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}, token: map[int]tokenView{},
+		lostGen: map[int]uint64{}, gen: map[int]uint64{}}
 }
 
 // Restarted tells the checker that node id restarted empty (spec 5.13): what it knew is gone,
@@ -140,6 +153,7 @@ func NewChecker() *Checker {
 func (c *Checker) Restarted(id protocol.NodeID) {
 	delete(c.prevHL, id)
 	delete(c.prevTable, id)
+	c.restarted = append(c.restarted, id)
 }
 
 // originKey names the client append a local record came from.
@@ -151,12 +165,34 @@ type originKey struct {
 
 // Check returns the first violation in s, or nil.
 func (c *Checker) Check(s Snapshot) error {
+	for _, id := range c.restarted {
+		if s.Layout.Role[id] == flstore.Queue {
+			dc := s.Layout.Nodes[id].DC
+			c.lostGen[dc] = max(c.lostGen[dc], c.gen[dc])
+		}
+	}
+	c.restarted = nil
 	for dc := range s.DCs {
-		if s.Journal[dc] != nil {
+		c.gen[dc] = s.Gen[dc]
+		lost, ok := c.lostGen[dc]
+		if ok && s.Gen[dc] > lost {
+			delete(c.lostGen, dc)
+			ok = false
+		}
+		v, seen := c.token[dc]
+		switch {
+		case s.Journal[dc] != nil && !ok:
 			c.token[dc] = tokenView{s.Truth[dc], s.LastLId[dc], s.Journal[dc]}
-		} else if v, ok := c.token[dc]; ok {
-			// No queue holds a copy: the last view, raised to what the log holds (the token
-			// moved on after that view was taken).
+		case seen:
+			// No queue holds a copy, or the newest token may have been lost: the last view (and
+			// any copy left), raised to what the log holds (the token moved on after that view
+			// was taken).
+			if s.Journal[dc] != nil {
+				v.truth, v.lastLId = flstore.MaxVec(v.truth, s.Truth[dc]), max(v.lastLId, s.LastLId[dc])
+				if len(s.Journal[dc]) > len(v.journal) {
+					v.journal = s.Journal[dc]
+				}
+			}
 			s.Truth[dc], s.LastLId[dc], s.Journal[dc] = slices.Clone(v.truth), v.lastLId, v.journal
 			for l, r := range s.Logs[dc] {
 				s.LastLId[dc] = max(s.LastLId[dc], l)

@@ -291,6 +291,7 @@ func (q *Queue) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	writeBackoff(w, q.rto)
 	flstore.WriteNodes(w, q.addRing)
 	flstore.WriteNodes(w, q.addMaint)
+	w.Bool(q.added)
 	w.Uvarint(q.n)
 	w.Uvarint(q.gen)
 	w.Uvarint(q.hlSeen)
@@ -315,6 +316,7 @@ func writeRebuild(w *wire.Writer, rb *rebuild) {
 		write(w, rb.frozen[m])
 	}
 	flstore.WriteNodes(w, slices.Sorted(maps.Keys(rb.copied)))
+	flstore.WriteNodes(w, rb.added)
 	w.Bool(rb.truncate != nil)
 	if rb.truncate != nil {
 		write(w, rb.truncate)
@@ -341,6 +343,7 @@ func readRebuild(r *wire.Reader) *rebuild {
 	for _, n := range flstore.ReadNodes(r) {
 		rb.copied[n] = true
 	}
+	rb.added = flstore.ReadNodes(r)
 	if r.Bool("truncation present") {
 		t, ok := read(r).(*flstore.Truncate)
 		if !ok && r.Err() == nil {
@@ -388,6 +391,7 @@ func (q *Queue) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	q.rto = readBackoff(r)
 	q.addRing = flstore.ReadNodes(r)
 	q.addMaint = flstore.ReadNodes(r)
+	q.added = r.Bool("added to the ring")
 	q.n = r.Uvarint("records assigned")
 	q.gen, q.hlSeen, q.startUs = r.Uvarint("token generation"), r.Uvarint("head of log seen"), r.Uvarint("start")
 	q.rebuilds = r.Uvarint("token rebuilds")

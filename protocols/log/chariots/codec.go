@@ -80,6 +80,7 @@ func write(w *wire.Writer, m protocol.Message) bool {
 		w.Byte(tagTokenCopy)
 		w.Uvarint(m.Gen)
 		writeToken(w, m.Token)
+		w.Bool(m.Added)
 	case *ShipBatch:
 		w.Byte(tagShipBatch)
 		w.Int("from", m.FromDC, flstore.MaxDCs-1)
@@ -139,7 +140,7 @@ func read(r *wire.Reader) protocol.Message {
 	case tagRebuildReq:
 		return &RebuildReq{StartUs: r.Uvarint("start")}
 	case tagTokenCopy:
-		return &TokenCopy{Gen: r.Uvarint("generation"), Token: readToken(r)}
+		return &TokenCopy{Gen: r.Uvarint("generation"), Token: readToken(r), Added: r.Bool("added")}
 	case tagShipBatch:
 		return &ShipBatch{FromDC: r.Int("from", flstore.MaxDCs-1), Records: flstore.ReadRecords(r), Table: readTable(r)}
 	case tagTableUpdate:

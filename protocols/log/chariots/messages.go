@@ -115,10 +115,12 @@ type RowUpdate struct {
 type RebuildReq struct{ StartUs uint64 }
 
 // TokenCopy answers a queue's Freeze (flstore.Freeze) with the newest token it held or passed
-// (nil if none), which the rebuild starts from.
+// (nil if none), which the rebuild starts from, and whether an elasticity event added the queue
+// (the rebuilt ring then includes it).
 type TokenCopy struct {
 	Gen   uint64
 	Token *Token
+	Added bool
 }
 
 // ShipBatch carries a datacenter's own records and its ATable to a receiver of another

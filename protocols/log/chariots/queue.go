@@ -35,7 +35,11 @@ type Queue struct {
 	// elasticity events waiting for the token
 	addRing  []protocol.NodeID
 	addMaint []protocol.NodeID
-	n        uint64 // records assigned
+	// added is set once an elasticity event named this queue as the one added to the ring: it
+	// tells a rebuild (TokenCopy.Added), so that the ring keeps it even if the event reached no
+	// token (the holders that were told restarted empty) while filters already send it records.
+	added bool
+	n     uint64 // records assigned
 	// gen is the token generation this queue is in; hlSeen the highest head of the log a
 	// maintainer reported to it in that generation (the token's StableLId). startUs is its
 	// clock at start: until it is in a generation above it, it asks the coordinator for a
@@ -152,7 +156,7 @@ func (q *Queue) HandleMessage(from protocol.NodeID, m protocol.Message) {
 				q.enterGen(m.Gen)
 			}
 			if m.Gen == q.gen {
-				q.env.Send(from, &TokenCopy{Gen: q.gen, Token: q.lastTok})
+				q.env.Send(from, &TokenCopy{Gen: q.gen, Token: q.lastTok, Added: q.added})
 			}
 		}
 	case *RebuildReq:
@@ -246,7 +250,11 @@ func (q *Queue) HandleRequest(req protocol.Request) {
 			reply.Err = "chariots: not a queue of this datacenter"
 			break
 		}
-		q.addRing = append(q.addRing, op.Node)
+		if op.Node == q.self {
+			q.added = true
+		} else {
+			q.addRing = append(q.addRing, op.Node)
+		}
 	case *AddMaintainer:
 		if !containsNode(q.cfg.Layout.All(q.dc, flstore.Maintainer), op.Node) {
 			reply.Err = "chariots: not a maintainer of this datacenter"

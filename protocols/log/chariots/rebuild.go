@@ -32,7 +32,7 @@ import (
 //     truncated and answers its progress (FreezeAck); a queue drops its token, passes and
 //     unacknowledged assignments of the old generation and answers its newest token copy
 //     (TokenCopy).
-//  2. Once every maintainer answered, the stable prefix T is the exact head of the log over
+//  2. Once every maintainer and every other queue answered, the stable prefix T is the exact head of the log over
 //     their progress: every position up to T is filled, and nothing above it was answered,
 //     indexed, shipped or published in a row (all of those wait for the head of the log). It
 //     sends Truncate: maintainers delete their records above T and answer their records from
@@ -49,6 +49,7 @@ type rebuild struct {
 	// phase 1: the maintainers' progress, and the queues that answered
 	frozen map[protocol.NodeID]*flstore.FreezeAck
 	copied map[protocol.NodeID]bool
+	added  []protocol.NodeID // the queues that answered that an elasticity event added them
 	// phase 2 (truncate set): the maintainers that answered, and their records
 	truncate  *flstore.Truncate
 	truncated map[protocol.NodeID]bool
@@ -99,17 +100,19 @@ func (rb *rebuild) handle(q *Queue, from protocol.NodeID, m protocol.Message) {
 			return
 		}
 		rb.copied[from] = true
+		if m.Added && !containsNode(rb.added, from) {
+			rb.added = append(rb.added, from)
+		}
 		if tk := m.Token; tk != nil && tk.Gen < rb.gen && tk.newer(rb.copy) && q.validToken(tk) {
 			rb.copy = tk
 		}
+		rb.maybeTruncate(q)
 	case *flstore.FreezeAck:
 		if m.Gen != rb.gen || rb.truncate != nil || !containsNode(l.All(q.dc, flstore.Maintainer), from) {
 			return
 		}
 		rb.frozen[from] = m
-		if len(rb.frozen) == len(l.All(q.dc, flstore.Maintainer)) {
-			rb.startTruncate(q)
-		}
+		rb.maybeTruncate(q)
 	case *flstore.TruncateAck:
 		if m.Gen != rb.gen || rb.truncate == nil || rb.truncated[from] || !containsNode(l.All(q.dc, flstore.Maintainer), from) {
 			return
@@ -119,6 +122,18 @@ func (rb *rebuild) handle(q *Queue, from protocol.NodeID, m protocol.Message) {
 		if len(rb.truncated) == len(l.All(q.dc, flstore.Maintainer)) {
 			q.finishRebuild()
 		}
+	}
+}
+
+// maybeTruncate starts phase 2 once every maintainer and every other queue answered. Waiting
+// for the queues' copies is not an optimisation: the copy carries the ring, so a rebuild that
+// went ahead without it would rebuild the initial ring and drop queues added since (spec 5.12),
+// whose held records no token would then visit (a 10,000-seed flstore swarm found it: appends
+// acknowledged by an added queue to its filter and never logged).
+func (rb *rebuild) maybeTruncate(q *Queue) {
+	l := q.cfg.Layout
+	if rb.truncate == nil && len(rb.frozen) == len(l.All(q.dc, flstore.Maintainer)) && len(rb.copied) == len(l.All(q.dc, flstore.Queue))-1 {
+		rb.startTruncate(q)
 	}
 }
 
@@ -161,6 +176,11 @@ func (q *Queue) finishRebuild() {
 	}
 	tk := &Token{Gen: rb.gen, LastLId: t, StableLId: t, Journal: rb.truncate.Journal, Ring: slices.Clone(c.Ring),
 		Deferred: slices.Clone(c.Deferred)}
+	for _, n := range rb.added {
+		if !containsNode(tk.Ring, n) {
+			tk.Ring = append(tk.Ring, n)
+		}
+	}
 	if c.LastLId >= t {
 		tk.MaxTOId, tk.Logged = c.rowAt(t), c.loggedAt(t, q.dc)
 	} else {

@@ -582,7 +582,7 @@ func (r *run) elastic(e Event) {
 			return
 		}
 		for _, n := range l.All(e.DC, flstore.Queue) {
-			if !l.Spare[n] {
+			if !l.Spare[n] || n == q { // the new queue too: it then asks any rebuild to keep it
 				call(n, &chariots.AddQueue{Node: q})
 			}
 		}

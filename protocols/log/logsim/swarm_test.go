@@ -62,6 +62,26 @@ func TestSwarm(t *testing.T) {
 		appends, restarts, queueRestarts, rebuilds)
 }
 
+// TestSwarmFoundSeeds replays seeds the 10,000-seed flstore campaigns failed (98 of them, all of
+// the first two kinds), each of which failed before its fix: 216, a token rebuild that did not
+// wait for the queues' copies rebuilt the initial ring without the queue an elasticity event had
+// added, and an append that queue had taken was never logged; 51, the checker took the surviving
+// queue's older token copy for the datacenter's token just after the queue holding the newest
+// one restarted empty (CH-I4, "beyond the last assigned"); 3391, the fix of 51 kept the checker
+// on its old view after the rebuild (it took the rebuilt generation for the lost one) and so
+// on a journal epoch the rebuild had dropped (CH-I4, "not by its owner").
+func TestSwarmFoundSeeds(t *testing.T) {
+	for _, seed := range []uint64{216, 51, 3391} {
+		o, err := logsim.DrawFor("flstore", seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := logsim.Run(o); err != nil {
+			t.Errorf("flstore seed %d: %v\n%s\nreplay: meridian swarm --protocol flstore --seed %d", seed, err, o, seed)
+		}
+	}
+}
+
 // TestSwarmCatchesBroken is the swarm's negative control: on the first seeds with more
 // duplication, the correct pipeline must pass, and with a filter that does not deduplicate, or
 // a queue that ignores dependencies, the checks must fail on one of the first three
