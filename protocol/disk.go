@@ -24,6 +24,9 @@ type Disk interface {
 	// Scan calls fn with every key in [from, to) in order and its value (valid during the call
 	// only), until fn returns false.
 	Scan(from, to []byte, fn func(key, value []byte) bool)
+	// ScanReverse is Scan from the last key before to down to from: the newest entries of a
+	// range first (an indexer's most recent positions of a tag).
+	ScanReverse(from, to []byte, fn func(key, value []byte) bool)
 }
 
 // DiskEnv is implemented by an Env whose driver keeps a Disk for its replica.

@@ -60,12 +60,23 @@ func (d *disk) Set(key, value []byte) {
 
 // Scan implements protocol.Disk.
 func (d *disk) Scan(from, to []byte, fn func(key, value []byte) bool) {
+	d.scan(from, to, (*pebble.Iterator).First, (*pebble.Iterator).Next, fn)
+}
+
+// ScanReverse implements protocol.Disk.
+func (d *disk) ScanReverse(from, to []byte, fn func(key, value []byte) bool) {
+	d.scan(from, to, (*pebble.Iterator).Last, (*pebble.Iterator).Prev, fn)
+}
+
+// scan calls fn with the keys in [from, to), from the key first positions the iterator at, on
+// with step, until fn returns false.
+func (d *disk) scan(from, to []byte, first, step func(*pebble.Iterator) bool, fn func(key, value []byte) bool) {
 	iter, err := d.reader().NewIter(&pebble.IterOptions{LowerBound: diskKey(from), UpperBound: diskKey(to)})
 	if err != nil {
 		d.fail(err)
 		return
 	}
-	for iter.First(); iter.Valid(); iter.Next() {
+	for ok := first(iter); ok && iter.Valid(); ok = step(iter) {
 		if !fn(iter.Key()[len(diskPrefix):], iter.Value()) {
 			break
 		}

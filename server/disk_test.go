@@ -39,6 +39,14 @@ func TestDisk(t *testing.T) {
 	if len(got) != 2 || got[0] != "r1=one" || got[1] != "r2=two" || d.err != nil {
 		t.Fatalf("after the commit: %v (err %v)", got, d.err)
 	}
+	got = nil
+	d.ScanReverse([]byte("r"), []byte("t"), func(k, v []byte) bool {
+		got = append(got, string(k))
+		return len(got) < 2
+	})
+	if len(got) != 2 || got[0] != "s" || got[1] != "r2" || d.err != nil {
+		t.Fatalf("reverse scan: %v (err %v)", got, d.err)
+	}
 	if _, ok := d.Get([]byte("missing")); ok {
 		t.Fatal("a missing key was found")
 	}

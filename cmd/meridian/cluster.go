@@ -12,32 +12,36 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocols/partitioned"
 	"github.com/meridian-kv/meridian/protocols/registry"
 	"github.com/meridian-kv/meridian/server/cluster"
+	"github.com/meridian-kv/meridian/server/logclient"
 )
 
 // newClusterCmd returns the cluster command and its subcommands up, down and status.
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "cluster (up | down | status) --dir DIR [flags]",
-		Short: "start, stop or inspect a local multi-datacenter cluster (up, down, status)",
+		Use:   "cluster (up | down | status | add) --dir DIR [flags]",
+		Short: "start, stop, inspect or grow a local multi-datacenter cluster (up, down, status, add)",
 		Long: `Start, stop or inspect a local multi-datacenter cluster: one server per datacenter (one per
 partition and datacenter for a partitioned protocol) on 127.0.0.1, with the WAN emulated. The
-cluster file, logs and pid files live in DIR (cluster.yaml, logs/, pids/).`,
+cluster file, logs and pid files live in DIR (cluster.yaml, logs/, pids/). add makes a spare
+stage of a running Chariots cluster join it under load.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				fmt.Fprint(stderr, cmd.UsageString())
-				return usagef("cluster: missing command (up, down or status)")
+				return usagef("cluster: missing command (up, down, status or add)")
 			}
-			return usagef("cluster: unknown command %q (want up, down or status)", args[0])
+			return usagef("cluster: unknown command %q (want up, down, status or add)", args[0])
 		},
 	}
 	cmd.AddCommand(
 		newClusterUpCmd(stdout, stderr),
+		newClusterAddCmd(stdout),
 		newClusterDirCmd("down", "stop the cluster's servers", func(dir string) error {
 			return cluster.Down(dir, stdout)
 		}),
@@ -234,5 +238,109 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "bench:  meridian bench --cluster %s --cert %s --key %s\n", cfg.Path, clientCert, clientKey)
 	}
 	fmt.Fprintf(stdout, "status: meridian cluster status --dir %s\nstop:   meridian cluster down --dir %s\n", o.dir, o.dir)
+	return nil
+}
+
+// clusterAddOptions are the flags of `meridian cluster add`.
+type clusterAddOptions struct {
+	dir, stage, dc, host string
+	certFile, keyFile    string
+	timeout              time.Duration
+	splitAhead           uint64
+}
+
+// newClusterAddCmd returns `meridian cluster add`.
+func newClusterAddCmd(stdout io.Writer) *cobra.Command {
+	var o clusterAddOptions
+	cmd := &cobra.Command{
+		Use:   "add --dir DIR --stage batcher|filter|queue|maintainer --dc DC [flags]",
+		Short: "make a spare stage of a running Chariots cluster join it (live elasticity)",
+		Long: `Make a spare stage machine of a running Chariots cluster join its datacenter's pipeline
+under load (spec 5.12): take the next spare of the stage in datacenter --dc (cluster up --set
+spare_batchers=N, spare_filters, spare_queues, spare_maintainers deploys them, running idle as in
+the simulator; add starts its process again if it is not running) and tell the running stages,
+through the same requests the simulator's elasticity events send
+(chariots.AddSpare): a batcher to the receivers (and to log clients that dial afterwards), a
+queue to the active queues and the filters (the token holder puts it in the ring), a maintainer
+to the first queue (which starts a new epoch of the journal from the next position when it
+holds the token), a filter to the batchers and filters (it takes the even TOIds
+of --host's records from a boundary ahead of the log). The joined spares are listed in
+DIR/added, which log clients read when they dial (a joined batcher is one they fail over to).`,
+		Example: `  meridian cluster up --dir ch --topology two-dc.json --protocol chariots --set spare_batchers=1 --set spare_maintainers=1
+  meridian cluster add --dir ch --stage maintainer --dc east
+  meridian cluster add --dir ch --stage filter --dc east --host west`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return runClusterAdd(o, stdout) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", "", "the cluster's directory (required)")
+	f.StringVar(&o.stage, "stage", "", "the stage to add: batcher, filter, queue or maintainer (required)")
+	f.StringVar(&o.dc, "dc", "", "the datacenter it joins (required)")
+	f.StringVar(&o.host, "host", "", "filter: the datacenter whose records it splits with the first filter (default: the next datacenter)")
+	f.Uint64Var(&o.splitAhead, "split-ahead", logclient.DefaultSplitAheadTOIds, "filter: how many TOIds past --host's last logged record the split starts (room for the batchers to learn it)")
+	f.StringVar(&o.certFile, "cert", "", "TLS: client certificate (PEM) for a cluster with mutual TLS; needs --key")
+	f.StringVar(&o.keyFile, "key", "", "TLS: the client certificate's private key (PEM)")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the spare to start and the stages to answer")
+	_ = cmd.MarkFlagDirname("dir")
+	return cmd
+}
+
+// runClusterAdd runs `meridian cluster add`.
+func runClusterAdd(o clusterAddOptions, stdout io.Writer) error {
+	switch {
+	case o.dir == "":
+		return usagef("cluster add: --dir is required")
+	case o.stage == "":
+		return usagef("cluster add: --stage is required (batcher, filter, queue or maintainer)")
+	case o.dc == "":
+		return usagef("cluster add: --dc is required")
+	case o.timeout <= 0:
+		return usagef("cluster add: --timeout %s: want a positive duration", o.timeout)
+	}
+	role, err := logclient.StageRole(o.stage)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg, err := cluster.Load(filepath.Join(o.dir, "cluster.yaml"))
+	if err != nil {
+		return usageError{err}
+	}
+	creds, err := clusterCredentials("cluster add", cfg, o.certFile, o.keyFile)
+	if err != nil {
+		return err
+	}
+	added, err := cluster.Added(o.dir)
+	if err != nil {
+		return err
+	}
+	name, err := logclient.NextSpare(cfg, o.dc, role, added)
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	if !cluster.Running(o.dir, name) {
+		binary, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("cannot find the meridian binary: %w", err)
+		}
+		if err := cluster.StartNode(ctx, o.dir, binary, name); err != nil {
+			return fmt.Errorf("cluster add: %w", err)
+		}
+	}
+	j, err := logclient.AddStage(ctx, cfg, name, o.host, o.splitAhead, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return fmt.Errorf("cluster add: %s is running but has not joined (told %s; run the same command again): %w",
+			name, strings.Join(j.Told, ", "), err)
+	}
+	if err := cluster.RecordAdded(o.dir, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s joined datacenter %s (told %s)\n", name, o.dc, strings.Join(j.Told, ", "))
+	if j.SplitHost != "" {
+		fmt.Fprintf(stdout, "it takes the even TOIds of %s's records from TOId %d\n", j.SplitHost, j.FromTOId)
+	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meridian-kv/meridian/protocol/wire"
@@ -330,18 +331,9 @@ func withLog(o *logOptions, f func(ctx context.Context, s *logSession) error, lo
 	if err != nil {
 		return usageError{err}
 	}
-	creds := insecure.NewCredentials()
-	switch {
-	case (o.certFile == "") != (o.keyFile == ""):
-		return usagef("log: --cert and --key go together")
-	case cfg.TLS != nil && o.certFile == "":
-		return usagef("log: cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cfg.Path, cfg.TLS.CA)
-	case cfg.TLS == nil && o.certFile != "":
-		return usagef("log: cluster %s does not use TLS: drop --cert and --key", cfg.Path)
-	case cfg.TLS != nil:
-		if creds, err = clientCredentials(cfg.TLS.CA, o.certFile, o.keyFile); err != nil {
-			return usageError{err}
-		}
+	creds, err := clusterCredentials("log", cfg, o.certFile, o.keyFile)
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -476,4 +468,25 @@ func (s *logSession) print(w io.Writer, recs []*flstore.Record) {
 		}
 		fmt.Fprintf(w, "%d\t%s/%d\tdeps=%v\ttags=[%s]\t%s\n", r.LId, host, r.TOId, r.Deps, strings.Join(tags, " "), body)
 	}
+}
+
+// clusterCredentials returns the transport credentials of command cmd's clients of cluster cfg:
+// the client certificate certFile and its key keyFile for a cluster with mutual TLS, none
+// otherwise; a usage error if the flags do not match the cluster.
+func clusterCredentials(cmd string, cfg *cluster.Config, certFile, keyFile string) (credentials.TransportCredentials, error) {
+	switch {
+	case (certFile == "") != (keyFile == ""):
+		return nil, usagef("%s: --cert and --key go together", cmd)
+	case cfg.TLS != nil && certFile == "":
+		return nil, usagef("%s: cluster %s uses mutual TLS: give --cert and --key of a client certificate signed by %s", cmd, cfg.Path, cfg.TLS.CA)
+	case cfg.TLS == nil && certFile != "":
+		return nil, usagef("%s: cluster %s does not use TLS: drop --cert and --key", cmd, cfg.Path)
+	case cfg.TLS != nil:
+		creds, err := clientCredentials(cfg.TLS.CA, certFile, keyFile)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return creds, nil
+	}
+	return insecure.NewCredentials(), nil
 }

@@ -44,6 +44,15 @@ func (d *MemDisk) Scan(from, to []byte, fn func(key, value []byte) bool) {
 	}
 }
 
+// ScanReverse implements protocol.Disk.
+func (d *MemDisk) ScanReverse(from, to []byte, fn func(key, value []byte) bool) {
+	for k, v := range d.tree.Descend(btreemap.LT(string(to)), btreemap.GE(string(from))) {
+		if !fn([]byte(k), v) {
+			return
+		}
+	}
+}
+
 // Len returns how many keys d holds.
 func (d *MemDisk) Len() int { return d.tree.Len() }
 

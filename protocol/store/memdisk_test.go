@@ -2,7 +2,8 @@ package store
 
 import "testing"
 
-// TestMemDisk: keys written in any order scan sorted within bounds; a rewrite replaces the
+// TestMemDisk: keys written in any order scan sorted within bounds (and in reverse, from the
+// upper bound down); a rewrite replaces the
 // value; a clone is equal, and independent of later writes.
 func TestMemDisk(t *testing.T) {
 	d := NewMemDisk()
@@ -17,6 +18,14 @@ func TestMemDisk(t *testing.T) {
 	})
 	if len(got) != 3 || got[0] != "r1=vr1" || got[1] != "r2=new" || got[2] != "r3=vr3" {
 		t.Fatalf("scan: %v", got)
+	}
+	got = nil
+	d.ScanReverse([]byte("h"), []byte("r3"), func(k, v []byte) bool {
+		got = append(got, string(k))
+		return len(got) < 2
+	})
+	if len(got) != 2 || got[0] != "r2" || got[1] != "r1" {
+		t.Fatalf("reverse scan: %v", got)
 	}
 	c := d.Clone()
 	if !c.Equal(d) || c.Len() != 4 {

@@ -1,7 +1,13 @@
 package cluster
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/topology"
@@ -20,3 +26,39 @@ func GenerateNamed(topo *topology.Topology, topoRef, protocolName string, dir st
 // NodePid returns the process id of node name of the local cluster in dir (`cluster up`'s pid
 // file), for tools that measure the node's process, such as its CPU time.
 func NodePid(dir, name string) (int, error) { return readPid(pidFile(dir, name)) }
+
+// Running reports whether node name of the local cluster in dir runs.
+func Running(dir, name string) bool { return slices.Contains(runningNodes(dir), name) }
+
+// addedFile lists the spare nodes that joined the cluster in dir, one name a line.
+func addedFile(dir string) string { return filepath.Join(dir, "added") }
+
+// Added returns the spare nodes that joined the local cluster in dir (RecordAdded), in the
+// order they joined; none if the file does not exist.
+func Added(dir string) ([]string, error) {
+	f, err := os.Open(addedFile(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if name := strings.TrimSpace(sc.Text()); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out, sc.Err()
+}
+
+// RecordAdded notes that spare node name joined the local cluster in dir.
+func RecordAdded(dir, name string) error {
+	added, err := Added(dir)
+	if err != nil || slices.Contains(added, name) {
+		return err
+	}
+	return writeFileAtomic(addedFile(dir), []byte(strings.Join(append(added, name), "\n")+"\n"), 0o644)
+}

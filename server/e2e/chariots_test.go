@@ -99,52 +99,13 @@ func TestChariotsKillMaintainer(t *testing.T) {
 	}
 	const victim = "east-maintainer1"
 	const minAcksBeforeKill = 60
-	var (
-		mu    sync.Mutex
-		acks  []acked
-		fails int
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
+	ap := &appenders{}
 	for dc, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf("dc%d-%d", dc, i)
-				callCtx, done := context.WithTimeout(ctx, 5*time.Second)
-				res, err := c.Append(callCtx, []byte(body), []flstore.Tag{{Name: "dc", Value: []byte(fmt.Sprint(dc))}}, nil)
-				done()
-				mu.Lock()
-				if err != nil {
-					fails++ // unacknowledged: it may or may not be in the log
-				} else {
-					acks = append(acks, acked{dc, body, res, time.Now().UnixMicro()})
-				}
-				mu.Unlock()
-			}
-		}()
+		ap.start(ctx, dc, fmt.Sprintf("dc%d", dc), c)
 	}
 	// Kill once datacenter 0 has some acknowledged appends, enough that some fall in the
 	// victim's ranges (a fixed second was too few appends on a loaded machine), or after 10 s.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		mu.Lock()
-		east := 0
-		for _, a := range acks {
-			if a.dc == 0 {
-				east++
-			}
-		}
-		mu.Unlock()
-		if east >= minAcksBeforeKill {
-			break
-		}
-	}
+	ap.await(0, minAcksBeforeKill, 10*time.Second)
 	if err := cluster.Kill(dir, victim); err != nil {
 		t.Fatal(err)
 	}
@@ -154,8 +115,7 @@ func TestChariotsKillMaintainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	acks, fails := ap.finish()
 	t.Logf("%d appends acknowledged, %d not (killed maintainer %s)", len(acks), fails, victim)
 	perDC := make([]int, len(clients))
 	for _, a := range acks {
@@ -314,4 +274,71 @@ func checkLogs(t *testing.T, cfg *cluster.Config, logs [][]*flstore.Record, head
 		t.Fatalf("checker: %v", err)
 	}
 	return s
+}
+
+// appenders runs closed-loop appending clients, each in its own goroutine, and records what
+// they got acknowledged.
+type appenders struct {
+	mu    sync.Mutex
+	acks  []acked
+	fails int
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// start runs client c of datacenter dc until finish, appending bodies "NAME-i" tagged dc=DC.
+func (a *appenders) start(ctx context.Context, dc int, name string, c *logclient.Client) {
+	if a.stop == nil {
+		a.stop = make(chan struct{})
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-a.stop:
+				return
+			default:
+			}
+			body := fmt.Sprintf("%s-%d", name, i)
+			callCtx, done := context.WithTimeout(ctx, 5*time.Second)
+			res, err := c.Append(callCtx, []byte(body), []flstore.Tag{{Name: "dc", Value: []byte(fmt.Sprint(dc))}}, nil)
+			done()
+			a.mu.Lock()
+			if err != nil {
+				a.fails++ // unacknowledged: it may or may not be in the log
+			} else {
+				a.acks = append(a.acks, acked{dc, body, res, time.Now().UnixMicro()})
+			}
+			a.mu.Unlock()
+		}
+	}()
+}
+
+// acked counts the acknowledged appends of datacenter dc so far.
+func (a *appenders) acked(dc int) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, ack := range a.acks {
+		if ack.dc == dc {
+			n++
+		}
+	}
+	return n
+}
+
+// await waits until datacenter dc has n more acknowledged appends, or for within.
+func (a *appenders) await(dc, n int, within time.Duration) {
+	want := a.acked(dc) + n
+	for deadline := time.Now().Add(within); time.Now().Before(deadline) && a.acked(dc) < want; {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// finish stops the clients and returns the acknowledged appends and the count of the others.
+func (a *appenders) finish() ([]acked, int) {
+	close(a.stop)
+	a.wg.Wait()
+	return a.acks, a.fails
 }

@@ -64,8 +64,15 @@ type Client struct {
 
 // Dial connects a client to datacenter dc (a name of the cluster's topology; "" is the
 // first) of the log cluster cfg, registering with its home node within ctx. opts must name the
-// transport security, as for rpc.Dial.
+// transport security, as for rpc.Dial. A Chariots client's home is the datacenter's first
+// batcher; it fails over to the others, the spare batchers that joined (cluster.Added) last.
 func Dial(ctx context.Context, cfg *cluster.Config, dc string, opts ...grpc.DialOption) (*Client, error) {
+	return DialVia(ctx, cfg, dc, "", opts...)
+}
+
+// DialVia is Dial with home node via (a batcher of datacenter dc, active or joined), or the
+// first batcher if via is "".
+func DialVia(ctx context.Context, cfg *cluster.Config, dc, via string, opts ...grpc.DialOption) (*Client, error) {
 	entry, err := registry.Lookup(cfg.Protocol)
 	if err != nil {
 		return nil, err
@@ -92,6 +99,9 @@ func Dial(ctx context.Context, cfg *cluster.Config, dc string, opts ...grpc.Dial
 	if batchers := l.Active(dcIndex, flstore.Batcher); len(batchers) > 0 {
 		// Appends go to the home batcher, and on to the next when it fails (the answer is
 		// relayed to the batcher that took the append: flstore.AppendResult.RelayTo).
+		if batchers, err = withJoined(cfg, l, dcIndex, batchers, via); err != nil {
+			return nil, err
+		}
 		home = batchers[0]
 		lc.AppendTo, lc.Failover = batchers, true
 	} else {

@@ -99,7 +99,7 @@ func (b *Batcher) HandleRequest(req protocol.Request) {
 		} else {
 			reply.Err = "chariots: not filters of this datacenter"
 		}
-		b.env.Reply(reply)
+		b.env.Reply(acknowledge(reply, req))
 	default:
 		b.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: "chariots: a batcher takes appends"})
 	}

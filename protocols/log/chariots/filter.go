@@ -248,7 +248,7 @@ func (f *Filter) HandleRequest(req protocol.Request) {
 	default:
 		reply.Err = "chariots: a filter takes elasticity events only"
 	}
-	f.env.Reply(reply)
+	f.env.Reply(acknowledge(reply, req))
 }
 
 // applyUpdate extends the filter map with u, if new, and refiles the host's early arrivals

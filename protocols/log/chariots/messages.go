@@ -135,7 +135,7 @@ type ShipBatch struct {
 // TableUpdate hands an ATable a receiver got to the senders of its datacenter.
 type TableUpdate struct{ Table [][]uint64 }
 
-// Elasticity operations (protocol.Request.Op), answered with an empty Reply (spec 5.12).
+// Elasticity operations (protocol.Request.Op), answered with themselves (spec 5.12; AddSpare).
 
 // AddBatcher tells a receiver about a new batcher.
 type AddBatcher struct{ Node protocol.NodeID }

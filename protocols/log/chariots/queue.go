@@ -264,7 +264,7 @@ func (q *Queue) HandleRequest(req protocol.Request) {
 	default:
 		reply.Err = "chariots: a queue takes elasticity events only"
 	}
-	q.env.Reply(reply)
+	q.env.Reply(acknowledge(reply, req))
 }
 
 // pass sends the token to the next queue of the ring; a ring of one keeps it and processes

@@ -267,5 +267,5 @@ func (r *Receiver) HandleRequest(req protocol.Request) {
 	} else {
 		reply.Err = "chariots: a receiver takes new batchers only"
 	}
-	r.env.Reply(reply)
+	r.env.Reply(acknowledge(reply, req))
 }

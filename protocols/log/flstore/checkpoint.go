@@ -128,19 +128,10 @@ func (m *LogMaintainer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 // maxLostLen bounds the reason a maintainer stopped (LogMaintainer.lose).
 const maxLostLen = 1 << 12
 
-// AppendCheckpoint implements protocol.Checkpointer: the posting lists (by tag: position and
-// value each), the count of entries indexed and the maintainers' index claims.
+// AppendCheckpoint implements protocol.Checkpointer: the count of entries received and the
+// maintainers' index claims; the posting lists are on the indexer's Disk (diskPostings).
 func (x *LogIndexer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) {
 	w := wire.NewWriter(dst)
-	for _, t := range wire.SortedKeys(w, "tags", x.postings) {
-		w.String("tag", t, wire.MaxKeyLen)
-		ps := x.postings[t]
-		w.Count("postings", len(ps), wire.MaxCheckpointCount)
-		for _, p := range ps {
-			w.Uvarint(p.lid)
-			w.Bytes("value", p.value, wire.MaxValueLen)
-		}
-	}
 	w.Uvarint(x.n)
 	writeClaims(w, x.claims)
 	return w.Finish()
@@ -149,16 +140,7 @@ func (x *LogIndexer) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, err
 // RestoreCheckpoint implements protocol.Checkpointer.
 func (x *LogIndexer) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	r := wire.NewReader(b)
-	x.postings = map[string][]posting{}
-	for range r.Count("tags", wire.MaxCheckpointCount, 2) {
-		t := r.String("tag", wire.MaxKeyLen)
-		var ps []posting
-		for range r.Count("postings", wire.MaxCheckpointCount, 2) {
-			ps = append(ps, posting{lid: r.Uvarint("position"), value: r.Bytes("value", wire.MaxValueLen)})
-		}
-		x.postings[t] = ps
-	}
-	x.n = r.Uvarint("entries indexed")
+	x.n = r.Uvarint("entries received")
 	x.claims = readClaims(r)
 	return r.Done()
 }

@@ -2,6 +2,7 @@ package flstore
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/meridian-kv/meridian/protocol"
 	"github.com/meridian-kv/meridian/protocol/wire"
@@ -95,4 +96,42 @@ func (s diskRecords) hosted(h int, from uint64, fn func(*Record) bool) {
 func (s diskRecords) remove(r *Record) {
 	s.d.Set(recordKey(r.LId), nil)
 	s.d.Set(hostKey(r.Host, r.TOId), nil)
+}
+
+// diskPostings lays an indexer's posting lists out on its Disk, one key per entry:
+//
+//	'p' tag length (uvarint) tag position (8 bytes, big-endian) → the tag's value
+//
+// so that a tag's entries are one range of keys in position order (the length keeps a tag
+// that is a prefix of another out of its range). Writing an entry again is harmless.
+type diskPostings struct{ d protocol.Disk }
+
+const postingPrefix = 'p'
+
+// postingTag is the prefix of every key of tag's entries.
+func postingTag(tag string) []byte {
+	return append(binary.AppendUvarint([]byte{postingPrefix}, uint64(len(tag))), tag...)
+}
+
+// put writes entry e.
+func (p diskPostings) put(e IndexEntry) {
+	p.d.Set(binary.BigEndian.AppendUint64(postingTag(e.Tag), e.LId), e.Value)
+}
+
+// scan calls fn with tag's entries at positions up to maxLId, in position order (the highest
+// first if reverse), until it returns false.
+func (p diskPostings) scan(tag string, maxLId uint64, reverse bool, fn func(lid uint64, value []byte) bool) {
+	prefix := slices.Clip(postingTag(tag)) // each append below copies it
+	from := binary.BigEndian.AppendUint64(prefix, 0)
+	to := append(binary.BigEndian.AppendUint64(prefix, None), 0) // just past the last position
+	if maxLId < None {
+		to = binary.BigEndian.AppendUint64(prefix, maxLId+1)
+	}
+	scan := p.d.Scan
+	if reverse {
+		scan = p.d.ScanReverse
+	}
+	scan(from, to, func(k, v []byte) bool {
+		return fn(binary.BigEndian.Uint64(k[len(prefix):]), v)
+	})
 }

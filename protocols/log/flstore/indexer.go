@@ -2,27 +2,24 @@ package flstore
 
 import (
 	"bytes"
-	"sort"
 
 	"github.com/meridian-kv/meridian/protocol"
 )
 
-// posting is one indexed record of a tag.
-type posting struct {
-	lid   uint64
-	value []byte
-}
-
-// LogIndexer maps tags to positions (spec 3.5): a posting list per tag, sorted by position.
+// LogIndexer maps tags to positions (spec 3.5): a posting list per tag, sorted by position, on
+// its Disk (diskPostings), written in the batch that logs the IndexAdd which brought the
+// entries, so that its checkpoint holds only the claims and does not grow with the log.
 // Maintainers send it the tags of the records they persist (IndexAdd, resent until acked),
 // with a claim of how far they have sent them all (claims), so that a lookup can tell whether
 // an entry up to its head of log may still be on its way (LookupResult.Covered; CH-I9: a
 // Hyksos GET_TXN must see the latest put up to its head of log).
 type LogIndexer struct {
 	env      protocol.Env
-	postings map[string][]posting
+	postings diskPostings
 	claims   map[protocol.NodeID]indexClaim
-	n        uint64 // entries indexed
+	// n counts the entries received (a resent one again): writing one is idempotent, and the
+	// count must not depend on what the Disk holds (protocol.Disk: replays).
+	n uint64
 }
 
 // indexClaim is a maintainer's newest IndexAdd claim: its entries up to through, under the
@@ -32,12 +29,12 @@ type indexClaim struct {
 	epochs  int
 }
 
-// Handled counts the tag entries indexed.
+// Handled counts the tag entries received.
 func (x *LogIndexer) Handled() uint64 { return x.n }
 
 // NewIndexer builds an indexer.
 func NewIndexer(env protocol.Env) *LogIndexer {
-	return &LogIndexer{env: env, postings: map[string][]posting{}, claims: map[protocol.NodeID]indexClaim{}}
+	return &LogIndexer{env: env, postings: diskPostings{protocol.DiskOf(env)}, claims: map[protocol.NodeID]indexClaim{}}
 }
 
 // Start does nothing: an indexer only answers.
@@ -53,16 +50,8 @@ func (x *LogIndexer) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		return
 	}
 	for _, e := range add.Entries {
-		ps := x.postings[e.Tag]
-		i := sort.Search(len(ps), func(i int) bool { return ps[i].lid >= e.LId })
-		if i < len(ps) && ps[i].lid == e.LId {
-			continue
-		}
-		ps = append(ps, posting{})
-		copy(ps[i+1:], ps[i:])
-		ps[i] = posting{lid: e.LId, value: e.Value}
+		x.postings.put(e)
 		x.n++
-		x.postings[e.Tag] = ps
 	}
 	if add.Through > 0 && add.Epochs > 0 {
 		c := x.claims[from]
@@ -110,21 +99,12 @@ func (x *LogIndexer) HandleRequest(req protocol.Request) {
 		return
 	}
 	res := &LookupResult{Covered: x.covered(op.Journal, op.MaxLId)}
-	ps := x.postings[op.Tag]
-	end := sort.Search(len(ps), func(i int) bool { return ps[i].lid > op.MaxLId })
-	take := func(p posting) bool {
-		if op.Op.Holds(p.value, op.Value) {
-			res.LIds = append(res.LIds, p.lid)
+	x.postings.scan(op.Tag, op.MaxLId, op.MostRecentFirst, func(lid uint64, value []byte) bool {
+		if op.Op.Holds(value, op.Value) {
+			res.LIds = append(res.LIds, lid)
 		}
-		return op.Limit > 0 && len(res.LIds) >= op.Limit
-	}
-	if op.MostRecentFirst {
-		for i := end - 1; i >= 0 && !take(ps[i]); i-- {
-		}
-	} else {
-		for i := 0; i < end && !take(ps[i]); i++ {
-		}
-	}
+		return op.Limit <= 0 || len(res.LIds) < op.Limit
+	})
 	reply.Op = res
 	x.env.Reply(reply)
 }

@@ -89,3 +89,76 @@ func BenchmarkMaintainerCheckpoint(b *testing.B) {
 		})
 	}
 }
+
+// standaloneIndexer starts the indexer of a one-datacenter FLStore on an environment that
+// discards what it sends, and returns it with the maintainer that feeds it.
+func standaloneIndexer(b *testing.B) (protocol.Replica, protocol.NodeID) {
+	b.Helper()
+	params := protocol.Params{"maintainers": "1"}
+	l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 1, flstore.Indexer: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	topo := &topology.Topology{Name: "one", DCs: []string{"X"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
+	env := &discardEnv{rand: rand.New(rand.NewPCG(1, 2)), store: store.New()}
+	x := l.Active(0, flstore.Indexer)[0]
+	r, err := flstore.Factory(protocol.Config{Self: x, Nodes: l.Nodes, Topology: topo, Params: params}, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.Start()
+	return r, l.Active(0, flstore.Maintainer)[0]
+}
+
+// indexBatch is the IndexAdd of positions from..from+n-1, each tagged with one of 1,000 keys
+// (a Hyksos put's tag) and an 8-byte value.
+func indexBatch(from uint64, n int) *flstore.IndexAdd {
+	add := &flstore.IndexAdd{Through: from + uint64(n) - 1, Epochs: 1}
+	for l := from; l < from+uint64(n); l++ {
+		add.Entries = append(add.Entries, flstore.IndexEntry{Tag: fmt.Sprintf("key:%d", l%1000), Value: []byte("01234567"), LId: l})
+	}
+	return add
+}
+
+// BenchmarkIndexerAdd is the stage code of an indexer taking IndexAdds of 100 entries: the CPU
+// per entry (ns/op is per entry).
+//
+//	go test ./protocols/log/flstore -run '^$' -bench IndexerAdd
+func BenchmarkIndexerAdd(b *testing.B) {
+	r, m := standaloneIndexer(b)
+	const batch = 100
+	adds := make([]*flstore.IndexAdd, 0, b.N/batch+1)
+	for l := 1; l <= b.N; l += batch {
+		adds = append(adds, indexBatch(uint64(l), batch))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for _, add := range adds {
+		r.HandleMessage(m, add)
+	}
+}
+
+// BenchmarkIndexerCheckpoint is an indexer's checkpoint after N tagged records: its size
+// (bytes/ckpt) and the CPU of writing it (ns/op), which must not grow with N now that the
+// posting lists live on the indexer's Disk (docs/BENCHMARKS.md).
+//
+//	go test ./protocols/log/flstore -run '^$' -bench IndexerCheckpoint
+func BenchmarkIndexerCheckpoint(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 300_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			r, m := standaloneIndexer(b)
+			for l := 1; l <= n; l += 100 {
+				r.HandleMessage(m, indexBatch(uint64(l), 100))
+			}
+			var ckpt []byte
+			var err error
+			b.ResetTimer()
+			for range b.N {
+				if ckpt, err = r.(protocol.Checkpointer).AppendCheckpoint(ckpt[:0], nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(ckpt)), "bytes/ckpt")
+		})
+	}
+}

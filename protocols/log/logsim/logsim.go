@@ -49,6 +49,9 @@ var eventNames = map[EventKind]string{AddQueue: "add-queue", AddMaintainer: "add
 var restarts = map[EventKind]flstore.Role{RestartBatcher: flstore.Batcher, RestartFilter: flstore.Filter,
 	RestartSender: flstore.Sender, RestartReceiver: flstore.Receiver, RestartQueue: flstore.Queue, RestartLastQueue: flstore.Queue}
 
+// adds are the roles the elasticity events add.
+var adds = map[EventKind]flstore.Role{AddQueue: flstore.Queue, AddMaintainer: flstore.Maintainer, AddBatcher: flstore.Batcher, SplitFilter: flstore.Filter}
+
 // Event adds the first spare machine of a role to datacenter DC at AtUs (SplitFilter: the
 // spare filter takes the even TOIds of host Host from a boundary ahead of the log), or
 // restarts the first active machine of a role there with no state (Restart*; RestartLastQueue:
@@ -575,46 +578,29 @@ func (r *run) elastic(e Event) {
 		call(act[0], restartOp{})
 		return
 	}
-	switch e.Kind {
-	case AddQueue:
-		q, ok := spare(flstore.Queue)
-		if !ok {
-			return
-		}
-		for _, n := range l.All(e.DC, flstore.Queue) {
-			if !l.Spare[n] || n == q { // the new queue too: it then asks any rebuild to keep it
-				call(n, &chariots.AddQueue{Node: q})
-			}
-		}
-		for _, f := range l.All(e.DC, flstore.Filter) {
-			call(f, &chariots.AddQueue{Node: q})
-		}
-	case AddMaintainer:
-		if m, ok := spare(flstore.Maintainer); ok {
-			call(l.Active(e.DC, flstore.Queue)[0], &chariots.AddMaintainer{Node: m})
-		}
-	case AddBatcher:
-		b, ok := spare(flstore.Batcher)
-		if !ok {
-			return
-		}
-		for _, rc := range l.All(e.DC, flstore.Receiver) {
-			call(rc, &chariots.AddBatcher{Node: b})
-		}
-		for _, cl := range r.clients[e.DC] {
-			cl.AddAppendTarget(b)
-		}
-	case SplitFilter:
-		f, ok := spare(flstore.Filter)
-		if !ok || e.Host == e.DC {
-			return
-		}
+	role, ok := adds[e.Kind]
+	if !ok {
+		return
+	}
+	n, ok := spare(role)
+	if !ok || (e.Kind == SplitFilter && e.Host == e.DC) {
+		return
+	}
+	var from uint64
+	if e.Kind == SplitFilter {
 		// The boundary: ahead of what the datacenter logged of the host (spec A16).
-		from := r.snapshot().Truth[e.DC][e.Host] + 20
-		champ := l.Active(e.DC, flstore.Filter)[0]
-		u := &chariots.FilterMapUpdate{Host: e.Host, FromTOId: from, Filters: []protocol.NodeID{f, champ}}
-		for _, n := range append(append([]protocol.NodeID(nil), l.All(e.DC, flstore.Batcher)...), l.All(e.DC, flstore.Filter)...) {
-			call(n, u)
+		from = r.snapshot().Truth[e.DC][e.Host] + 20
+	}
+	ctls, err := chariots.AddSpare(l, n, e.Host, from)
+	if err != nil {
+		return
+	}
+	for _, c := range ctls {
+		call(c.To, c.Op)
+	}
+	if e.Kind == AddBatcher {
+		for _, cl := range r.clients[e.DC] {
+			cl.AddAppendTarget(n)
 		}
 	}
 }
