@@ -37,3 +37,24 @@ func Checkpoints(r Replica) bool {
 	}
 	return true
 }
+
+// StorePruner is implemented by replicas whose garbage collection drops versions from their
+// Store (store.Store.Drop). A driver that keeps the store on disk keeps theirs one record per
+// version (store.Store.Changes), so that a drop frees that version's space; the other replicas'
+// stores only grow, and their driver keeps them in segments (store.Store.AppendSegment), which
+// cost less per version to write and to restore.
+type StorePruner interface {
+	// PrunesStore marks the replica; it does nothing.
+	PrunesStore()
+}
+
+// PrunesStore reports whether r, or the replica it wraps (Wrapper), is a StorePruner.
+func PrunesStore(r Replica) bool {
+	if _, ok := r.(StorePruner); ok {
+		return true
+	}
+	if w, ok := r.(Wrapper); ok {
+		return PrunesStore(w.Inner())
+	}
+	return false
+}

@@ -41,3 +41,19 @@ func DiskOf(env Env) Disk {
 	}
 	return store.NewMemDisk()
 }
+
+// VersionRecorder is implemented by an Env whose driver decides whether its replica records the
+// checker's version order of every key (protocol.VersionOrderer), which grows with the run: the
+// network server records it unless its cluster file says record_versions: false.
+type VersionRecorder interface {
+	RecordsVersions() bool
+}
+
+// RecordsVersions reports whether env's replica should record the checker's version order: what
+// its driver says (VersionRecorder), else true, as the simulator and the tests always check.
+func RecordsVersions(env Env) bool {
+	if r, ok := env.(VersionRecorder); ok {
+		return r.RecordsVersions()
+	}
+	return true
+}

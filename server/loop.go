@@ -59,6 +59,8 @@ type env struct {
 	rand      *rand.Rand
 	store     *store.Store
 	disk      disk
+	// recordVersions: the replica records the checker's version order (cluster.Config.NoVersionRecord).
+	recordVersions bool
 
 	sends   []send
 	timers  []timerReq
@@ -88,6 +90,9 @@ func (e *env) Disk() protocol.Disk {
 	e.disk.used = true
 	return &e.disk
 }
+
+// RecordsVersions implements protocol.VersionRecorder.
+func (e *env) RecordsVersions() bool { return e.recordVersions }
 
 func (e *env) Send(to protocol.NodeID, m protocol.Message) {
 	e.sends = append(e.sends, send{to: to, msg: m})

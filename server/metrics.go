@@ -109,6 +109,10 @@ func (n *Node) httpHandler(ready *atomic.Bool) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.Handle("/versions", n.certified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !n.recordsOrder() {
+			http.Error(w, fmt.Sprintf("%s keeps its version order only when it records it, and this node's cluster file sets record_versions: false (`meridian cluster up --record-versions=false`)", n.cfg.Protocol), http.StatusConflict)
+			return
+		}
 		if orders, ok := onLoop(n, r.Context(), n.versionOrder); ok {
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(orders)
@@ -293,6 +297,13 @@ func (n *Node) drainVisibility() *VisibilityReport {
 	}
 	events, dropped := rep.DrainVisibility(nil)
 	return &VisibilityReport{Events: events, Dropped: dropped}
+}
+
+// recordsOrder reports whether the node can report its version order: its replica keeps none of
+// its own (its store's installation order is the order), or the cluster records it.
+func (n *Node) recordsOrder() bool {
+	_, own := protocol.Innermost(n.replica).(protocol.VersionOrderer)
+	return !own || !n.cfg.NoVersionRecord
 }
 
 // versionOrder renders the replica's per-key version order (protocol.VersionOrderer if it

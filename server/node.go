@@ -62,9 +62,13 @@ type Node struct {
 	// re-arms them.
 	armed map[protocol.TimerID]int
 	// lastCheckpointBytes is the size of the newest checkpoint (see checkpointDue), and
-	// segmentFrom the store versions its segments hold.
+	// segmentFrom the store versions its segments hold. storeRecords: the replica prunes its
+	// store (protocol.PrunesStore), which is kept one record per version instead of in segments;
+	// deleteSegments: it was restored from segments, which the next checkpoint deletes.
 	lastCheckpointBytes int64
 	segmentFrom         int
+	storeRecords        bool
+	deleteSegments      bool
 
 	idMu           sync.Mutex
 	nextID, idsEnd uint32
@@ -115,6 +119,8 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 	n.env = &env{
 		wallUs: func() int64 { return time.Now().UnixMicro() + n.skewUs.Load() },
 		store:  store.New(),
+
+		recordVersions: !cfg.NoVersionRecord,
 	}
 	n.env.pcg, n.env.rand = newRandSource(index)
 	pc := protocol.Config{Self: n.self, Nodes: cfg.Placements(), Topology: cfg.Topology, Params: cfg.Params}
@@ -122,6 +128,7 @@ func New(cfg *cluster.Config, name string, logger *slog.Logger, opts Options) (*
 		return nil, fmt.Errorf("%s: %w", cfg.Protocol, err)
 	}
 	n.localReader, _ = n.replica.(protocol.LocalReader)
+	n.storeRecords = protocol.Checkpoints(n.replica) && protocol.PrunesStore(n.replica)
 	if entry.ServesOperations() {
 		n.opCodec = entry.Codec
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -35,6 +36,12 @@ func (n *Node) recover(rec *recovery) error {
 			return fmt.Errorf("recovering from the checkpoint: %w", err)
 		}
 	}
+	if n.storeRecords && n.cfg.CheckpointBytes >= 0 {
+		// The replayed inputs' versions and drops are changes for the next checkpoint, and so is
+		// a store restored from segments. (A node that never checkpoints tracks nothing: nothing
+		// would ever take the changes.)
+		n.env.store.TrackChanges(!n.deleteSegments)
+	}
 	// The log after a checkpoint may be empty: number new inputs after those it covers.
 	n.log.next = max(n.log.next, rec.checkpoint.next)
 	start := time.Now()
@@ -63,10 +70,11 @@ type recoveryReader struct {
 
 // readSegment is a store segment, or the error that ended reading them.
 type readSegment struct {
-	key    []byte
-	b      []byte
-	legacy bool // in the store's first layout (legacySegmentPrefix)
-	err    error
+	key     []byte
+	b       []byte
+	legacy  bool // in the store's first layout (legacySegmentPrefix)
+	records bool // a chunk of store records (readRecords), not a segment
+	err     error
 }
 
 // readInput is a decoded input, or the error that ended reading them.
@@ -90,6 +98,7 @@ func (n *Node) startRecoveryReader(segments bool, from uint64) *recoveryReader {
 		if segments {
 			n.readSegments(r, legacySegmentPrefix, true) // the legacy ones precede the others
 			n.readSegments(r, segmentPrefix, false)
+			n.readRecords(r)
 		}
 		close(r.segments)
 		err := n.log.replay(from, func(rec []byte) error {
@@ -136,6 +145,39 @@ func (n *Node) readSegments(r *recoveryReader, prefix []byte, legacy bool) {
 	}
 	if err := iter.Close(); err != nil {
 		handOver(r, r.segments, readSegment{key: prefix, err: err})
+	}
+}
+
+// recordsChunkBytes is about how many bytes of store records the reader hands over at once.
+const recordsChunkBytes = 256 << 10
+
+// readRecords hands over the store's records (versionPrefix), in key order, in chunks of about
+// recordsChunkBytes: each record's key (without the prefix) and value, length-prefixed.
+func (n *Node) readRecords(r *recoveryReader) {
+	iter, err := n.log.db.NewIter(&pebble.IterOptions{LowerBound: versionPrefix, UpperBound: prefixEnd(versionPrefix)})
+	if err != nil {
+		handOver(r, r.segments, readSegment{key: versionPrefix, err: err})
+		return
+	}
+	var chunk []byte
+	for iter.First(); iter.Valid(); iter.Next() {
+		key, value := iter.Key()[len(versionPrefix):], iter.Value()
+		chunk = binary.AppendUvarint(chunk, uint64(len(key)))
+		chunk = append(chunk, key...)
+		chunk = binary.AppendUvarint(chunk, uint64(len(value)))
+		chunk = append(chunk, value...)
+		if len(chunk) >= recordsChunkBytes {
+			if handOver(r, r.segments, readSegment{key: versionPrefix, b: chunk, records: true}) != nil {
+				break
+			}
+			chunk = nil
+		}
+	}
+	if len(chunk) > 0 {
+		handOver(r, r.segments, readSegment{key: versionPrefix, b: chunk, records: true})
+	}
+	if err := iter.Close(); err != nil {
+		handOver(r, r.segments, readSegment{key: versionPrefix, err: err})
 	}
 }
 

@@ -85,6 +85,7 @@ type clusterUpOptions struct {
 	params                  []string
 	tls, admin              bool
 	checkpointBytes         int64
+	recordVersions          bool
 }
 
 // newClusterUpCmd returns `meridian cluster up`.
@@ -115,6 +116,7 @@ clients (client.pem, client-key.pem).`,
 	f.StringArrayVar(&o.params, "set", nil, "protocol parameter, repeatable: name=value (e.g. interval=10ms)")
 	f.BoolVar(&o.tls, "tls", false, "mutual TLS between nodes and with clients: generate a CA and certificates in DIR/tls")
 	f.Int64Var(&o.checkpointBytes, "checkpoint-bytes", 0, "input a node logs between two checkpoints of its replica, at least (0: the default, 1 MiB; -1: never checkpoint, keep the whole input log)")
+	f.BoolVar(&o.recordVersions, "record-versions", true, "causal (TCC) protocols: record every version's order on the nodes' disks for /versions, which `bench --cluster` and `nemesis` check runs with; it grows with the run (a small key per version written), so a cluster left running unchecked may switch it off with --record-versions=false (old versions are pruned either way)")
 	f.BoolVar(&o.admin, "admin", false, "serve the nemesis's fault-injection endpoints (/admin/cut, /admin/heal, /admin/skew) on the metrics ports")
 	_ = cmd.MarkFlagDirname("dir")
 	completeTopology(cmd, "topology")
@@ -217,6 +219,7 @@ func runClusterUp(o clusterUpOptions, stdout, stderr io.Writer) error {
 	cfg.Params = p
 	cfg.Admin = o.admin
 	cfg.CheckpointBytes = o.checkpointBytes
+	cfg.NoVersionRecord = !o.recordVersions
 	var clientCert, clientKey string
 	if o.tls {
 		if clientCert, clientKey, err = cluster.GenerateTLS(cfg, o.dir); err != nil {

@@ -20,8 +20,12 @@ type Version struct {
 }
 
 // Store is a multi-version map from key to versions, owned by one replica and used from one
-// goroutine. Every version ever installed is kept: the checker needs the full order, and runs are
-// bounded. (Pruning old versions belongs to the durable store of the real servers.)
+// goroutine. Every version installed is kept until its replica drops it (Drop: its protocol's
+// garbage collection says no reader can still need it) and the store is compacted (Compact):
+// the simulator never compacts, so that the installation order stays whole for the checker; the
+// network server keeps a pruning protocol's store on disk version by version (Changes), which
+// compacts it once half of it is dropped, so that a long run's store, its data directory and its
+// restarts stay bounded by the live versions.
 //
 // Keys are numbered by a Keys table, which stores may share; a number never changes, so that flat
 // slices indexed by it hold the rest of a key's state. Versions live in an append-only arena in
@@ -40,7 +44,8 @@ type Store struct {
 	n         int32     // versions in the arena
 	seq       uint64
 	// grouped is byKey's last result and the arena length and key count it was computed for:
-	// the arena is append-only, so it holds until a version is installed or a key numbered. A
+	// the arena only grows between compactions (Compact forgets it), so it holds until a
+	// version is installed or a key numbered. A
 	// run's end compares the replicas' stores several times over (store.SameOrder) and then
 	// reads their version orders, with nothing installed in between.
 	grouped struct {
@@ -48,6 +53,12 @@ type Store struct {
 		start   []int32
 		writers []txn.ID
 	}
+
+	// dropped has bit i set for arena index i once Drop dropped that version; ndropped counts them.
+	dropped  []uint64
+	ndropped int32
+	// journal is what changed since the driver last asked (Changes); nil unless it tracks changes.
+	journal *journal
 }
 
 type entry struct {
@@ -143,23 +154,101 @@ func (s *Store) GetAt(key string, seq uint64) Version {
 }
 
 // ValueOf returns the value writer installed for key (its newest such version), or false if the
-// store holds none: for a replica that keeps some versions' values in its own state, and whose
-// checkpoint names those versions instead of copying values the store's segments hold already.
+// store holds none or dropped it: for a replica that keeps some versions' values in its own
+// state, and whose checkpoint names those versions instead of copying values the store's segments
+// hold already.
 func (s *Store) ValueOf(key string, writer txn.ID) ([]byte, bool) {
 	for i := s.last(key); i >= 0; i = s.at(i).prev {
-		if e := s.at(i); e.Writer == writer {
+		if e := s.at(i); e.Writer == writer && !s.isDropped(i) {
 			return e.Value, true
 		}
 	}
 	return nil, false
 }
 
+// Drop records that the replica will never read writer's version of key again nor name it in a
+// checkpoint: its protocol's garbage collection removed the version from its own state, by the
+// rule its caller's doc comment gives (the version is superseded and no snapshot a pending or
+// future read can take selects it). The latest version of a key is never dropped, and dropping a
+// version the store does not hold, or has dropped already, does nothing. The value is released
+// at once (ValueOf no longer finds it); the version stays in the installation order (Versions,
+// VersionOrder, segments) until Compact removes it.
+func (s *Store) Drop(key string, writer txn.ID) {
+	i := s.last(key)
+	if i < 0 {
+		return
+	}
+	for i = s.at(i).prev; i >= 0; i = s.at(i).prev {
+		if s.at(i).Writer == writer && !s.isDropped(i) {
+			s.markDropped(i)
+			if j := s.journal; j != nil && i < j.from {
+				j.drops = append(j.drops, droppedVersion{key: s.at(i).key, seq: s.at(i).Seq})
+			}
+			return
+		}
+	}
+}
+
+// markDropped drops the version at arena index i, which is not dropped yet.
+func (s *Store) markDropped(i int32) {
+	for int(i>>6) >= len(s.dropped) {
+		s.dropped = append(s.dropped, 0)
+	}
+	s.dropped[i>>6] |= 1 << (i & 63)
+	s.ndropped++
+	s.at(i).Value = nil
+}
+
+func (s *Store) isDropped(i int32) bool {
+	return int(i>>6) < len(s.dropped) && s.dropped[i>>6]&(1<<(i&63)) != 0
+}
+
+// Dropped returns how many versions the store holds dropped (Drop), awaiting Compact.
+func (s *Store) Dropped() int { return int(s.ndropped) }
+
+// Compact removes the dropped versions and reports whether there were any. The others keep their
+// installation order and positions, and Seq is unchanged, so every read at a snapshot whose
+// versions were not dropped answers as before; but the places of versions change, so segments
+// (AppendSegment) written before a compaction do not describe the store after it. A driver that
+// keeps a pruned store on disk keeps it version by version instead (Changes).
+func (s *Store) Compact() bool {
+	if s.ndropped == 0 {
+		return false
+	}
+	arena, n, dropped := s.arena, s.n, s.dropped
+	s.arena, s.n, s.dropped, s.ndropped = nil, 0, nil, 0
+	s.grouped.start = nil // the arena was rewritten: byKey's last result no longer holds
+	for k := range s.latest {
+		s.latest[k], s.writtenAt[k] = -1, -1
+	}
+	s.written = s.written[:0]
+	from := int32(-1) // the new index of the journal's first unreported version
+	for i := range n {
+		if s.journal != nil && i == s.journal.from {
+			from = s.n
+		}
+		if int(i>>6) < len(dropped) && dropped[i>>6]&(1<<(i&63)) != 0 {
+			continue
+		}
+		e := &arena[i>>chunkBits][i&(1<<chunkBits-1)]
+		s.install(e.key, e.Version)
+	}
+	if s.journal != nil {
+		if from < 0 {
+			from = s.n
+		}
+		s.journal.from = from
+	}
+	return true
+}
+
 // Seq returns the position of the latest installation; a snapshot at Seq sees everything
 // installed so far.
 func (s *Store) Seq() uint64 { return s.seq }
 
-// Versions returns how many versions the store holds: its size, unlike Seq, which read-only
-// transactions advance too. Replicas that installed the same writes hold as many versions.
+// Versions returns how many versions the store holds, dropped ones included until Compact: its
+// size, unlike Seq, which read-only transactions advance too. Replicas that installed the same
+// writes hold as many versions until they compact.
 func (s *Store) Versions() int { return int(s.n) }
 
 // Apply installs all of writer's writes atomically at one new position.

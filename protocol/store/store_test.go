@@ -354,3 +354,95 @@ func TestNumberedPathsMatch(t *testing.T) {
 		t.Fatalf("SameOrder with the last two swapped = %v, VersionOrders equal = %v, the two overlap: %v", got, want, overlap)
 	}
 }
+
+// TestDropAndCompact drops random superseded versions from a store written at random and
+// requires that the latest versions are never dropped, that a dropped version's value is gone
+// while the order still lists it, that Compact removes exactly the dropped versions keeping the
+// others' order and positions, and that a store restored from the compacted store's checkpoint
+// (the server's whole segment after a compaction) is that store.
+func TestDropAndCompact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 16))
+	s := New()
+	keys := []string{"a", "b", "c", "d"}
+	for i := range 300 {
+		k := keys[rng.IntN(len(keys))]
+		s.Apply(txn.NewID(1, uint32(i+1)), w(k, fmt.Sprint(i)))
+	}
+	before := s.VersionOrder()
+	dropped := map[string]map[txn.ID]bool{}
+	for _, k := range keys {
+		dropped[k] = map[txn.ID]bool{}
+		order := before[k]
+		for _, id := range order {
+			if rng.IntN(2) == 0 {
+				s.Drop(k, id)
+				if id != order[len(order)-1] {
+					dropped[k][id] = true
+				}
+			}
+		}
+		s.Drop(k, txn.NewID(9, 9)) // never written: nothing happens
+	}
+	total := 0
+	for _, k := range keys {
+		total += len(dropped[k])
+		if got := s.Get(k).Writer; got != before[k][len(before[k])-1] {
+			t.Fatalf("latest of %s is %v after drops, want %v", k, got, before[k][len(before[k])-1])
+		}
+		for _, id := range before[k] {
+			if _, ok := s.ValueOf(k, id); ok == dropped[k][id] {
+				t.Fatalf("ValueOf(%s, %v) found %v, dropped %v", k, id, ok, dropped[k][id])
+			}
+		}
+	}
+	if s.Dropped() != total || !maps.EqualFunc(s.VersionOrder(), before, slices.Equal) {
+		t.Fatalf("%d dropped, want %d; the order before Compact must list every version", s.Dropped(), total)
+	}
+	seq := s.Seq()
+	live := map[string]Version{}
+	for _, k := range keys {
+		live[k] = s.Get(k)
+	}
+	if !s.Compact() || s.Dropped() != 0 || s.Versions() != 300-total || s.Seq() != seq {
+		t.Fatalf("after Compact: %d dropped, %d versions (want %d), seq %d (want %d)", s.Dropped(), s.Versions(), 300-total, s.Seq(), seq)
+	}
+	if s.Compact() {
+		t.Fatal("a second Compact found versions to remove")
+	}
+	for _, k := range keys {
+		want := slices.DeleteFunc(slices.Clone(before[k]), func(id txn.ID) bool { return dropped[k][id] })
+		if got := s.VersionOrder()[k]; !slices.Equal(got, want) {
+			t.Fatalf("order of %s after Compact %v, want %v", k, got, want)
+		}
+		if got := s.Get(k); got.Writer != live[k].Writer || got.Seq != live[k].Seq || string(got.Value) != string(live[k].Value) {
+			t.Fatalf("latest of %s after Compact %+v, want %+v", k, got, live[k])
+		}
+	}
+	s.Apply(txn.NewID(2, 1), w("e", "new")) // installing after a compaction works as before
+	r := New()
+	if err := r.RestoreCheckpoint(s.AppendCheckpoint(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !r.SameOrder(s) || r.Seq() != s.Seq() || string(r.Get("e").Value) != "new" {
+		t.Fatal("the store restored from a compacted store's checkpoint differs from it")
+	}
+}
+
+// TestVersionOrderAfterCompact checks that the grouping VersionOrder keeps is forgotten by
+// Compact: back at the same number of versions, the store must not answer from it.
+func TestVersionOrderAfterCompact(t *testing.T) {
+	s := New()
+	for i := range 4 {
+		s.Apply(txn.NewID(1, uint32(i+1)), w("a", "x"))
+	}
+	s.VersionOrder()
+	s.Drop("a", txn.NewID(1, 1))
+	s.Drop("a", txn.NewID(1, 2))
+	s.Compact()
+	s.Apply(txn.NewID(2, 1), w("a", "y"))
+	s.Apply(txn.NewID(2, 2), w("a", "z"))
+	want := []txn.ID{txn.NewID(1, 3), txn.NewID(1, 4), txn.NewID(2, 1), txn.NewID(2, 2)}
+	if got := s.VersionOrder()["a"]; !slices.Equal(got, want) {
+		t.Fatalf("VersionOrder after Compact and two installs: %v, want %v", got, want)
+	}
+}

@@ -16,9 +16,11 @@ import (
 // key per version, written once with the input that made it and never part of a checkpoint
 // (the network server keeps it in the node's Pebble; the simulator in memory).
 //
-// Nothing the replica decides depends on the log: it is only read to report the order.
+// Nothing the replica decides depends on the log: it is only read to report the order. It still
+// grows with the run, so a driver may switch it off (protocol.RecordsVersions: a real cluster's
+// nodes do not with record_versions: false); Add then does nothing and Order reports nothing.
 type VersionLog struct {
-	disk    protocol.Disk
+	disk    protocol.Disk // nil when not recording
 	scratch []byte
 }
 
@@ -34,6 +36,9 @@ var (
 // NewVersionLog returns the version log kept on env's Disk (protocol.DiskOf: call it once per
 // replica, since an Env without a Disk of its own gets a fresh one each time).
 func NewVersionLog(env protocol.Env) *VersionLog {
+	if !protocol.RecordsVersions(env) {
+		return &VersionLog{}
+	}
 	return &VersionLog{disk: protocol.DiskOf(env)}
 }
 
@@ -41,6 +46,9 @@ func NewVersionLog(env protocol.Env) *VersionLog {
 // versions are ordered by rank, element by element, then by writer. Adding a version again
 // changes nothing.
 func (l *VersionLog) Add(key string, writer txn.ID, rank ...int64) {
+	if l.disk == nil {
+		return
+	}
 	b := append(l.scratch[:0], versionLogPrefix...)
 	b = binary.AppendUvarint(b, uint64(len(key)))
 	b = append(b, key...)
@@ -55,6 +63,9 @@ func (l *VersionLog) Add(key string, writer txn.ID, rank ...int64) {
 // Order returns every recorded key's writers in version order (protocol.VersionOrderer).
 func (l *VersionLog) Order() map[string][]txn.ID {
 	out := map[string][]txn.ID{}
+	if l.disk == nil {
+		return out
+	}
 	var name []byte // the current key's length and bytes, as the Disk keys start
 	var key string
 	var ids []txn.ID

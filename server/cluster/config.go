@@ -77,6 +77,14 @@ type Config struct {
 	// CheckpointBytes is how much input a node logs, at least, between two checkpoints of its
 	// replica (see server.Node): 0 means DefaultCheckpointBytes, a negative value never.
 	CheckpointBytes int64
+	// NoVersionRecord stops the nodes of the causal (TCC) protocols recording every version's
+	// place in its key's order (tcc.VersionLog), which their /versions endpoint reports and
+	// `bench --cluster` and the nemesis check convergence and causality with; their /versions
+	// then answers 409. The record is one small Pebble key per version written (not its value),
+	// so it grows with the run however the store is pruned: a node left running without checked
+	// benches may switch it off (record_versions: false) to keep its data directory bounded by
+	// its live versions. Other protocols' /versions is their store's order and needs no record.
+	NoVersionRecord bool
 	// TLS enables mutual TLS between nodes if not nil.
 	TLS *TLS
 	// Nodes are the cluster's nodes; node i is protocol.NodeID(i).
@@ -124,6 +132,7 @@ type file struct {
 	Durability   string               `yaml:"durability"`
 	DataDir      string               `yaml:"data_dir"`
 	Checkpoint   int64                `yaml:"checkpoint_bytes"`
+	Record       *bool                `yaml:"record_versions"`
 	TLS          *tlsFile             `yaml:"tls"`
 	Nodes        []nodeFile           `yaml:"nodes"`
 }
@@ -142,6 +151,7 @@ type outFile struct {
 	Durability   string            `yaml:"durability,omitempty"`
 	DataDir      string            `yaml:"data_dir,omitempty"`
 	Checkpoint   int64             `yaml:"checkpoint_bytes,omitempty"`
+	Record       *bool             `yaml:"record_versions,omitempty"`
 	TLS          *tlsFile          `yaml:"tls,omitempty"`
 	Nodes        []nodeFile        `yaml:"nodes"`
 }
@@ -207,6 +217,7 @@ func parse(path string, data []byte) (*Config, error) {
 
 		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
 		CheckpointBytes:     f.Checkpoint,
+		NoVersionRecord:     f.Record != nil && !*f.Record,
 	}
 	switch {
 	case f.Name == "":
@@ -563,6 +574,7 @@ func (c *Config) Marshal() ([]byte, error) {
 		Durability:   c.Durability,
 		DataDir:      c.DataDir,
 		Checkpoint:   c.CheckpointBytes,
+		Record:       recordVersionsOut(c.NoVersionRecord),
 		Nodes:        make([]nodeFile, len(c.Nodes)),
 	}
 	if c.ClientHopUs != 0 {
@@ -689,4 +701,13 @@ func newConfig(topo *topology.Topology, topoRef, protocolName string, dir string
 		JitterCorrelationUs: topology.DefaultJitterCorrelationUs,
 	}
 	return c
+}
+
+// recordVersionsOut is the record_versions line Marshal writes: none for the default (record).
+func recordVersionsOut(noRecord bool) *bool {
+	if !noRecord {
+		return nil
+	}
+	record := false
+	return &record
 }

@@ -235,6 +235,31 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+// TestRecordVersions: the nodes record version orders unless the file says record_versions:
+// false, and Marshal writes the line only then.
+func TestRecordVersions(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		line     string
+		noRecord bool
+	}{{"", false}, {"record_versions: true\n", false}, {"record_versions: false\n", true}} {
+		c, err := Load(writeFile(t, dir, "c.yml", header+tc.line+threeNodes))
+		if err != nil || c.NoVersionRecord != tc.noRecord {
+			t.Fatalf("%q: NoVersionRecord %v, %v; want %v", tc.line, c.NoVersionRecord, err, tc.noRecord)
+		}
+		out, err := c.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(out), "record_versions: false"); got != tc.noRecord {
+			t.Errorf("%q: Marshal wrote record_versions: false %v, want %v", tc.line, got, tc.noRecord)
+		}
+		if c, err = Parse(c.Path, out); err != nil || c.NoVersionRecord != tc.noRecord {
+			t.Errorf("%q: the marshalled file reads back as NoVersionRecord %v, %v", tc.line, c.NoVersionRecord, err)
+		}
+	}
+}
+
 // TestRelativePaths checks that relative paths resolve against the cluster file's directory,
 // not the working directory, and that a preset name wins over a file of that name.
 func TestRelativePaths(t *testing.T) {

@@ -17,6 +17,7 @@
 //	durability: sync                 # sync (fsync before any output leaves; the default) or none
 //	data_dir: data                   # base directory (default "data"); node data in <data_dir>/<node name>
 //	checkpoint_bytes: 1048576        # input logged between checkpoints, at least (default 1 MiB; -1: never)
+//	record_versions: false           # TCC protocols: do not record every version's order for /versions (default true)
 //	tls:                             # optional mutual TLS, between nodes and with clients (see below)
 //	  ca: certs/ca.pem
 //	nodes:

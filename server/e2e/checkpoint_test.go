@@ -102,31 +102,41 @@ func newestCheckpoint(text string) string {
 }
 
 // TestKillDuringCheckpoint kills a Helios-1 node with SIGKILL in the middle of writing a
-// checkpoint, under load, again and again: it watches the node's log for "writing checkpoint",
-// freezes the node at once (SIGSTOP), and kills it if the checkpoint is still unfinished (the
-// log has no "checkpoint written" after it; otherwise it lets the node go on and waits for the
-// next). The restarted node must recover either from the previous checkpoint and the inputs
-// logged after it (the kill came before the checkpoint's batch was committed: it left no trace)
-// or from the new one (the kill came between the commit and the log line), never from anything
-// else; the run's checker must pass: no acknowledged commit lost, replicas converged,
-// serializable. It aims for three such kills and needs at least one. Which of the two a kill
-// hits is up to timing (writing a small checkpoint takes about a millisecond); the test logs both
-// counts.
+// checkpoint, under load, again and again (killDuringCheckpoints); the run's checker must pass:
+// no acknowledged commit lost, replicas converged, serializable.
 func TestKillDuringCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
 	}
 	t.Parallel()
-	const victim, kills = "C", 3
 	cfg, dir := startCheckpointingCluster(t, "table4.1", "helios-1")
+	opts := workloadOptions(20 * time.Second)
+	opts.KeepHistory = true
+	res := killDuringCheckpoints(t, cfg, dir, "C", opts)
+	if res.Checker.Committed == 0 || !res.Checker.OK {
+		t.Fatalf("%d committed; checker: %s", res.Checker.Committed, res.Checker.Summary())
+	}
+}
+
+// killDuringCheckpoints runs the load opts against cfg (started in dir) and kills node victim
+// with SIGKILL in the middle of writing a checkpoint, again and again: it watches the node's log
+// for "writing checkpoint", freezes the node at once (SIGSTOP), and kills it if the checkpoint is
+// still unfinished (the log has no "checkpoint written" after it; otherwise it lets the node go
+// on and waits for the next). The restarted node must recover either from the previous
+// checkpoint and the inputs logged after it (the kill came before the checkpoint's batch was
+// committed: it left no trace) or from the new one (the kill came between the commit and the
+// log line), never from anything else. It aims for three such kills and needs at least one.
+// Which of the two a kill hits is up to timing (writing a small checkpoint takes about a
+// millisecond); it logs both counts. It returns the run's result for its caller's checks.
+func killDuringCheckpoints(t *testing.T, cfg *cluster.Config, dir, victim string, opts bench.Options) *bench.Result {
+	t.Helper()
+	const kills = 3
 	log := &nodeLog{path: filepath.Join(dir, "logs", victim+".log")}
 	log.poll(t)
-	const duration = 20 * time.Second
+	duration := time.Duration(opts.DurationUs) * time.Microsecond
 	done := make(chan error, 1)
 	var res *bench.Result
 	go func() {
-		opts := workloadOptions(duration)
-		opts.KeepHistory = true
 		var err error
 		res, err = bench.RunCluster(context.Background(), opts, cfg, nil)
 		done <- err
@@ -184,9 +194,7 @@ func TestKillDuringCheckpoint(t *testing.T) {
 		// finished, so one kill mid-checkpoint is the least the test accepts.
 		t.Fatalf("never caught the node in the middle of a checkpoint in %d tries", tries)
 	}
-	if res.Checker.Committed == 0 || !res.Checker.OK {
-		t.Fatalf("%d committed; checker: %s", res.Checker.Committed, res.Checker.Summary())
-	}
 	t.Logf("%d kills during a checkpoint (%d before its commit) in %d tries; %d committed; checker: %s",
 		killed, before, tries, res.Checker.Committed, res.Checker.Summary())
+	return res
 }

@@ -374,6 +374,9 @@ type Replica struct {
 	order *tcc.VersionLog
 }
 
+// PrunesStore implements protocol.StorePruner: collect drops versions from the store.
+func (r *Replica) PrunesStore() {}
+
 // New builds an Eiger partition. Every node of cfg must be in one datacenter.
 func New(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	p, err := parseParams(cfg.Params)
@@ -932,7 +935,11 @@ func sortedIDs[V any](m map[txn.ID]V) []txn.ID {
 // collect drops the values of versions no read can need any more ([RESOLUTION G-GC]): superseded
 // for longer than the transaction timeout plus the clock-skew bound, and not read for the
 // transaction timeout. The newest version always stays. (It sends nothing, so the map order does
-// not matter.)
+// not matter.) A collected version is dropped from the store too (store.Store.Drop), which the
+// network server then deletes from its Pebble (store.Store.Changes): reads never return a
+// collected version's value (they find it collected and retry at a newer time), and the
+// checkpoint names a collected version without its value, so nothing needs it in the store.
+
 func (r *Replica) collect(now int64) {
 	window := r.p.txTimeoutUs + r.p.skewUs
 	floor := r.commitFloor()
@@ -947,6 +954,7 @@ func (r *Replica) collect(now int64) {
 			}
 			if now-v.supersededUs > window && now-v.lastReadUs > r.p.txTimeoutUs {
 				v.collected, v.value = true, nil
+				r.env.Store().Drop(k, v.writer)
 			} else {
 				live++
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meridian-kv/meridian/internal/checkpointtest"
+	"github.com/meridian-kv/meridian/internal/tccscript"
 )
 
 // TestCheckpointRoundTrip restores fastccs and fastccs-geo partitions from checkpoints taken all
@@ -14,6 +15,13 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	for _, proto := range []string{"fastccs", "fastccs-geo"} {
 		t.Run(proto, func(t *testing.T) { checkpointtest.RoundTrip(t, proto, 3) })
 	}
+}
+
+// TestCheckpointStaysBounded: rewriting one key grows neither the checkpoint (beyond the
+// varints of its growing sequence numbers and vectors) nor the store once compacted, and the
+// version order on the Disk still lists every write.
+func TestCheckpointStaysBounded(t *testing.T) {
+	tccscript.CheckpointsStayBounded(t, New, NewClient, nil, 1)
 }
 
 // TestCheckpointVisibilityWaits restores partition A of scenario S1 with visibility tracking on,

@@ -21,8 +21,7 @@ import (
 // ct ≤ svc over the whole vector, which also covers a WOT's dependencies on other datacenters
 // (its ct copies the client's entries for them). Versions of a key from several datacenters are
 // ordered by rank (Σ ct, origin datacenter, origin sn), so every datacenter agrees on the newest
-// one; the replica reports that order to the checker (protocol.VersionOrderer), from a record of
-// every version it installed, kept on its Disk (tcc.VersionLog) rather than in its checkpoints.
+// one; the replica reports that order to the checker (Replica.VersionOrder).
 //
 // Guarantees, tested by TestGeoSwarm with the TCC checker under WAN jitter, WAN partitions, cut
 // links and crashed partition servers:
@@ -66,10 +65,7 @@ func NewGeo(pc protocol.Config, env protocol.Env) (protocol.Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.geo == nil {
-		return r, nil // one datacenter: the thesis's protocol
-	}
-	return &geoReplica{r}, nil
+	return r, nil
 }
 
 // NewGeoClient builds a session's library for the geo extension: it talks to its own
@@ -94,9 +90,6 @@ type geoState struct {
 	sentUpto   []int64 // the Upto of the last message to each datacenter
 	behind     []bool  // that message left entries out: fresh commits wait for the next batch
 	progressUs []int64
-	// order is every version installed here by rank, for VersionOrder: on the replica's Disk,
-	// outside its checkpoints.
-	order *tcc.VersionLog
 }
 
 type streamed struct {
@@ -107,8 +100,7 @@ type streamed struct {
 func newGeoState(layout *tcc.Layout, me protocol.Node, env protocol.Env) *geoState {
 	dcs := len(layout.Node)
 	g := &geoState{peers: make([]protocol.NodeID, dcs), peerDC: map[protocol.NodeID]int{},
-		acked: make([]int64, dcs), sentUpto: make([]int64, dcs), behind: make([]bool, dcs), progressUs: make([]int64, dcs),
-		order: tcc.NewVersionLog(env)}
+		acked: make([]int64, dcs), sentUpto: make([]int64, dcs), behind: make([]bool, dcs), progressUs: make([]int64, dcs)}
 	for dc := range dcs {
 		g.peers[dc] = layout.Node[dc][me.Partition]
 		if dc != me.DC {
@@ -248,12 +240,3 @@ func keysOf(ws []txn.Write) []string {
 	}
 	return keys
 }
-
-// geoReplica is a partition of the geo extension: its store holds versions in the order they
-// arrived, so it reports the rank order to the checker.
-type geoReplica struct {
-	*Replica
-}
-
-// VersionOrder returns every key's writers ordered by rank, the order reads use.
-func (g *geoReplica) VersionOrder() map[string][]txn.ID { return g.geo.order.Order() }

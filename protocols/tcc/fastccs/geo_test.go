@@ -83,7 +83,7 @@ func TestGeoStreamRepairsLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reps = append(reps, r.(*geoReplica).Replica)
+		reps = append(reps, r.(*Replica))
 	}
 	origin, peer := reps[0], reps[1]
 	slot := origin.slots.Of(0, 0)
@@ -120,7 +120,7 @@ func TestGeoStreamRepairsLoss(t *testing.T) {
 	if g := peer.ownEntry(); g.Base != 0 || len(g.Values) != 2 || g.Values[0] != 20 {
 		t.Fatalf("the receiver's gossip column %+v", g)
 	}
-	if order := (&geoReplica{peer}).VersionOrder()["k"]; len(order) != 20 || order[19] != txn.NewID(1, 20) {
+	if order := peer.VersionOrder()["k"]; len(order) != 20 || order[19] != txn.NewID(1, 20) {
 		t.Fatalf("version order at the other datacenter: %v", order)
 	}
 	// A backlog longer than one message (the other datacenter unreachable for 2500 commits)

@@ -7,7 +7,8 @@ import (
 )
 
 // watch asserts the invariants of spec §5.1 that the partitions' and clients' state shows at
-// any moment (I1–I5, I8, I10 through I4, I14); it remembers the previous state for the
+// any moment (I1–I5, I8, I10 through I4, I14), and that the store still holds every version
+// reads can select (pruning); it remembers the previous state for the
 // monotonicity ones. Tests call check after every event.
 type watch struct {
 	sn  map[*Replica]int64
@@ -77,6 +78,11 @@ func (w *watch) check(reps []*Replica, clients []*Client) error {
 				last = v.rank
 				if !v.committed || v.ct[i] > own && r.slots.DCs == 1 {
 					return fmt.Errorf("I2: key %s at partition %d: version %v (committed %v) above svc[i] %d", key, r.self, v.ct, v.committed, own)
+				}
+				// Pruning: a version reads can still select (every listed one) is one the store
+				// has not dropped (store.Store.Drop follows collect), with its value.
+				if val, ok := r.env.Store().ValueOf(key, v.writer); !ok || string(val) != string(v.value) {
+					return fmt.Errorf("pruning: key %s at partition %d: the store dropped %v's version (found %v), which reads can still select", key, r.self, v.writer, ok)
 				}
 				if ct, ok := cts[v.writer]; ok && !ct.Equal(v.ct) {
 					return fmt.Errorf("I5: %v's versions carry %v and %v", v.writer, ct, v.ct)

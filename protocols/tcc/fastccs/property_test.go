@@ -19,7 +19,9 @@ import (
 // and crashing clients. After every event it asserts I1–I5, I8 and I14 (watch), I9 and I11 on
 // every read answer, I6 and I10 on every committed WOT. At the end it lets timeouts and gossip
 // run until everything settled, checks that a final ROT sees the newest version of every key
-// (C6), and runs the TCC checker (C1–C6) on the history.
+// (C6), and runs the TCC checker (C1–C6) on the history. Before that final read, four virtual
+// seconds of garbage collection drop superseded versions from the stores, and checkAll requires
+// that no version reads can still select was dropped (pruning).
 func TestS14Randomized(t *testing.T) {
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -119,6 +121,15 @@ func runS14(t *testing.T, seed uint64, extra protocol.Params) checker.Report {
 	if !s.quiet() {
 		t.Fatalf("not settled: in flight %v", s.w.InFlight())
 	}
+	// Garbage collection: four virtual seconds more (tx_timeout is 1 s), so that superseded
+	// versions are collected and dropped from the stores while checkAll watches, before the
+	// final read below.
+	for range 8 {
+		s.w.Advance(500_000)
+		for s.deliverOne() {
+			s.checkAll()
+		}
+	}
 	// C6: after gossip everywhere, a fresh client reads the newest version of every key.
 	for range 2 {
 		for _, rep := range s.reps {
@@ -159,6 +170,13 @@ func runS14(t *testing.T, seed uint64, extra protocol.Params) checker.Report {
 	rep := checker.Check(hist, checker.Options{Model: checker.Causal, MaxRounds: 2, Final: []txn.ID{h.ID()}})
 	if s.writes == 0 || rep.ROTs == 0 {
 		t.Fatalf("a vacuous run: %d WOTs, %d ROTs", s.writes, rep.ROTs)
+	}
+	dropped := 0
+	for _, r := range s.reps {
+		dropped += r.env.Store().Dropped()
+	}
+	if dropped == 0 {
+		t.Errorf("garbage collection dropped no store version: the pruning invariant was not exercised")
 	}
 	return rep
 }

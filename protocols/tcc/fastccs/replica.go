@@ -134,6 +134,10 @@ type Replica struct {
 	up, down   treeLink
 
 	geo *geoState // the geo extension's replication streams; nil in one datacenter
+	// order is every version installed here by rank, for VersionOrder: on the replica's Disk,
+	// outside its checkpoints (the store's installation order is the rank order in one
+	// datacenter, but the store forgets collected versions; see collect).
+	order *tcc.VersionLog
 
 	// Visibility lag (tcc.VisibilityReporter), once a driver asked for it: each WOT committed
 	// here whose versions are not visible yet (spec §2.3, state 3: ct ≤ svc over the whole
@@ -142,6 +146,9 @@ type Replica struct {
 	visWait    []tcc.Waiting[*visPending]
 	visWaiting int
 }
+
+// PrunesStore implements protocol.StorePruner: collect drops versions from the store.
+func (r *Replica) PrunesStore() {}
 
 // New builds a FastCCS partition. The nodes must form one datacenter of partitions 0..N−1
 // (tcc.PartitionedNodes); the parameters are those of settings.
@@ -171,7 +178,7 @@ func newReplica(pc protocol.Config, env protocol.Env) (*Replica, error) {
 		slot: slots.Of(me.DC, me.Partition), nodeOf: layout.Node[me.DC], partOf: map[protocol.NodeID]int{},
 		svc: make(VC, slots.Len()), keys: map[string]*keyVersions{}, multi: map[string]bool{},
 		pending: map[txn.ID]*pendingTx{}, ready: map[int64]*pendingTx{}, early: map[txn.ID][]earlyVote{},
-		decided: map[txn.ID]*outcome{}, maxSeq: map[txn.ClientID]uint32{}, parent: -1}
+		decided: map[txn.ID]*outcome{}, maxSeq: map[txn.ClientID]uint32{}, parent: -1, order: tcc.NewVersionLog(env)}
 	for p, id := range r.nodeOf {
 		r.partOf[id] = p
 	}
@@ -516,12 +523,14 @@ func (r *Replica) rankOf(ct VC, dc int, sn int64) rank {
 	return rank{sum, int64(dc), sn}
 }
 
+// VersionOrder implements protocol.VersionOrderer: every key's writers ordered by rank, the order
+// reads use (in one datacenter, the owner's sequence numbers), from the Disk's record.
+func (r *Replica) VersionOrder() map[string][]txn.ID { return r.order.Order() }
+
 // install adds a committed version to its key's list at its rank: at the end, unless the geo
 // extension received it late from another datacenter.
 func (r *Replica) install(tx txn.ID, key string, v *version) {
-	if r.geo != nil {
-		r.geo.order.Add(key, tx, v.rank[:]...)
-	}
+	r.order.Add(key, tx, v.rank[:]...)
 	kv := r.keys[key]
 	if kv == nil {
 		kv = &keyVersions{}
@@ -691,6 +700,14 @@ func (r *Replica) deadlines() {
 // committed one) are never deleted, and pending versions are not in the lists. Decided outcomes
 // are forgotten after (retries+2)×tx_timeout, but a coordinator keeps a commit until it is
 // visible here, that is, applied at every participant, so that no participant can still ask.
+//
+// A deleted version is also dropped from the store (store.Store.Drop), which the network server
+// then deletes from its Pebble (store.Store.Changes). The rule is the spec's ([G-GC]): no
+// pending or later read can still select the version. Reads select only from this list (a ROT's
+// snapshot is at or above a visible version newer than this one, kept as the newest visible; a
+// ROT that might have wanted it has not touched it for tx_timeout, so it has timed out and
+// retries at a newer snapshot), and the checkpoint names only listed versions, whose values it
+// takes back from the store.
 func (r *Replica) collect() {
 	now := r.env.NowUs()
 	for k := range r.multi {
@@ -705,6 +722,7 @@ func (r *Replica) collect() {
 				if kv.collected.less(v.rank) {
 					kv.collected = v.rank
 				}
+				r.env.Store().Drop(k, v.writer)
 				continue
 			}
 			kept = append(kept, v)
