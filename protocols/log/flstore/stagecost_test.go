@@ -77,15 +77,7 @@ func BenchmarkMaintainerCheckpoint(b *testing.B) {
 				r.HandleRequest(protocol.Request{Client: txn.ClientID(1 + i%64), Seq: uint64(i + 1), Kind: protocol.Operation,
 					Op: &flstore.AppendOp{Record: &flstore.Record{Body: body, AppendSeq: uint64(i + 1)}}})
 			}
-			var ckpt []byte
-			var err error
-			b.ResetTimer()
-			for range b.N {
-				if ckpt, err = r.(protocol.Checkpointer).AppendCheckpoint(ckpt[:0], nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(len(ckpt)), "bytes/ckpt")
+			benchCheckpoint(b, r)
 		})
 	}
 }
@@ -150,15 +142,20 @@ func BenchmarkIndexerCheckpoint(b *testing.B) {
 			for l := 1; l <= n; l += 100 {
 				r.HandleMessage(m, indexBatch(uint64(l), 100))
 			}
-			var ckpt []byte
-			var err error
-			b.ResetTimer()
-			for range b.N {
-				if ckpt, err = r.(protocol.Checkpointer).AppendCheckpoint(ckpt[:0], nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(len(ckpt)), "bytes/ckpt")
+			benchCheckpoint(b, r)
 		})
 	}
+}
+
+// benchCheckpoint times r's checkpoints and reports their size.
+func benchCheckpoint(b *testing.B, r protocol.Replica) {
+	var ckpt []byte
+	var err error
+	b.ResetTimer()
+	for range b.N {
+		if ckpt, err = r.(protocol.Checkpointer).AppendCheckpoint(ckpt[:0], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(ckpt)), "bytes/ckpt")
 }
