@@ -27,7 +27,8 @@ type Snapshot struct {
 	Truth   [][]uint64
 	LastLId []uint64
 	Journal []flstore.Journal
-	// Gen[dc] is the generation of those copies (0: no queue holds one).
+	// Gen[dc] is the generation of those copies (0: no queue holds one, or a snapshot built
+	// from read-back logs, which has no Gen).
 	Gen []uint64
 	// Tables are the senders' ATables.
 	Tables map[protocol.NodeID][][]uint64
@@ -173,9 +174,13 @@ func (c *Checker) Check(s Snapshot) error {
 	}
 	c.restarted = nil
 	for dc := range s.DCs {
-		c.gen[dc] = s.Gen[dc]
+		gen := uint64(0)
+		if dc < len(s.Gen) {
+			gen = s.Gen[dc]
+		}
+		c.gen[dc] = gen
 		lost, ok := c.lostGen[dc]
-		if ok && s.Gen[dc] > lost {
+		if ok && gen > lost {
 			delete(c.lostGen, dc)
 			ok = false
 		}
