@@ -3,12 +3,14 @@ package e2e
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 // TestMain lets more of these tests run at once than the machine has cores (go test's default
 // -parallel): each spends most of its time waiting on emulated WAN delays and real sleeps, not
-// computing. A -parallel given on the command line wins.
+// computing. A -parallel given on the command line wins. It removes the meridian binary the
+// tests built (meridianBinary) when they end.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
@@ -16,5 +18,9 @@ func TestMain(m *testing.M) {
 	if !given {
 		flag.Set("test.parallel", "4")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if meridianBin != "" {
+		os.RemoveAll(filepath.Dir(meridianBin)) // 54 MB a run otherwise left in the temp dir
+	}
+	os.Exit(code)
 }
