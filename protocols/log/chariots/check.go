@@ -125,14 +125,11 @@ type Checker struct {
 	// queue holds a copy (the only queue restarted empty, before the rebuild), its journal, and
 	// its row and last position raised to what the log holds, bound the log.
 	token map[int]tokenView
-	// restarted are the nodes restarted since the last snapshot; lostGen[dc] the generation whose
-	// newest token a restarted queue of dc may have held when it lost its state (the last
-	// snapshot's, gen[dc]): until a newer generation's token exists, the surviving copies may be
-	// older than what that token assigned (the rebuild truncates it), so the last view raised to
-	// the log bounds the log, as when no queue holds a copy.
-	restarted []protocol.NodeID
-	lostGen   map[int]uint64
-	gen       map[int]uint64
+	// lostGen[dc] is the generation whose newest token a queue of dc may have held when it
+	// restarted empty (its last copy's): until a newer generation's token exists, the surviving
+	// copies may be older than what that token assigned (the rebuild truncates it), so the last
+	// view raised to the log bounds the log, as when no queue holds a copy.
+	lostGen map[int]uint64
 }
 
 // tokenView is what a snapshot knows of a datacenter's token.
@@ -145,16 +142,23 @@ type tokenView struct {
 // NewChecker returns a checker with no history.
 func NewChecker() *Checker {
 	return &Checker{prevHL: map[protocol.NodeID]uint64{}, prevTable: map[protocol.NodeID][][]uint64{}, token: map[int]tokenView{},
-		lostGen: map[int]uint64{}, gen: map[int]uint64{}}
+		lostGen: map[int]uint64{}}
 }
 
-// Restarted tells the checker that node id restarted empty (spec 5.13): what it knew is gone,
-// so its head of log or ATable starts again from zero and is held monotone from there on
-// (CH-I6 holds for what it knows; a restarted sender learns the table again).
-func (c *Checker) Restarted(id protocol.NodeID) {
+// Restarted tells the checker that node id restarted empty (spec 5.13), old being its replica
+// before the restart: what it knew is gone, so its head of log or ATable starts again from zero
+// and is held monotone from there on (CH-I6 holds for what it knows; a restarted sender learns
+// the table again); a queue's last token copy names the generation whose newest token may have
+// been lost with it (lostGen).
+func (c *Checker) Restarted(id protocol.NodeID, old protocol.Replica) {
 	delete(c.prevHL, id)
 	delete(c.prevTable, id)
-	c.restarted = append(c.restarted, id)
+	for w, ok := old.(protocol.Wrapper); ok; w, ok = old.(protocol.Wrapper) {
+		old = w.Inner()
+	}
+	if q, ok := old.(*Queue); ok && q.lastTok != nil {
+		c.lostGen[q.dc] = max(c.lostGen[q.dc], q.lastTok.Gen)
+	}
 }
 
 // originKey names the client append a local record came from.
@@ -166,19 +170,11 @@ type originKey struct {
 
 // Check returns the first violation in s, or nil.
 func (c *Checker) Check(s Snapshot) error {
-	for _, id := range c.restarted {
-		if s.Layout.Role[id] == flstore.Queue {
-			dc := s.Layout.Nodes[id].DC
-			c.lostGen[dc] = max(c.lostGen[dc], c.gen[dc])
-		}
-	}
-	c.restarted = nil
 	for dc := range s.DCs {
 		gen := uint64(0)
 		if dc < len(s.Gen) {
 			gen = s.Gen[dc]
 		}
-		c.gen[dc] = gen
 		lost, ok := c.lostGen[dc]
 		if ok && gen > lost {
 			delete(c.lostGen, dc)

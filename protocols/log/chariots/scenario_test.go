@@ -488,10 +488,11 @@ func TestStagesRestartEmpty(t *testing.T) {
 // again from zeros).
 func (w *world) restart(id protocol.NodeID) {
 	w.t.Helper()
+	old := w.Reps[id]
 	if err := w.Restart(id); err != nil {
 		w.t.Fatal(err)
 	}
-	w.chk.Restarted(id)
+	w.chk.Restarted(id, old)
 }
 
 // TestFilterRestartEmpty restarts A's filter after it forwarded a1 and B's b1 (spec 5.13): the

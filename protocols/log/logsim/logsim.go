@@ -237,9 +237,9 @@ func Run(o Options) (Result, error) {
 	r := &run{o: o, cfg: cfg, chk: chariots.NewChecker(), rng: rand.New(rand.NewPCG(o.Seed, 0x6c6f67))}
 	for _, e := range o.Events {
 		if _, ok := restarts[e.Kind]; ok {
-			factory = restartableFactory(factory, func(id protocol.NodeID) {
+			factory = restartableFactory(factory, func(id protocol.NodeID, old protocol.Replica) {
 				r.res.Restarts++
-				r.chk.Restarted(id)
+				r.chk.Restarted(id, old)
 			})
 			break
 		}

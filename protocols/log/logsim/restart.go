@@ -11,7 +11,7 @@ import (
 // replica's timers still fire; the generation in the timer id tells them apart.
 type restartable struct {
 	cfg       protocol.Config
-	onRestart func(protocol.NodeID)
+	onRestart func(id protocol.NodeID, old protocol.Replica)
 	env       protocol.Env
 	factory   protocol.Factory
 	gen       int
@@ -28,7 +28,7 @@ func (restartOp) SizeBytes() int { return 16 }
 const genShift = 20
 
 // restartableFactory wraps factory's replicas in restartable; onRestart runs as one restarts.
-func restartableFactory(factory protocol.Factory, onRestart func(protocol.NodeID)) protocol.Factory {
+func restartableFactory(factory protocol.Factory, onRestart func(id protocol.NodeID, old protocol.Replica)) protocol.Factory {
 	return func(cfg protocol.Config, env protocol.Env) (protocol.Replica, error) {
 		w := &restartable{cfg: cfg, onRestart: onRestart, env: env, factory: factory}
 		var err error
@@ -67,8 +67,9 @@ func (w *restartable) HandleRequest(req protocol.Request) {
 		w.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq, Err: err.Error()})
 		return
 	}
+	old := w.inner
 	w.inner = r
-	w.onRestart(w.cfg.Self)
+	w.onRestart(w.cfg.Self, old)
 	r.Start()
 	w.env.Reply(protocol.Reply{Client: req.Client, Seq: req.Seq})
 }

@@ -62,22 +62,27 @@ func TestSwarm(t *testing.T) {
 		appends, restarts, queueRestarts, rebuilds)
 }
 
-// TestSwarmFoundSeeds replays seeds the 10,000-seed flstore campaigns failed (98 of them, all of
-// the first two kinds), each of which failed before its fix: 216, a token rebuild that did not
+// TestSwarmFoundSeeds replays seeds the 10,000-seed campaigns failed, each of which failed
+// before its fix: flstore 216 (91 of 10,000 flstore seeds like it), a token rebuild that did not
 // wait for the queues' copies rebuilt the initial ring without the queue an elasticity event had
-// added, and an append that queue had taken was never logged; 51, the checker took the surviving
-// queue's older token copy for the datacenter's token just after the queue holding the newest
-// one restarted empty (CH-I4, "beyond the last assigned"); 3391, the fix of 51 kept the checker
-// on its old view after the rebuild (it took the rebuilt generation for the lost one) and so
-// on a journal epoch the rebuild had dropped (CH-I4, "not by its owner").
+// added, and an append that queue had taken was never logged; flstore 51 (7 like it), the
+// checker took the surviving queue's older token copy for the datacenter's token just after the
+// queue holding the newest one restarted empty (CH-I4, "beyond the last assigned"); flstore 3391
+// and hyksos 3036, two wrong guesses of which generation that queue held (the next snapshot's:
+// the checker stayed on its old view past the rebuild, CH-I4 "not by its owner"; the snapshot
+// before the restart's: a generation begun since was missed), now read from the queue's own last
+// copy at its restart.
 func TestSwarmFoundSeeds(t *testing.T) {
-	for _, seed := range []uint64{216, 51, 3391} {
-		o, err := logsim.DrawFor("flstore", seed)
+	for _, c := range []struct {
+		name string
+		seed uint64
+	}{{"flstore", 216}, {"flstore", 51}, {"flstore", 3391}, {"hyksos", 3036}} {
+		o, err := logsim.DrawFor(c.name, c.seed)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := logsim.Run(o); err != nil {
-			t.Errorf("flstore seed %d: %v\n%s\nreplay: meridian swarm --protocol flstore --seed %d", seed, err, o, seed)
+			t.Errorf("%s seed %d: %v\n%s\nreplay: meridian swarm --protocol %s --seed %d", c.name, c.seed, err, o, c.name, c.seed)
 		}
 	}
 }
