@@ -54,8 +54,8 @@ func (b *Batcher) HandleTimer(id protocol.TimerID) {
 }
 
 // HandleMessage takes a receiver's batch of other datacenters' records, or a filter's map
-// (FilterMapSync: the batcher adopts the epochs it lacks, and answers with its map if that is
-// ahead).
+// (FilterMapSync: the batcher adopts the epochs it lacks, and answers with its map, which a
+// starting filter waits for; Filter.unasked).
 func (b *Batcher) HandleMessage(from protocol.NodeID, m protocol.Message) {
 	if sync, ok := m.(*FilterMapSync); ok {
 		fs := b.cfg.Layout.All(b.dc, flstore.Filter)
@@ -65,9 +65,7 @@ func (b *Batcher) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		for _, u := range b.fmap.missing(sync.Hosts, fs) {
 			b.fmap.apply(u)
 		}
-		if b.fmap.ahead(sync.Hosts) {
-			b.env.Send(from, b.fmap.sync())
-		}
+		b.env.Send(from, b.fmap.sync())
 		return
 	}
 	batch, ok := m.(*RecordBatch)

@@ -65,7 +65,10 @@
 //     below what is logged wait in it until the token's row (RowUpdate) moves it past them, as
 //     for a filter that became a champion late. A filter that receives a record it does not
 //     champion sends its map to the batcher (FilterMapSync); whichever of the two is behind
-//     adopts the other's epochs, so a restarted filter or batcher learns a split again.
+//     adopts the other's epochs, so a restarted filter or batcher learns a split again. A
+//     filter also sends its map to every batcher when it starts, until each has answered with
+//     its own: a restarted filter from which a split took records would otherwise never see
+//     one it does not champion, and would wait forever for the split filter's.
 //   - A queue restarting empty loses the token it may hold, the records it held (already
 //     acknowledged to filters, which moved past them) and the assignments no maintainer
 //     acknowledged (positions the token passed, which would stay unfilled): the token is

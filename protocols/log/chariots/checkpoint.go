@@ -202,6 +202,7 @@ func (f *Filter) AppendCheckpoint(dst []byte, _ protocol.Codec) ([]byte, error) 
 	flstore.WriteVec(w, "forwarded", f.forwarded, flstore.MaxDCs)
 	w.Uvarint(f.n)
 	w.Uvarint(f.gen)
+	flstore.WriteNodes(w, slices.Sorted(maps.Keys(f.unasked)))
 	return w.Finish()
 }
 
@@ -251,6 +252,10 @@ func (f *Filter) RestoreCheckpoint(b []byte, _ protocol.Codec) error {
 	checkVec(r, "forwarded", f.forwarded, dcs)
 	f.n = r.Uvarint("records forwarded")
 	f.gen = r.Uvarint("token generation")
+	f.unasked = map[protocol.NodeID]bool{}
+	for _, b := range flstore.ReadNodes(r) {
+		f.unasked[b] = true
+	}
 	return r.Done()
 }
 

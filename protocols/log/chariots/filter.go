@@ -29,6 +29,12 @@ type Filter struct {
 	unacked map[uint64]*pendingBatch // batches awaiting a queue's acknowledgement
 	rto     backoff                  // their resend timeout
 	gen     uint64                   // the token generation of the last row taken
+	// unasked are the batchers that have not answered the filter map this filter sent them at
+	// start (resent every retry period until they do): a filter restarted empty has the
+	// initial map, and if a split took records from it it would never see one it does not
+	// champion, the only other way it learns the split (it would wait forever for the split
+	// filter's records; seed 1312 of the 10,000-seed chariots swarm).
+	unasked map[protocol.NodeID]bool
 	// forwarded counts, per host, the other datacenters' records forwarded.
 	forwarded []uint64
 	n         uint64 // every record forwarded
@@ -63,6 +69,25 @@ func newFilter(c Config, self protocol.NodeID, dc int, env protocol.Env) *Filter
 func (f *Filter) Start() {
 	f.inc = uint64(max(f.env.NowUs(), 1))
 	f.env.SetTimer(f.cfg.RetryUs, retryTimer)
+	f.unasked = map[protocol.NodeID]bool{}
+	for _, b := range f.cfg.Layout.All(f.dc, flstore.Batcher) {
+		f.unasked[b] = true
+	}
+	f.askMaps()
+}
+
+// askMaps sends the filter map to the batchers that have not answered it yet; a batcher answers
+// with its own map, from which the filter adopts the epochs it lacks.
+func (f *Filter) askMaps() {
+	if len(f.unasked) == 0 {
+		return
+	}
+	sync := f.fmap.sync()
+	for _, b := range f.cfg.Layout.All(f.dc, flstore.Batcher) {
+		if f.unasked[b] {
+			f.env.Send(b, sync)
+		}
+	}
 }
 
 // HandleTimer resends the batches no queue acknowledged within the resend period.
@@ -86,6 +111,7 @@ func (f *Filter) HandleTimer(id protocol.TimerID) {
 	if resent {
 		f.rto.resent()
 	}
+	f.askMaps()
 }
 
 // HandleMessage filters a batcher's batch, or takes a queue's acknowledgement.
@@ -121,6 +147,7 @@ func (f *Filter) HandleMessage(from protocol.NodeID, m protocol.Message) {
 		if !containsNode(f.cfg.Layout.All(f.dc, flstore.Batcher), from) && !containsNode(f.cfg.Layout.All(f.dc, flstore.Filter), from) {
 			return
 		}
+		delete(f.unasked, from)
 		for _, u := range f.fmap.missing(m.Hosts, f.cfg.Layout.All(f.dc, flstore.Filter)) {
 			f.applyUpdate(u)
 		}
