@@ -195,6 +195,14 @@ func (c *Checker) Check(s Snapshot) error {
 				}
 			}
 			s.Truth[dc], s.LastLId[dc], s.Journal[dc] = slices.Clone(v.truth), v.lastLId, v.journal
+			// The lost token may have started an epoch the maintainers learned from its
+			// assignments: the longest of their journals that extends the view's (as the
+			// rebuild takes it).
+			for _, m := range s.Layout.All(dc, flstore.Maintainer) {
+				if j := s.Journals[m]; len(j) > len(s.Journal[dc]) && j.Extends(s.Journal[dc]) {
+					s.Journal[dc] = j
+				}
+			}
 			for l, r := range s.Logs[dc] {
 				s.LastLId[dc] = max(s.LastLId[dc], l)
 				if r.Host >= 0 && r.Host < len(s.Truth[dc]) {
