@@ -26,9 +26,10 @@ func (e *discardEnv) Send(protocol.NodeID, protocol.Message) {}
 func (e *discardEnv) SetTimer(int64, protocol.TimerID)       {}
 func (e *discardEnv) Reply(protocol.Reply)                   {}
 
-// standaloneMaintainer starts one maintainer of a one-datacenter FLStore (no indexer running)
-// on an environment that discards what it sends.
-func standaloneMaintainer(b *testing.B) (protocol.Replica, *discardEnv) {
+// standaloneStage starts node role of a one-datacenter FLStore with one maintainer and one
+// indexer on an environment that discards what it sends; it returns the stage, its environment
+// and the layout.
+func standaloneStage(b *testing.B, role flstore.Role) (protocol.Replica, *discardEnv, *flstore.Layout) {
 	b.Helper()
 	params := protocol.Params{"maintainers": "1"}
 	l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 1, flstore.Indexer: 1})
@@ -37,11 +38,18 @@ func standaloneMaintainer(b *testing.B) (protocol.Replica, *discardEnv) {
 	}
 	topo := &topology.Topology{Name: "one", DCs: []string{"X"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
 	env := &discardEnv{rand: rand.New(rand.NewPCG(1, 2)), store: store.New()}
-	r, err := flstore.Factory(protocol.Config{Self: 0, Nodes: l.Nodes, Topology: topo, Params: params}, env)
+	r, err := flstore.Factory(protocol.Config{Self: l.Active(0, role)[0], Nodes: l.Nodes, Topology: topo, Params: params}, env)
 	if err != nil {
 		b.Fatal(err)
 	}
 	r.Start()
+	return r, env, l
+}
+
+// standaloneMaintainer starts one maintainer (no indexer running).
+func standaloneMaintainer(b *testing.B) (protocol.Replica, *discardEnv) {
+	b.Helper()
+	r, env, _ := standaloneStage(b, flstore.Maintainer)
 	return r, env
 }
 
@@ -82,23 +90,10 @@ func BenchmarkMaintainerCheckpoint(b *testing.B) {
 	}
 }
 
-// standaloneIndexer starts the indexer of a one-datacenter FLStore on an environment that
-// discards what it sends, and returns it with the maintainer that feeds it.
+// standaloneIndexer starts the indexer, and returns it with the maintainer that feeds it.
 func standaloneIndexer(b *testing.B) (protocol.Replica, protocol.NodeID) {
 	b.Helper()
-	params := protocol.Params{"maintainers": "1"}
-	l, err := flstore.LayoutFromParams(1, flstore.Roles, params, map[flstore.Role]int{flstore.Maintainer: 1, flstore.Indexer: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	topo := &topology.Topology{Name: "one", DCs: []string{"X"}, RTTMs: [][]float64{{0}}, StdDevMs: [][]float64{{0}}}
-	env := &discardEnv{rand: rand.New(rand.NewPCG(1, 2)), store: store.New()}
-	x := l.Active(0, flstore.Indexer)[0]
-	r, err := flstore.Factory(protocol.Config{Self: x, Nodes: l.Nodes, Topology: topo, Params: params}, env)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.Start()
+	r, _, l := standaloneStage(b, flstore.Indexer)
 	return r, l.Active(0, flstore.Maintainer)[0]
 }
 
